@@ -1,0 +1,59 @@
+// vitest globalSetup: one Redis and one prepared matrix per test run,
+// handed to the test workers through `provide`; everything undone at the end.
+import type { TestProject } from "vitest/node";
+import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { HarnessInfo } from "./backend.js";
+import { composeDown, composeUp } from "./docker-backend.js";
+import { installFixtures, removeFixtures } from "./local-backend.js";
+import { ensureDebianPackages, prepareRootfs } from "./prepare.js";
+import { startRedis } from "./redis-server.js";
+import { selectedTargets } from "./versions.js";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    harness: HarnessInfo;
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const targets = selectedTargets();
+  const backend = (process.env.SIDEKIQ_BRIDGE_BACKEND ?? "local") as "local" | "docker";
+  const runId = `run-${process.pid}-${randomBytes(3).toString("hex")}`;
+  const logDir = join(tmpdir(), `sidekiq-bridge-${runId}`);
+  mkdirSync(logDir, { recursive: true });
+  const undo: Array<() => Promise<void> | void> = [];
+
+  try {
+    let info: HarnessInfo;
+    if (backend === "docker") {
+      const redisUrl = await composeUp(targets.map((t) => t.service));
+      undo.push(() => composeDown());
+      info = { backend, redisUrl, rubyRedisBase: "redis://redis:6379", versions: targets.map((t) => t.version), rootfs: {}, fixturesDir: "/opt/sidekiq-bridge/fixtures", logDir, composeFile: "docker-compose.yml" };
+    } else if (backend === "local") {
+      ensureDebianPackages({ "redis-server": "redis-server" });
+      const rootfs = await prepareRootfs(targets);
+      const fixturesDir = `/opt/sidekiq-bridge/${runId}`;
+      for (const root of Object.values(rootfs)) {
+        installFixtures(root, runId);
+        undo.push(() => removeFixtures(root, fixturesDir));
+      }
+      const redis = await startRedis();
+      undo.push(() => redis.stop());
+      info = { backend, redisUrl: redis.url, rubyRedisBase: redis.url, versions: targets.map((t) => t.version), rootfs, fixturesDir, logDir };
+    } else {
+      throw new Error(`SIDEKIQ_BRIDGE_BACKEND must be "local" or "docker", not "${backend}"`);
+    }
+    console.log(`[sidekiq-bridge] ${backend} backend, real Sidekiq ${info.versions.join(", ")}, Redis ${info.redisUrl}, logs in ${logDir}`);
+    project.provide("harness", info);
+  } catch (e) {
+    for (const u of undo.reverse()) await u();
+    throw e;
+  }
+
+  return async () => {
+    for (const u of undo.reverse()) await u();
+  };
+}

@@ -1,0 +1,119 @@
+// What an interop test uses: for each selected Sidekiq release, a fresh Redis
+// database, a Node Redis client, Ruby evaluation through Sidekiq's own API,
+// and real `sidekiq` server processes, all cleaned up after the suite.
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, inject } from "vitest";
+import type { SidekiqBackend, SidekiqProcess, StartSidekiqOptions } from "./backend.js";
+import { DockerBackend } from "./docker-backend.js";
+import { LocalBackend } from "./local-backend.js";
+import { MATRIX, type SidekiqTarget } from "./versions.js";
+
+let backendSingleton: SidekiqBackend | undefined;
+export function backend(): SidekiqBackend {
+  if (!backendSingleton) {
+    const h = inject("harness");
+    backendSingleton =
+      h.backend === "docker" ? new DockerBackend() : new LocalBackend(h.rootfs, h.fixturesDir, h.logDir, h.rubyRedisBase);
+  }
+  return backendSingleton;
+}
+
+export function selected(): SidekiqTarget[] {
+  const versions = inject("harness").versions;
+  return MATRIX.filter((t) => versions.includes(t.version));
+}
+
+/** A database index no other suite of this run uses. */
+export async function allocateDb(): Promise<number> {
+  const r = new Redis(inject("harness").redisUrl, { lazyConnect: true });
+  try {
+    const n = await r.incr("sidekiq-bridge:test:next-db");
+    if (n > 255) throw new Error("more than 255 interop suites in one run: raise --databases in redis-server.ts");
+    return n;
+  } finally {
+    r.disconnect();
+  }
+}
+
+export class RubyError extends Error {
+  override name = "RubyError";
+}
+
+export interface SidekiqContext {
+  target: SidekiqTarget;
+  db: number;
+  /** Redis URL for Node. */
+  url: string;
+  /** A connected ioredis client on this suite's database. */
+  redis: Redis;
+  /** Evaluates Ruby with real Sidekiq loaded; returns the value (through JSON). */
+  ruby<T = unknown>(code: string, env?: Record<string, string>): Promise<T>;
+  /** Runs a script from ruby-fixtures/ and returns its stdout. */
+  rubyScript(script: string, args?: string[], env?: Record<string, string>): Promise<string>;
+  /** Starts a real `sidekiq` server on this database; stopped after the suite. */
+  startSidekiq(opts: StartSidekiqOptions): Promise<SidekiqProcess>;
+  newRedis(): Redis;
+}
+
+/**
+ * Declares one `describe` block per selected Sidekiq release, named after it
+ * so the test output says which release each result belongs to.
+ */
+export function describeEachSidekiq(title: string, body: (ctx: SidekiqContext) => void, only?: (t: SidekiqTarget) => boolean): void {
+  const targets = selected().filter((t) => (only ? only(t) : true));
+  if (targets.length === 0) {
+    // A file whose releases were all deselected still says so, rather than passing empty.
+    describe(`${title} (no selected Sidekiq release applies)`, () => {});
+    return;
+  }
+  for (const target of targets) {
+    describe(`${title} · Sidekiq ${target.version}`, () => {
+      const clients: Redis[] = [];
+      const servers: SidekiqProcess[] = [];
+      const ctx = { target } as SidekiqContext;
+      const env = () => ({ REDIS_URL: backend().rubyRedisUrl(ctx.db) });
+      ctx.newRedis = () => {
+        const c = new Redis(ctx.url, { maxRetriesPerRequest: 3 });
+        clients.push(c);
+        return c;
+      };
+      ctx.rubyScript = async (script, args = [], extra = {}) => {
+        const r = await backend().runRuby(target, script, args, { env: { ...env(), ...extra } });
+        if (r.code !== 0) throw new RubyError(`ruby ${script} failed on Sidekiq ${target.version} (exit ${r.code}):\n${r.stderr}${r.stdout}`);
+        return r.stdout;
+      };
+      ctx.ruby = async <T>(code: string, extra: Record<string, string> = {}) => {
+        const out = await ctx.rubyScript("eval.rb", [code], extra);
+        const line = out.split("\n").find((l) => l.startsWith("__BRIDGE_RESULT__ "));
+        if (line === undefined) throw new RubyError(`no result from Ruby on Sidekiq ${target.version}:\n${out}`);
+        return JSON.parse(line.slice("__BRIDGE_RESULT__ ".length)) as T;
+      };
+      ctx.startSidekiq = async (opts) => {
+        const p = await backend().startSidekiq(target, { ...opts, env: { ...env(), ...(opts.env ?? {}) } });
+        servers.push(p);
+        return p;
+      };
+      beforeAll(async () => {
+        ctx.db = await allocateDb();
+        ctx.url = `${inject("harness").redisUrl}/${ctx.db}`;
+        ctx.redis = ctx.newRedis();
+      });
+      afterAll(async () => {
+        await Promise.all(servers.map((s) => s.stop()));
+        for (const c of clients) c.disconnect();
+      });
+      body(ctx);
+    });
+  }
+}
+
+/** Polls until `fn` returns a value other than undefined/false, or throws after `ms`. */
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

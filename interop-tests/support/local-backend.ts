@@ -1,0 +1,123 @@
+// The default backend: Debian root filesystems built by debootstrap, entered
+// with chroot. Each Ruby process gets a private mount namespace with its own
+// /proc (Sidekiq's heartbeat reads /proc/self/status), so nothing stays
+// mounted when it exits, whatever way it exits.
+import { spawn, spawnSync } from "node:child_process";
+import { cpSync, mkdirSync, openSync, closeSync, readFileSync, rmSync, existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { RubyResult, RunRubyOptions, SidekiqBackend, SidekiqProcess, StartSidekiqOptions } from "./backend.js";
+import type { Suite, SidekiqTarget } from "./versions.js";
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export const FIXTURES_SRC = join(REPO_ROOT, "ruby-fixtures");
+
+/** Builds (or finds in the cache) the root filesystem for a suite; returns its path. */
+export function buildRootfs(suite: Suite): string {
+  const r = spawnSync(join(FIXTURES_SRC, "bin/build-rootfs"), [suite], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  if (r.status !== 0) throw new Error(`could not prepare the ${suite} root filesystem (build-rootfs exited ${r.status})`);
+  return r.stdout.trim().split("\n").pop()!;
+}
+
+/** Installed Sidekiq version inside a root filesystem, from the gem directory name. */
+export function installedSidekiqVersion(root: string): string | undefined {
+  const r = spawnSync("sh", ["-c", `ls "${root}/usr/share/rubygems-integration/all/gems/" | sed -n 's/^sidekiq-\\([0-9.]*\\)$/\\1/p'`], {
+    encoding: "utf8",
+  });
+  return r.stdout.trim() || undefined;
+}
+
+/** Copies ruby-fixtures/ into the root filesystem under a per-run folder. */
+export function installFixtures(root: string, runId: string): string {
+  const inside = `/opt/sidekiq-bridge/${runId}`;
+  const dest = join(root, inside);
+  rmSync(dest, { recursive: true, force: true });
+  mkdirSync(dest, { recursive: true });
+  cpSync(FIXTURES_SRC, dest, { recursive: true, filter: (src) => !src.includes("/captures") });
+  return inside;
+}
+
+export function removeFixtures(root: string, inside: string): void {
+  rmSync(join(root, inside), { recursive: true, force: true });
+}
+
+const ENTER = 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"';
+
+export class LocalBackend implements SidekiqBackend {
+  readonly name = "local" as const;
+
+  constructor(
+    private readonly rootfs: Record<string, string>,
+    private readonly fixturesDir: string,
+    private readonly logDir: string,
+    private readonly redisBase: string,
+  ) {}
+
+  rubyRedisUrl(db: number): string {
+    return `${this.redisBase}/${db}`;
+  }
+
+  private root(target: SidekiqTarget): string {
+    const root = this.rootfs[target.suite];
+    if (!root || !existsSync(root)) throw new Error(`no root filesystem prepared for ${target.suite} (Sidekiq ${target.version})`);
+    return root;
+  }
+
+  /** argv that runs `cmd` inside the target's root filesystem with a private /proc. */
+  private command(target: SidekiqTarget, cmd: string[], env: Record<string, string>): string[] {
+    const envArgs = Object.entries({ PATH: "/usr/sbin:/usr/bin:/sbin:/bin", HOME: "/root", LANG: "C.UTF-8", ...env }).map(
+      ([k, v]) => `${k}=${v}`,
+    );
+    return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", ENTER, this.root(target), "/usr/bin/env", "-i", ...envArgs, ...cmd];
+  }
+
+  runRuby(target: SidekiqTarget, script: string, args: string[] = [], opts: RunRubyOptions = {}): Promise<RubyResult> {
+    const argv = this.command(target, ["ruby", `${this.fixturesDir}/${script}`, ...args], opts.env ?? {});
+    return new Promise((resolvePromise, reject) => {
+      const child = spawn(argv[0]!, argv.slice(1), { stdio: ["pipe", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d) => (stdout += d));
+      child.stderr.on("data", (d) => (stderr += d));
+      const timer = setTimeout(() => {
+        child.kill("SIGKILL");
+        reject(new Error(`ruby ${script} (Sidekiq ${target.version}) timed out after ${opts.timeoutMs} ms\n${stderr}`));
+      }, opts.timeoutMs ?? 120_000);
+      child.on("error", reject);
+      child.on("close", (code) => {
+        clearTimeout(timer);
+        resolvePromise({ code, stdout, stderr });
+      });
+      child.stdin.end(opts.input ?? "");
+    });
+  }
+
+  async startSidekiq(target: SidekiqTarget, opts: StartSidekiqOptions): Promise<SidekiqProcess> {
+    mkdirSync(this.logDir, { recursive: true });
+    const logPath = join(this.logDir, `sidekiq-${target.version}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.log`);
+    const fd = openSync(logPath, "a");
+    const args = ["sidekiq", "-r", `${this.fixturesDir}/${opts.require ?? "lib/jobs.rb"}`, "-c", String(opts.concurrency ?? 5), "-t", String(opts.timeout ?? 5)];
+    for (const q of opts.queues) args.push("-q", q);
+    if (opts.tag) args.push("-g", opts.tag);
+    const argv = this.command(target, args, opts.env ?? {});
+    // unshare, sh and chroot all exec in place, so this pid is Ruby's own.
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", fd, fd] });
+    closeSync(fd);
+    const exited = new Promise<void>((r) => child.once("exit", () => r()));
+    return {
+      pid: child.pid!,
+      logPath,
+      log: () => readFileSync(logPath, "utf8"),
+      async stop(signal: NodeJS.Signals = "SIGTERM", timeoutMs = 30_000) {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        child.kill(signal);
+        const t = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+        await exited;
+        clearTimeout(t);
+      },
+    };
+  }
+}

@@ -1,0 +1,109 @@
+// A throwaway redis-server on a free loopback port, stopped by the pid we started.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export interface RedisServer {
+  url: string;
+  port: number;
+  pid: number;
+  dir: string;
+  stop(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+/** Finds redis-server, or explains how to get it. */
+export function redisServerBinary(): string {
+  const which = spawnSync("sh", ["-c", "command -v redis-server"], { encoding: "utf8" });
+  const path = which.stdout.trim();
+  if (which.status === 0 && path) return path;
+  throw new Error(
+    "redis-server is not installed. Run `npm run prepare:env` as root (it installs Debian's redis-server), or `apt-get install redis-server`.",
+  );
+}
+
+async function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(port, "127.0.0.1");
+    s.setTimeout(500);
+    s.on("connect", () => s.write("PING\r\n"));
+    s.on("data", (d) => {
+      s.destroy();
+      resolve(d.toString().startsWith("+PONG"));
+    });
+    s.on("error", () => resolve(false));
+    s.on("timeout", () => {
+      s.destroy();
+      resolve(false);
+    });
+  });
+}
+
+export interface StartRedisOptions {
+  /** Extra redis.conf directives, e.g. ["appendonly yes"]. */
+  config?: string[];
+  databases?: number;
+}
+
+export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisServer> {
+  const bin = redisServerBinary();
+  const dir = mkdtempSync(join(tmpdir(), "sidekiq-bridge-redis-"));
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    const args = [
+      "--port", String(port),
+      "--bind", "127.0.0.1",
+      "--dir", dir,
+      "--save", "",
+      "--appendonly", "no",
+      "--databases", String(opts.databases ?? 256),
+      "--logfile", join(dir, "redis.log"),
+    ];
+    for (const line of opts.config ?? []) {
+      const [k, ...v] = line.split(/\s+/);
+      args.push(`--${k}`, ...v);
+    }
+    const child: ChildProcess = spawn(bin, args, { stdio: "ignore", detached: false });
+    const pid = child.pid!;
+    let exited = false;
+    child.once("exit", () => (exited = true));
+    const deadline = Date.now() + 10_000;
+    while (!exited && Date.now() < deadline && !(await ping(port))) await new Promise((r) => setTimeout(r, 50));
+    if (!exited && (await ping(port))) {
+      return {
+        url: `redis://127.0.0.1:${port}`,
+        port,
+        pid,
+        dir,
+        async stop() {
+          if (child.exitCode === null && child.signalCode === null) {
+            const done = new Promise((r) => child.once("exit", r));
+            process.kill(pid, "SIGTERM");
+            const t = setTimeout(() => process.kill(pid, "SIGKILL"), 5000);
+            await done;
+            clearTimeout(t);
+          }
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    }
+    if (!exited) process.kill(pid, "SIGKILL");
+    // Another process may have taken the port between our probe and redis' bind.
+    if (attempt >= 3) {
+      throw new Error(`redis-server did not start (see ${join(dir, "redis.log")})`);
+    }
+  }
+}

@@ -1,0 +1,62 @@
+# Job classes loaded by a real `sidekiq` server (`sidekiq -r .../lib/jobs.rb`).
+# Each records exactly what it received in the Redis list `bridge:received`.
+require_relative "bridge"
+
+# The raw job hash of the job being performed, for jobs that report it.
+class BridgeCaptureMiddleware
+  def call(_job_instance, job, _queue)
+    Thread.current[:bridge_job] = job
+    yield
+  ensure
+    Thread.current[:bridge_job] = nil
+  end
+end
+
+Sidekiq.configure_server do |config|
+  poll = ENV.fetch("BRIDGE_POLL_INTERVAL", "1").to_f
+  if Bridge::SIDEKIQ_7
+    config[:average_scheduled_poll_interval] = poll
+  else
+    Sidekiq.options[:average_scheduled_poll_interval] = poll
+  end
+  config.server_middleware { |chain| chain.add BridgeCaptureMiddleware }
+end
+
+module BridgeRecording
+  def record(args)
+    job = Thread.current[:bridge_job] || {}
+    entry = {
+      "class" => self.class.name,
+      "jid" => jid,
+      "args_typed" => Bridge.typed(args),
+      "args_json" => JSON.generate(args),
+      "job" => job,
+      "performed_at" => Time.now.to_f,
+      "pid" => Process.pid
+    }
+    Bridge.redis { |r| r.lpush("bridge:received", JSON.generate(entry)) }
+  end
+end
+
+class RecordJob
+  include Sidekiq::Job
+  include BridgeRecording
+  def perform(*args) = record(args)
+end
+
+class FailJob
+  include Sidekiq::Job
+  sidekiq_options retry: 1, backtrace: true
+  def perform(*args)
+    raise ArgumentError, "bridge fixture failure: #{args.inspect}"
+  end
+end
+
+class SlowJob
+  include Sidekiq::Job
+  include BridgeRecording
+  def perform(seconds, *rest)
+    sleep seconds
+    record([seconds, *rest])
+  end
+end

@@ -1,0 +1,28 @@
+// Moving payload timestamps between dialects: float seconds (6, 7) and
+// integer milliseconds (8). Only time fields change; every other byte stays.
+import { profileFor, type DialectLike } from "./dialect.js";
+import { JobRecord } from "./job-record.js";
+import { decodePayloadTime, encodePayloadTime, PAYLOAD_TIME_FIELDS } from "./timestamps.js";
+
+export interface MigrationResult {
+  record: JobRecord;
+  /** Names of the fields that were rewritten. */
+  changed: string[];
+}
+
+/** Rewrites a payload's time fields into the unit of the target dialect. */
+export function migratePayloadTimes(input: string | JobRecord, to: DialectLike): MigrationResult {
+  const record = typeof input === "string" ? JobRecord.parse(input) : input;
+  const target = profileFor(to);
+  const changed: string[] = [];
+  for (const field of PAYLOAD_TIME_FIELDS) {
+    const raw = record.raw(field);
+    if (raw === undefined || raw === "null") continue;
+    const ms = decodePayloadTime(raw);
+    const next = encodePayloadTime(ms, target);
+    const before = raw;
+    record.set(field, next);
+    if (record.raw(field) !== before) changed.push(field);
+  }
+  return { record, changed };
+}

@@ -1,0 +1,59 @@
+// The fields Sidekiq's JobRetry writes into a failed job, in Ruby's order:
+// queue (retry_queue), error_message, error_class, failed_at | retried_at,
+// retry_count, error_backtrace. Only the touched members change; the rest of
+// the payload stays byte for byte.
+import { encodeBacktrace } from "./backtrace.js";
+import { profileFor, type DialectLike } from "./dialect.js";
+import type { JobRecord } from "./job-record.js";
+import { encodePayloadTime, nowMs } from "./timestamps.js";
+
+export interface Failure {
+  /** Ruby's `exception.class.name`, e.g. "NoMethodError"; for JS errors, the error's name. */
+  errorClass: string;
+  message: string;
+  /** Stack lines, most recent first; stored only when the job's `backtrace` option says so. */
+  backtrace?: readonly string[];
+}
+
+export const MAX_ERROR_MESSAGE = 10_000;
+
+/** Ruby's `message.to_s[0, 10_000]` counts characters (code points), not UTF-16 units. */
+export function truncateMessage(m: string): string {
+  if (m.length <= MAX_ERROR_MESSAGE) return m;
+  return Array.from(m).slice(0, MAX_ERROR_MESSAGE).join("");
+}
+
+/**
+ * Writes the failure into the payload as the dialect's JobRetry does and
+ * returns the new retry_count (0 on the first failure).
+ */
+export function applyFailure(
+  rec: JobRecord,
+  failure: Failure,
+  dialect: DialectLike,
+  at: number = nowMs(),
+): number {
+  const profile = profileFor(dialect);
+  const retryQueue = rec.get("retry_queue");
+  const queue = typeof retryQueue === "string" && retryQueue !== "" ? retryQueue : rec.get("queue");
+  if (typeof queue === "string") rec.set("queue", queue);
+  rec.set("error_message", truncateMessage(failure.message));
+  rec.set("error_class", failure.errorClass);
+  const prev = rec.get("retry_count");
+  let count: number;
+  if (prev !== undefined && prev !== null && prev !== false) {
+    // Ruby: msg["retry_count"] += 1 whenever the key holds a value.
+    rec.set("retried_at", encodePayloadTime(at, profile));
+    count = Number(prev) + 1;
+  } else {
+    rec.set("failed_at", encodePayloadTime(at, profile));
+    count = 0;
+  }
+  rec.set("retry_count", count);
+  const bt = rec.get("backtrace");
+  if (bt !== undefined && bt !== null && bt !== false && failure.backtrace) {
+    const lines = bt === true ? failure.backtrace : failure.backtrace.slice(0, Math.max(0, Math.trunc(Number(bt))));
+    rec.set("error_backtrace", encodeBacktrace(lines, profile));
+  }
+  return count;
+}

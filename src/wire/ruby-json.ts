@@ -1,0 +1,138 @@
+// Serialises JavaScript values exactly as Ruby's `JSON.generate` (what Sidekiq's
+// `dump_json` uses) would: compact, raw UTF-8, `/` and U+2028 unescaped, and
+// floats spelled the Ruby way (`1700000000.0`, `1.0e+15`, `1.0e-05`).
+
+/** A number that must be written as a Ruby Float: always with a decimal point or exponent. */
+export class RubyFloat {
+  constructor(readonly value: number) {
+    if (!Number.isFinite(value)) throw new WireEncodeError(`RubyFloat must be finite, got ${value}`);
+  }
+}
+
+/** Already-encoded JSON text, spliced in verbatim (used to carry unparsed payload parts). */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
+export class WireEncodeError extends Error {
+  override name = "WireEncodeError";
+}
+
+export type RubyJsonValue =
+  | null
+  | boolean
+  | number
+  | bigint
+  | string
+  | RubyFloat
+  | RawJson
+  | RubyJsonValue[]
+  | { [key: string]: RubyJsonValue | undefined };
+
+/** Ruby's `Float#to_s`: shortest round-trip digits, fixed notation for 1e-4 <= |x| < 1e16. */
+export function rubyFloatToS(x: number): string {
+  if (!Number.isFinite(x)) {
+    // Ruby's JSON.generate raises GeneratorError for NaN and Infinity; so do we.
+    throw new WireEncodeError(`${x} is not allowed in JSON`);
+  }
+  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
+  const sign = x < 0 ? "-" : "";
+  const [mant, exp] = Math.abs(x).toExponential().split("e") as [string, string];
+  const digits = mant.replace(".", "");
+  const decpt = Number(exp) + 1; // position of the decimal point relative to the digits
+  let body: string;
+  if (decpt > 0 && decpt <= 15) {
+    body =
+      digits.length <= decpt
+        ? digits + "0".repeat(decpt - digits.length) + ".0"
+        : `${digits.slice(0, decpt)}.${digits.slice(decpt)}`;
+  } else if (decpt <= 0 && decpt > -4) {
+    body = `0.${"0".repeat(-decpt)}${digits}`;
+  } else {
+    const e = decpt - 1;
+    body = `${digits[0]}.${digits.slice(1) || "0"}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
+  }
+  return sign + body;
+}
+
+/** Ruby's JSON string escaping equals JSON.stringify's for well-formed strings. */
+function encodeString(s: string): string {
+  // A lone surrogate cannot be UTF-8; Ruby refuses such strings, so do we.
+  if (/[\uD800-\uDFFF]/.test(s) && !s.isWellFormed()) {
+    throw new WireEncodeError("string contains a lone UTF-16 surrogate, which is not valid UTF-8");
+  }
+  return JSON.stringify(s);
+}
+
+function encodeNumber(n: number): string {
+  if (!Number.isFinite(n)) throw new WireEncodeError(`${n} is not allowed in JSON`);
+  if (Number.isInteger(n)) {
+    if (!Number.isSafeInteger(n)) {
+      throw new WireEncodeError(
+        `integer ${n} is beyond 2^53 and has already lost precision; pass a bigint to write it exactly`,
+      );
+    }
+    return Object.is(n, -0) ? "0" : String(n);
+  }
+  return rubyFloatToS(n);
+}
+
+/** Encodes one value. Object keys keep insertion order (integer-like keys excepted: a JS limit). */
+export function toRubyJson(value: RubyJsonValue): string {
+  const out: string[] = [];
+  // Iterative so that deeply nested values cannot overflow the call stack.
+  const stack: Array<RubyJsonValue | Marker> = [value];
+  while (stack.length > 0) {
+    const v = stack.pop()!;
+    if (isMarker(v)) {
+      out.push(v.m);
+      continue;
+    }
+    if (v === null) out.push("null");
+    else if (v === true) out.push("true");
+    else if (v === false) out.push("false");
+    else if (typeof v === "number") out.push(encodeNumber(v));
+    else if (typeof v === "bigint") out.push(v.toString());
+    else if (typeof v === "string") out.push(encodeString(v));
+    else if (v instanceof RubyFloat) out.push(rubyFloatToS(v.value));
+    else if (v instanceof RawJson) out.push(v.text);
+    else if (Array.isArray(v)) {
+      out.push("[");
+      stack.push(marker("]"));
+      for (let i = v.length - 1; i >= 0; i--) {
+        const item = v[i];
+        if (item === undefined) throw new WireEncodeError(`undefined at array index ${i} is not JSON`);
+        stack.push(item);
+        if (i > 0) stack.push(marker(","));
+      }
+    } else if (typeof v === "object") {
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== null) {
+        throw new WireEncodeError(`${proto?.constructor?.name ?? "object"} is not a JSON-native value`);
+      }
+      const entries = Object.entries(v).filter(([, x]) => x !== undefined) as Array<[string, RubyJsonValue]>;
+      out.push("{");
+      stack.push(marker("}"));
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [k, x] = entries[i]!;
+        stack.push(x);
+        stack.push(marker(`${i > 0 ? "," : ""}${encodeString(k)}:`));
+      }
+    } else {
+      throw new WireEncodeError(`${typeof v} is not a JSON value`);
+    }
+  }
+  return out.join("");
+}
+
+const MARK = Symbol("marker");
+interface Marker {
+  [MARK]: true;
+  m: string;
+}
+function marker(m: string): Marker {
+  return { [MARK]: true, m } as Marker;
+}
+function isMarker(v: unknown): v is Marker {
+  return typeof v === "object" && v !== null && MARK in v;
+}
