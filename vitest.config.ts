@@ -8,6 +8,6 @@ export default defineConfig({
     hookTimeout: 600_000,
     // Ruby processes and Redis share 2 cores: keep file parallelism modest.
     maxWorkers: 3,
-    reporters: ["default", ["json", { outputFile: ".vitest-results.json" }]],
+    reporters: ["verbose", ["json", { outputFile: ".vitest-results.json" }]],
   },
 });

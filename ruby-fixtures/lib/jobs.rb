@@ -13,11 +13,13 @@ class BridgeCaptureMiddleware
 end
 
 Sidekiq.configure_server do |config|
+  # poll_interval_average (not average_scheduled_poll_interval) also skips the
+  # poller's 10 s initial wait, so tests see scheduled work within seconds.
   poll = ENV.fetch("BRIDGE_POLL_INTERVAL", "1").to_f
   if Bridge::SIDEKIQ_7
-    config[:average_scheduled_poll_interval] = poll
+    config[:poll_interval_average] = poll
   else
-    Sidekiq.options[:average_scheduled_poll_interval] = poll
+    Sidekiq.options[:poll_interval_average] = poll
   end
   config.server_middleware { |chain| chain.add BridgeCaptureMiddleware }
 end

@@ -29,7 +29,12 @@ export type RubyJsonValue =
   | RubyJsonValue[]
   | { [key: string]: RubyJsonValue | undefined };
 
-/** Ruby's `Float#to_s`: shortest round-trip digits, fixed notation for 1e-4 <= |x| < 1e16. */
+/**
+ * Ruby's `Float#to_s`, which json < 2.10 uses for floats: shortest round-trip
+ * digits; fixed notation when there are fractional digits or the value is
+ * integral below 1e15, and for 1e-4 <= |x| < 1; otherwise `d.ddde+XX`.
+ * (json 2.10+ formats with its own fpconv; readers parse both to the same Float.)
+ */
 export function rubyFloatToS(x: number): string {
   if (!Number.isFinite(x)) {
     // Ruby's JSON.generate raises GeneratorError for NaN and Infinity; so do we.
@@ -41,11 +46,12 @@ export function rubyFloatToS(x: number): string {
   const digits = mant.replace(".", "");
   const decpt = Number(exp) + 1; // position of the decimal point relative to the digits
   let body: string;
-  if (decpt > 0 && decpt <= 15) {
-    body =
-      digits.length <= decpt
-        ? digits + "0".repeat(decpt - digits.length) + ".0"
-        : `${digits.slice(0, decpt)}.${digits.slice(decpt)}`;
+  if (decpt > 0 && decpt < digits.length) {
+    // Fractional digits present: fixed notation (e.g. 4498948885593563.5).
+    body = `${digits.slice(0, decpt)}.${digits.slice(decpt)}`;
+  } else if (decpt > 0 && decpt <= 15) {
+    // Integral below 1e15: pad with zeros and mark as a Float.
+    body = digits + "0".repeat(decpt - digits.length) + ".0";
   } else if (decpt <= 0 && decpt > -4) {
     body = `0.${"0".repeat(-decpt)}${digits}`;
   } else {

@@ -23,6 +23,8 @@ describe("rubyFloatToS", () => {
     [-0.5, "-0.5"],
     [-0, "-0.0"],
     [1700000000, "1700000000.0"],
+    [4498948885593563.5, "4498948885593563.5"],
+    [-2088036739733070.2, "-2088036739733070.2"],
   ];
   it.each(cases)("%s is written as Ruby writes it (%s)", (x, want) => {
     expect(rubyFloatToS(x)).toBe(want);
