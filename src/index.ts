@@ -1,0 +1,2 @@
+// sidekiq-bridge: Node.js in a Ruby Sidekiq fleet, on the same Redis.
+export * from "./wire/index.js";
