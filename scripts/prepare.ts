@@ -1,0 +1,9 @@
+// npm run rootfs: builds (or checks) the root filesystems of the Sidekiq
+// matrix and installs Debian's redis-server, so a later test run starts fast.
+import { ensureDebianPackages, prepareRootfs } from "../interop-tests/support/prepare.js";
+import { selectedTargets } from "../interop-tests/support/versions.js";
+
+const targets = selectedTargets();
+ensureDebianPackages({ "redis-server": "redis-server" });
+const roots = await prepareRootfs(targets);
+for (const t of targets) console.log(`Sidekiq ${t.version} (${t.suite}): ${roots[t.suite]}`);
