@@ -1,2 +1,3 @@
 // sidekiq-bridge: Node.js in a Ruby Sidekiq fleet, on the same Redis.
 export * from "./wire/index.js";
+export * from "./client/index.js";

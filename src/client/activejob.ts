@@ -1,0 +1,147 @@
+// Enqueue jobs that Rails' ActiveJob performs: the Sidekiq wrapper payload,
+// with args[0] in ActiveJob's `serialize` shape and its argument markers.
+import { randomUUID } from "node:crypto";
+import { RubyFloat, type RubyJsonValue } from "../wire/ruby-json.js";
+import type { Client } from "./client.js";
+import { scheduleAt } from "./job.js";
+import { DEFAULT_JOB_OPTIONS, type JobOptions, type PushItem } from "./normalize.js";
+
+/** An argument already in ActiveJob's serialized form (made by the `aj` helpers). */
+export class AjValue {
+  constructor(readonly json: RubyJsonValue) {}
+}
+
+export class ActiveJobSerializationError extends Error {
+  override name = "ActiveJobSerializationError";
+}
+
+const RESERVED = new Set(["_aj_globalid", "_aj_symbol_keys", "_aj_ruby2_keywords", "_aj_hash_with_indifferent_access", "_aj_serialized"]);
+
+/** Ruby's `Time#iso8601(9)` for a UTC time. */
+export function iso8601Nanos(d: Date): string {
+  return d.toISOString().replace(/\.(\d{3})Z$/, ".$1000000Z");
+}
+
+function serializeHash(obj: Record<string, unknown>): { [k: string]: RubyJsonValue } {
+  const out: { [k: string]: RubyJsonValue } = {};
+  for (const [k, v] of Object.entries(obj)) {
+    if (RESERVED.has(k)) throw new ActiveJobSerializationError(`Can't serialize a Hash with reserved key ${JSON.stringify(k)}`);
+    out[k] = serializeArgument(v);
+  }
+  return out;
+}
+
+/** ActiveJob::Arguments.serialize for one JavaScript value. */
+export function serializeArgument(v: unknown): RubyJsonValue {
+  if (v instanceof AjValue) return v.json;
+  if (v === null || typeof v === "string" || typeof v === "boolean" || typeof v === "bigint" || v instanceof RubyFloat) return v;
+  if (typeof v === "number") {
+    if (!Number.isFinite(v)) throw new ActiveJobSerializationError(`${v} cannot be serialized for ActiveJob`);
+    return v;
+  }
+  if (v instanceof Date) return aj.time(v).json;
+  if (Array.isArray(v)) return v.map(serializeArgument);
+  if (typeof v === "object" && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null)) {
+    // A Ruby Hash with String keys: ActiveJob marks it with an empty symbol-key list.
+    return { ...serializeHash(v as Record<string, unknown>), _aj_symbol_keys: [] };
+  }
+  throw new ActiveJobSerializationError(`Unsupported argument type: ${v === undefined ? "undefined" : (Object.getPrototypeOf(v)?.constructor?.name ?? typeof v)}`);
+}
+
+export function serializeArguments(args: readonly unknown[]): RubyJsonValue[] {
+  return args.map(serializeArgument);
+}
+
+const serialized = (serializer: string, value: RubyJsonValue) => new AjValue({ _aj_serialized: `ActiveJob::Serializers::${serializer}`, value });
+
+/** Helpers for ActiveJob's argument markers. */
+export const aj = {
+  /** A Ruby Symbol (`:name`). */
+  symbol: (name: string) => serialized("SymbolSerializer", name),
+  /** A Ruby Time (nanosecond ISO-8601, as Rails writes it). */
+  time: (t: Date) => serialized("TimeSerializer", iso8601Nanos(t)),
+  /** A Ruby Date (`YYYY-MM-DD`). */
+  date: (d: Date | string) => serialized("DateSerializer", typeof d === "string" ? d : d.toISOString().slice(0, 10)),
+  /** A BigDecimal, from its decimal string. */
+  bigDecimal: (s: string) => serialized("BigDecimalSerializer", s),
+  /** Any other serializer by name, e.g. ("ModuleSerializer", "Foo"). */
+  serialized,
+  /** A record through GlobalID, e.g. "gid://app/User/1". */
+  globalId: (gid: string) => new AjValue({ _aj_globalid: gid }),
+  /** A Hash whose keys are Symbols in Ruby. */
+  symbolKeys: (h: Record<string, unknown>) => new AjValue({ ...serializeHash(h), _aj_symbol_keys: Object.keys(h) }),
+  /** Keyword arguments (the last argument of `perform(*args, **kw)`). */
+  kwargs: (h: Record<string, unknown>) => new AjValue({ ...serializeHash(h), _aj_ruby2_keywords: Object.keys(h) }),
+  /** An ActiveSupport::HashWithIndifferentAccess. */
+  indifferent: (h: Record<string, unknown>) => new AjValue({ ...serializeHash(h), _aj_hash_with_indifferent_access: true }),
+};
+
+export interface ActiveJobOptions {
+  queue?: string;
+  priority?: number | null;
+  locale?: string;
+  timezone?: string | null;
+  /** The ActiveJob class's sidekiq_options (retry, backtrace, ...), merged into the payload. */
+  sidekiqOptions?: JobOptions;
+}
+
+export interface ActiveJobSet {
+  wait?: number;
+  waitUntil?: Date | number;
+  queue?: string;
+  priority?: number;
+}
+
+export interface Enqueued {
+  /** ActiveJob's job_id (a UUID). */
+  jobId: string;
+  /** Sidekiq's jid (ActiveJob's provider_job_id), null when a middleware stopped the push. */
+  jid: string | null;
+}
+
+export class ActiveJobDefinition<A extends unknown[] = unknown[]> {
+  constructor(
+    private readonly client: Client,
+    readonly jobClass: string,
+    private readonly options: ActiveJobOptions = {},
+    private readonly at?: number,
+  ) {}
+
+  set(s: ActiveJobSet): ActiveJobDefinition<A> {
+    const interval = s.waitUntil ?? s.wait;
+    const at = interval === undefined ? this.at : (scheduleAt(interval) ?? undefined);
+    return new ActiveJobDefinition<A>(
+      this.client,
+      this.jobClass,
+      { ...this.options, ...(s.queue !== undefined ? { queue: s.queue } : {}), ...(s.priority !== undefined ? { priority: s.priority } : {}) },
+      at,
+    );
+  }
+
+  /** `job.serialize` for these arguments. */
+  serialize(args: A, jobId = randomUUID()): { [k: string]: RubyJsonValue } {
+    return {
+      job_class: this.jobClass,
+      job_id: jobId,
+      provider_job_id: null,
+      queue_name: this.options.queue ?? "default",
+      priority: this.options.priority ?? null,
+      arguments: serializeArguments(args),
+      executions: 0,
+      exception_executions: {},
+      locale: this.options.locale ?? "en",
+      timezone: this.options.timezone ?? null,
+      enqueued_at: iso8601Nanos(new Date()),
+      scheduled_at: this.at !== undefined ? iso8601Nanos(new Date(this.at * 1000)) : null,
+    };
+  }
+
+  async performLater(...args: A): Promise<Enqueued> {
+    const profile = await this.client.profile(this.options.queue ?? "default");
+    const body = this.serialize(args);
+    const item: PushItem = { wrapped: this.jobClass, queue: this.options.queue ?? "default", args: [body], class: profile.activeJobWrapper };
+    if (this.at !== undefined) item.at = this.at;
+    const jid = await this.client.push(item, { ...DEFAULT_JOB_OPTIONS, ...this.options.sidekiqOptions });
+    return { jobId: body.job_id as string, jid };
+  }
+}

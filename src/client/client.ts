@@ -1,0 +1,252 @@
+// The client: Sidekiq::Client for Node. Normalizes jobs as the fleet's Sidekiq
+// would, runs client middleware, checks arguments, and pushes with the
+// commands Sidekiq uses (pipelined SADD queues + LPUSH per queue, or one ZADD
+// schedule), in the dialect the fleet reads.
+import type { Redis } from "ioredis";
+import { profileFor, type DialectLike, type WireProfile, versionAtLeast } from "../wire/dialect.js";
+import { rubyFloatToS, toRubyJson } from "../wire/ruby-json.js";
+import { encodePayloadTime, nowMs } from "../wire/timestamps.js";
+import { assertValidRecord } from "../wire/validate.js";
+import { parseJson } from "../wire/json-scan.js";
+import { newJid } from "../wire/jid.js";
+import type { RecordKind } from "../wire/dialect.js";
+import { connectRedis, RECONNECT_ERRORS, type OwnedRedis, type RedisSource } from "./connection.js";
+import { DialectDetectionError, SidekiqArgumentError } from "./errors.js";
+import { liveProcesses, profileForFleet } from "./fleet.js";
+import { runClientMiddleware, type ClientMiddleware } from "./middleware.js";
+import { DEFAULT_JOB_OPTIONS, normalizeItem, type JobHash, type JobOptions, type PushItem } from "./normalize.js";
+import { verifyArgs, type StrictArgsMode } from "./strict-args.js";
+import type { RubyJsonValue } from "../wire/ruby-json.js";
+import { JobDefinition } from "./job.js";
+import { ActiveJobDefinition, type ActiveJobOptions } from "./activejob.js";
+
+export interface ClientOptions {
+  /** The Redis to push to (ioredis instance, URL, or connection options). */
+  redis: RedisSource;
+  /**
+   * The wire dialect to write: 6, 7, 8, an exact version ("7.3.2"), or "auto"
+   * (the default): read the live fleet's heartbeats and write what the oldest
+   * live Ruby process reads.
+   */
+  dialect?: DialectLike | "auto";
+  /** With "auto": what to write when no Ruby process is live. Without it, pushing then fails. */
+  autoFallback?: DialectLike;
+  /** How often "auto" looks at the fleet again, in ms (default 30 s). */
+  autoRefreshMs?: number;
+  /** Strict argument check; default as the dialect's Sidekiq: warn for 6, raise for 7 and 8. */
+  strictArgs?: StrictArgsMode;
+  middleware?: ClientMiddleware[];
+  /** Sharding: the Redis for a queue (default: `redis` for every queue). */
+  route?: (queue: string) => RedisSource;
+  /** Validate every payload against schema/ before pushing (default: on under test). */
+  validate?: boolean;
+  warn?: (message: string) => void;
+}
+
+export interface BulkItem extends JobOptions {
+  class: string;
+  /** One args array per job. */
+  args: RubyJsonValue[][];
+  /** Epoch seconds for all jobs, or one per job. Absolute, as in Sidekiq (not relative). */
+  at?: number | number[];
+  /** Spread the jobs randomly over this many seconds (at least 5), instead of `at`. */
+  spreadInterval?: number;
+  /** Jobs per round trip (default 1000, or 100 when scheduled). */
+  batchSize?: number;
+}
+
+interface Shard {
+  conn: OwnedRedis;
+  profile?: { value: WireProfile; until: number };
+}
+
+const underTest = () => process.env.VITEST !== undefined || process.env.NODE_ENV === "test";
+
+export class Client {
+  private readonly shards = new Map<RedisSource, Shard>();
+  private readonly defaultShard: Shard;
+  private readonly middleware: ClientMiddleware[];
+  private readonly validate: boolean;
+  private readonly warn: (m: string) => void;
+
+  constructor(private readonly options: ClientOptions) {
+    this.defaultShard = { conn: connectRedis(options.redis) };
+    this.middleware = [...(options.middleware ?? [])];
+    this.validate = options.validate ?? underTest();
+    this.warn = options.warn ?? ((m) => console.warn(`[sidekiq-bridge] ${m}`));
+    if (options.dialect !== undefined && options.dialect !== "auto") profileFor(options.dialect); // fail fast on a typo
+  }
+
+  /** A typed handle on a Ruby job class; `classOptions` mirror its sidekiq_options. */
+  job<A extends RubyJsonValue[] = RubyJsonValue[]>(className: string, classOptions: JobOptions = {}): JobDefinition<A> {
+    return new JobDefinition<A>(this, className, classOptions);
+  }
+
+  /** A handle on a Rails ActiveJob class, performed by the Sidekiq adapter's wrapper. */
+  activeJob<A extends unknown[] = unknown[]>(jobClass: string, options: ActiveJobOptions = {}): ActiveJobDefinition<A> {
+    return new ActiveJobDefinition<A>(this, jobClass, options);
+  }
+
+  /** Adds a client middleware at the end of the chain. */
+  use(mw: ClientMiddleware): this {
+    this.middleware.push(mw);
+    return this;
+  }
+
+  private shardFor(queue: string): Shard {
+    if (!this.options.route) return this.defaultShard;
+    const source = this.options.route(queue);
+    if (source === this.options.redis) return this.defaultShard;
+    let shard = this.shards.get(source);
+    if (!shard) this.shards.set(source, (shard = { conn: connectRedis(source) }));
+    return shard;
+  }
+
+  /** The wire profile this client writes for a queue (resolving "auto" against the fleet). */
+  async profile(queue = "default"): Promise<WireProfile> {
+    return this.profileOf(this.shardFor(queue));
+  }
+
+  private async profileOf(shard: Shard): Promise<WireProfile> {
+    const d = this.options.dialect ?? "auto";
+    if (d !== "auto") return profileFor(d);
+    const now = Date.now();
+    if (shard.profile && shard.profile.until > now) return shard.profile.value;
+    const fleet = await liveProcesses(shard.conn.redis);
+    let value = profileForFleet(fleet);
+    if (!value) {
+      if (this.options.autoFallback === undefined) {
+        throw new DialectDetectionError(
+          "dialect \"auto\" found no live Ruby Sidekiq process in this Redis's `processes` set, so it cannot tell which timestamp format to write. Start a Ruby process, or create the client with dialect: 6 | 7 | 8 or autoFallback.",
+        );
+      }
+      value = profileFor(this.options.autoFallback);
+    }
+    shard.profile = { value, until: now + (this.options.autoRefreshMs ?? 30_000) };
+    return value;
+  }
+
+  private strictMode(profile: WireProfile): StrictArgsMode {
+    return this.options.strictArgs ?? (profile.dialect === 6 ? "warn" : "raise");
+  }
+
+  /** Pushes one job; returns its jid, or null when a middleware stopped it. */
+  async push(item: PushItem, classDefaults: Readonly<JobOptions> = DEFAULT_JOB_OPTIONS): Promise<string | null> {
+    const shard = this.shardFor(String(item?.queue ?? classDefaults.queue ?? "default"));
+    const profile = await this.profileOf(shard);
+    const job = normalizeItem(item, profile, classDefaults);
+    const ok = await runClientMiddleware(this.middleware, { jobClass: String(job.class), job, queue: String(job.queue), redis: shard.conn.redis });
+    if (!ok) return null;
+    job.args = verifyArgs(String(job.wrapped ?? job.class), job.args as unknown[], this.strictMode(profile), this.warn) as RubyJsonValue[];
+    await this.rawPush(shard.conn.redis, profile, [job]);
+    return String(job.jid);
+  }
+
+  /**
+   * Pushes many jobs of one class with few round trips (Sidekiq's push_bulk):
+   * returns one jid per args array, null where a middleware stopped the job.
+   */
+  async pushBulk(bulk: BulkItem, classDefaults: Readonly<JobOptions> = DEFAULT_JOB_OPTIONS): Promise<Array<string | null>> {
+    const { args, at: atIn, spreadInterval, batchSize: bs, jid, ...rest } = bulk;
+    if (!Array.isArray(args)) throw new SidekiqArgumentError(`Job args must be an Array: \`${JSON.stringify(bulk.class)}\``);
+    let at = atIn;
+    if (at !== undefined && (Array.isArray(at) ? at.length === 0 || !at.every((x) => typeof x === "number" && Number.isFinite(x)) : typeof at !== "number")) {
+      throw new SidekiqArgumentError("Job 'at' must be a Numeric or an Array of Numeric timestamps");
+    }
+    if (Array.isArray(at) && at.length !== args.length) throw new SidekiqArgumentError("Job 'at' Array must have same size as 'args' Array");
+    if (jid !== undefined && args.length > 1) throw new SidekiqArgumentError("Explicitly passing 'jid' when pushing more than one job is not supported");
+    if (spreadInterval !== undefined && (typeof spreadInterval !== "number" || !(spreadInterval > 0))) {
+      throw new SidekiqArgumentError("Jobs 'spread_interval' must be a positive Numeric");
+    }
+    if (at !== undefined && spreadInterval !== undefined) throw new SidekiqArgumentError("Only one of 'at' or 'spread_interval' can be provided");
+    if (at === undefined && spreadInterval !== undefined) {
+      // Never spread over less than the poll interval.
+      const interval = Math.max(spreadInterval, 5);
+      const now = Date.now() / 1000;
+      at = args.map(() => now + Math.random() * interval);
+    }
+    const batchSize = bs ?? (at !== undefined ? 100 : 1000);
+    if (!(Number.isInteger(batchSize) && batchSize > 0)) throw new SidekiqArgumentError("batch_size must be a positive Integer");
+
+    const shard = this.shardFor(String(rest.queue ?? classDefaults.queue ?? "default"));
+    const profile = await this.profileOf(shard);
+    // Normalized once, so every job of the bulk shares created_at, as in Ruby.
+    const normed = normalizeItem({ ...rest, args: [], ...(jid !== undefined ? { jid } : {}) } as PushItem, profile, classDefaults);
+    const mode = this.strictMode(profile);
+    const out: Array<string | null> = [];
+    for (let start = 0; start < args.length; start += batchSize) {
+      const slice = args.slice(start, start + batchSize);
+      if (!slice.every(Array.isArray)) throw new SidekiqArgumentError("Bulk arguments must be an Array of Arrays: [[1], [2]]");
+      const payloads: Array<JobHash | null> = [];
+      for (const [i, jobArgs] of slice.entries()) {
+        const copy: JobHash = { ...normed, args: jobArgs, jid: jid ?? newJid() };
+        if (at !== undefined) copy.at = Array.isArray(at) ? at[start + i]! : at;
+        const ok = await runClientMiddleware(this.middleware, { jobClass: String(copy.class), job: copy, queue: String(copy.queue), redis: shard.conn.redis });
+        if (ok) copy.args = verifyArgs(String(copy.wrapped ?? copy.class), copy.args as unknown[], mode, this.warn) as RubyJsonValue[];
+        payloads.push(ok ? copy : null);
+      }
+      const toPush = payloads.filter((p): p is JobHash => p !== null);
+      if (toPush.length > 0) await this.rawPush(shard.conn.redis, profile, toPush);
+      for (const p of payloads) out.push(p ? String(p.jid) : null);
+    }
+    return out;
+  }
+
+  /** Sidekiq's raw_push: one pipeline; retried once after reconnecting on READONLY/NOREPLICAS/UNBLOCKED. */
+  private async rawPush(redis: Redis, profile: WireProfile, payloads: JobHash[]): Promise<void> {
+    const build = () => {
+      const pipe = redis.pipeline();
+      if (payloads[0]!.at !== undefined) {
+        const dropEnqueued = versionAtLeast(profile.version, "7.1.2");
+        const pairs: string[] = [];
+        for (const p of payloads) {
+          const { at, ...rest } = p;
+          if (dropEnqueued) delete rest.enqueued_at;
+          pairs.push(rubyFloatToS(Number(at)), this.encode(profile, rest, "scheduled"));
+        }
+        pipe.zadd("schedule", ...pairs);
+      } else {
+        const enqueuedAt = encodePayloadTime(nowMs(), profile);
+        const byQueue = new Map<string, string[]>();
+        for (const p of payloads) {
+          p.enqueued_at = enqueuedAt;
+          const q = String(p.queue);
+          let list = byQueue.get(q);
+          if (!list) byQueue.set(q, (list = []));
+          list.push(this.encode(profile, p, "job"));
+        }
+        pipe.sadd("queues", ...byQueue.keys());
+        for (const [q, list] of byQueue) pipe.lpush(`queue:${q}`, ...list);
+      }
+      return pipe;
+    };
+    const run = async () => {
+      const results = (await build().exec()) ?? [];
+      const err = results.find(([e]) => e)?.[0];
+      if (err) throw err;
+    };
+    try {
+      await run();
+    } catch (e) {
+      if (!RECONNECT_ERRORS.test((e as Error).message ?? "")) throw e;
+      // After a failover the socket may point at a replica: reopen it and try once more.
+      redis.disconnect(true);
+      await run();
+    }
+  }
+
+  private encode(profile: WireProfile, payload: JobHash, kind: RecordKind): string {
+    const json = toRubyJson(payload);
+    if (this.validate) {
+      const k: RecordKind = payload.wrapped !== undefined && /ActiveJob/.test(String(payload.class)) ? "activejob" : kind;
+      assertValidRecord(profile.dialect, k, parseJson(json));
+    }
+    return json;
+  }
+
+  /** Closes the connections this client opened (not an ioredis instance you passed in). */
+  async close(): Promise<void> {
+    const all = [this.defaultShard, ...this.shards.values()];
+    await Promise.all(all.filter((s) => s.conn.owned).map((s) => s.conn.redis.quit().catch(() => undefined)));
+  }
+}

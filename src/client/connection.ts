@@ -1,0 +1,51 @@
+// What a client or worker accepts as "a Redis": an ioredis instance (used as
+// is, never closed by us), a URL, or options for TLS, ACL and Sentinel.
+import { Redis, type RedisOptions } from "ioredis";
+
+export interface RedisConnectionOptions {
+  /** redis:// or rediss:// (TLS); user and password in the URL are the ACL login. */
+  url?: string;
+  username?: string;
+  password?: string;
+  db?: number;
+  /** TLS options (ca, cert, key, servername, rejectUnauthorized, ...). */
+  tls?: RedisOptions["tls"];
+  /** Redis Sentinel: the sentinels and the master's name. */
+  sentinels?: Array<{ host: string; port: number }>;
+  name?: string;
+  sentinelPassword?: string;
+  /** Any other ioredis option. */
+  ioredis?: RedisOptions;
+}
+
+export type RedisSource = Redis | string | RedisConnectionOptions;
+
+/** Errors after which Sidekiq closes the connection and tries once more. */
+export const RECONNECT_ERRORS = /READONLY|NOREPLICAS|UNBLOCKED/;
+
+export interface OwnedRedis {
+  redis: Redis;
+  /** True when we opened it and so must close it. */
+  owned: boolean;
+}
+
+export function connectRedis(source: RedisSource): OwnedRedis {
+  if (source instanceof Redis) return { redis: source, owned: false };
+  const base: RedisOptions = {
+    // After a failover the old master answers READONLY: reconnect and resend.
+    reconnectOnError: (err) => (RECONNECT_ERRORS.test(err.message) ? 2 : false),
+    maxRetriesPerRequest: 20,
+  };
+  if (typeof source === "string") return { redis: new Redis(source, base), owned: true };
+  const opts: RedisOptions = { ...base, ...source.ioredis };
+  if (source.username !== undefined) opts.username = source.username;
+  if (source.password !== undefined) opts.password = source.password;
+  if (source.db !== undefined) opts.db = source.db;
+  if (source.tls !== undefined) opts.tls = source.tls;
+  if (source.sentinels) {
+    opts.sentinels = source.sentinels;
+    opts.name = source.name ?? "mymaster";
+    if (source.sentinelPassword !== undefined) opts.sentinelPassword = source.sentinelPassword;
+  }
+  return { redis: source.url && !source.sentinels ? new Redis(source.url, opts) : new Redis(opts), owned: true };
+}

@@ -1,0 +1,10 @@
+// The client: enqueue from Node for Ruby workers.
+export * from "./client.js";
+export * from "./connection.js";
+export * from "./errors.js";
+export * from "./fleet.js";
+export * from "./middleware.js";
+export * from "./normalize.js";
+export * from "./strict-args.js";
+export * from "./job.js";
+export * from "./activejob.js";

@@ -1,0 +1,34 @@
+// Client middleware, as Sidekiq's: each link may change the job, and the push
+// happens only if every link calls next(). Links are async.
+import type { Redis } from "ioredis";
+import type { JobHash } from "./normalize.js";
+
+export interface ClientMiddlewareContext {
+  /** The job class name (`wrapped` is in the job for ActiveJob). */
+  jobClass: string;
+  /** The normalized payload; change it in place. */
+  job: JobHash;
+  queue: string;
+  redis: Redis;
+}
+
+export type ClientMiddleware = (ctx: ClientMiddlewareContext, next: () => Promise<void>) => Promise<void> | void;
+
+/** Runs the chain; true when it reached the end (no link stopped the push). */
+export async function runClientMiddleware(chain: readonly ClientMiddleware[], ctx: ClientMiddlewareContext): Promise<boolean> {
+  let reached = false;
+  const step = async (i: number): Promise<void> => {
+    if (i === chain.length) {
+      reached = true;
+      return;
+    }
+    let called = false;
+    await chain[i]!(ctx, async () => {
+      if (called) throw new Error("client middleware called next() twice");
+      called = true;
+      await step(i + 1);
+    });
+  };
+  await step(0);
+  return reached;
+}
