@@ -73,25 +73,13 @@ ensure
   log.close
 end
 
-# ActiveJob, where the root filesystem has it (forky: Rails 7.2).
-begin
-  require "active_job"
-  # Sidekiq ships its own adapter (7.3.3+); prefer it over Rails' older copy.
-  own = File.join(Gem.loaded_specs["sidekiq"]&.full_gem_path || File.expand_path("../..", $LOADED_FEATURES.grep(%r{/sidekiq\.rb\z}).first), "lib/active_job/queue_adapters/sidekiq_adapter.rb")
-  File.exist?(own) ? require(own) : require("active_job/queue_adapters/sidekiq_adapter")
-  ActiveJob::Base.queue_adapter = :sidekiq
-  ActiveJob::Base.logger = Logger.new(nil)
-  class AjRecordJob < ActiveJob::Base
-    queue_as :default
-    def perform(*args, **kw); end
-  end
+# ActiveJob, where the root filesystem has it (forky: Rails 7.2); see lib/jobs.rb.
+if defined?(AjRecordJob)
   AjRecordJob.perform_later(1, "s", {"str_key" => 1, :sym_key => :sym_val}, ts: Time.at(1_700_000_000, 123456789, :nsec), big: 1.5)
   add.call("activejob", "perform_later", raw: queue_raw.call("default").first)
   AjRecordJob.set(wait: 3600).perform_later(:symbol_arg)
   raw, score = zset.call("schedule").first
   add.call("activejob", "set(wait: 3600).perform_later", raw: raw, score: score_s.call(score))
-rescue LoadError
-  # No ActiveJob in this root filesystem (bookworm, trixie): nothing to capture.
 end
 
 puts JSON.pretty_generate(

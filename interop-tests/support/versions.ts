@@ -16,8 +16,8 @@ export interface SidekiqTarget {
 }
 
 export const MATRIX: readonly SidekiqTarget[] = [
-  { version: "6.4.1", suite: "bookworm", dialect: 6, ruby: "3.1", activejob: false, service: "sidekiq-6" },
-  { version: "7.3.2", suite: "trixie", dialect: 7, ruby: "3.3", activejob: false, service: "sidekiq-7" },
+  { version: "6.4.1", suite: "bookworm", dialect: 6, ruby: "3.1", activejob: true, service: "sidekiq-6" },
+  { version: "7.3.2", suite: "trixie", dialect: 7, ruby: "3.3", activejob: true, service: "sidekiq-7" },
   { version: "8.1.7", suite: "forky", dialect: 8, ruby: "3.3", activejob: true, service: "sidekiq-8" },
 ];
 

@@ -62,3 +62,30 @@ class SlowJob
     record([seconds, *rest])
   end
 end
+
+# ActiveJob, where the root filesystem has it (forky: Rails 7.2).
+begin
+  require "active_job"
+  # Sidekiq ships its own adapter (7.3.3+); prefer it over Rails' older copy.
+  own = File.join(File.dirname($LOADED_FEATURES.grep(%r{/sidekiq\.rb\z}).first.to_s), "active_job/queue_adapters/sidekiq_adapter.rb")
+  File.exist?(own) ? require(own) : require("active_job/queue_adapters/sidekiq_adapter")
+  ActiveJob::Base.queue_adapter = :sidekiq
+  ActiveJob::Base.logger = Logger.new(nil)
+
+  class AjRecordJob < ActiveJob::Base
+    queue_as :default
+    def perform(*args, **kw)
+      entry = {
+        "class" => self.class.name,
+        "job_id" => job_id,
+        "jid" => provider_job_id,
+        "args_typed" => Bridge.typed(args),
+        "kw_typed" => Bridge.typed(kw),
+        "performed_at" => Time.now.to_f
+      }
+      Bridge.redis { |r| r.lpush("bridge:received", JSON.generate(entry)) }
+    end
+  end
+rescue LoadError
+  # No ActiveJob in this root filesystem (bookworm, trixie).
+end

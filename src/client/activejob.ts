@@ -83,6 +83,12 @@ export interface ActiveJobOptions {
   timezone?: string | null;
   /** The ActiveJob class's sidekiq_options (retry, backtrace, ...), merged into the payload. */
   sidekiqOptions?: JobOptions;
+  /**
+   * Which Rails writes the fleet's ActiveJob payloads: "6.1" (no scheduled_at,
+   * second-precision enqueued_at, Client.push key order) or "7.1" (7.1 and later).
+   * Default: "6.1" for dialect 6 (Debian bookworm's pairing), "7.1" otherwise.
+   */
+  rails?: "6.1" | "7.1";
 }
 
 export interface ActiveJobSet {
@@ -118,9 +124,9 @@ export class ActiveJobDefinition<A extends unknown[] = unknown[]> {
     );
   }
 
-  /** `job.serialize` for these arguments. */
-  serialize(args: A, jobId = randomUUID()): { [k: string]: RubyJsonValue } {
-    return {
+  /** `job.serialize` for these arguments, as the given Rails writes it. */
+  serialize(args: A, rails: "6.1" | "7.1" = this.options.rails ?? "7.1", jobId = randomUUID()): { [k: string]: RubyJsonValue } {
+    const body: { [k: string]: RubyJsonValue } = {
       job_class: this.jobClass,
       job_id: jobId,
       provider_job_id: null,
@@ -131,15 +137,24 @@ export class ActiveJobDefinition<A extends unknown[] = unknown[]> {
       exception_executions: {},
       locale: this.options.locale ?? "en",
       timezone: this.options.timezone ?? null,
-      enqueued_at: iso8601Nanos(new Date()),
-      scheduled_at: this.at !== undefined ? iso8601Nanos(new Date(this.at * 1000)) : null,
+      // Rails 6.1: Time.now.utc.iso8601; 7.1+: nanoseconds, plus scheduled_at.
+      enqueued_at: rails === "6.1" ? new Date().toISOString().replace(/\.\d{3}Z$/, "Z") : iso8601Nanos(new Date()),
     };
+    if (rails !== "6.1") body.scheduled_at = this.at !== undefined ? iso8601Nanos(new Date(this.at * 1000)) : null;
+    return body;
   }
 
   async performLater(...args: A): Promise<Enqueued> {
     const profile = await this.client.profile(this.options.queue ?? "default");
-    const body = this.serialize(args);
-    const item: PushItem = { wrapped: this.jobClass, queue: this.options.queue ?? "default", args: [body], class: profile.activeJobWrapper };
+    const rails = this.options.rails ?? (profile.dialect === 6 ? "6.1" : "7.1");
+    const body = this.serialize(args, rails);
+    const queue = this.options.queue ?? "default";
+    // Rails 6.1's adapter calls Client.push(class, wrapped, queue, args); 7.1+ uses
+    // Wrapper.set(wrapped:, queue:).perform_async(args), which puts class last.
+    const item: PushItem =
+      rails === "6.1"
+        ? { class: profile.activeJobWrapper, wrapped: this.jobClass, queue, args: [body] }
+        : { wrapped: this.jobClass, queue, args: [body], class: profile.activeJobWrapper };
     if (this.at !== undefined) item.at = this.at;
     const jid = await this.client.push(item, { ...DEFAULT_JOB_OPTIONS, ...this.options.sidekiqOptions });
     return { jobId: body.job_id as string, jid };
