@@ -1,3 +1,4 @@
 // sidekiq-bridge: Node.js in a Ruby Sidekiq fleet, on the same Redis.
 export * from "./wire/index.js";
 export * from "./client/index.js";
+export * from "./server/index.js";

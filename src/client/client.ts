@@ -9,6 +9,7 @@ import { encodePayloadTime, nowMs } from "../wire/timestamps.js";
 import { assertValidRecord } from "../wire/validate.js";
 import { parseJson } from "../wire/json-scan.js";
 import { newJid } from "../wire/jid.js";
+import type { JobRecord } from "../wire/job-record.js";
 import type { RecordKind } from "../wire/dialect.js";
 import { connectRedis, RECONNECT_ERRORS, type OwnedRedis, type RedisSource } from "./connection.js";
 import { DialectDetectionError, SidekiqArgumentError } from "./errors.js";
@@ -190,6 +191,51 @@ export class Client {
       for (const p of payloads) out.push(p ? String(p.jid) : null);
     }
     return out;
+  }
+
+  /**
+   * Pushes a stored payload again (the scheduler's promotion, a requeue):
+   * Sidekiq's `Client.push(load_json(job))`, but lossless: members that client
+   * middleware does not change keep their exact bytes. enqueued_at is renewed.
+   */
+  async pushRecord(record: JobRecord): Promise<string | null> {
+    const queue = record.getString("queue") ?? "default";
+    const shard = this.shardFor(queue);
+    const profile = await this.profileOf(shard);
+    if (!record.has("jid")) record.set("jid", newJid());
+    if (!record.has("created_at")) record.set("created_at", encodePayloadTime(Date.now(), profile));
+    if (this.middleware.length > 0) {
+      const view = record.toObject() as JobHash;
+      const ok = await runClientMiddleware(this.middleware, { jobClass: String(view.class), job: view, queue, redis: shard.conn.redis });
+      if (!ok) return null;
+      // Write back only what middleware changed (compared as values, so 1.0 stays 1.0).
+      for (const k of record.keys()) if (!(k in view) || view[k] === undefined) record.delete(k);
+      for (const [k, v] of Object.entries(view)) {
+        if (v === undefined) continue;
+        const raw = record.raw(k);
+        if (raw === undefined || toRubyJson(parseJson(raw)) !== toRubyJson(v)) record.set(k, v);
+      }
+    }
+    record.delete("at");
+    record.set("enqueued_at", encodePayloadTime(nowMs(), profile));
+    const target = record.getString("queue") ?? queue;
+    // Not validated: the payload was written by whoever enqueued it (maybe another
+    // dialect during a migration); we changed only enqueued_at and middleware's keys.
+    const json = record.toString();
+    const redis = this.shardFor(target).conn.redis;
+    const run = async () => {
+      const res = (await redis.pipeline().sadd("queues", target).lpush(`queue:${target}`, json).exec()) ?? [];
+      const err = res.find(([e]) => e)?.[0];
+      if (err) throw err;
+    };
+    try {
+      await run();
+    } catch (e) {
+      if (!RECONNECT_ERRORS.test((e as Error).message ?? "")) throw e;
+      redis.disconnect(true);
+      await run();
+    }
+    return record.getString("jid") ?? null;
   }
 
   /** Sidekiq's raw_push: one pipeline; retried once after reconnecting on READONLY/NOREPLICAS/UNBLOCKED. */

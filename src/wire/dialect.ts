@@ -34,7 +34,7 @@ export interface WireProfile {
   payloadTime: "seconds" | "millis";
   /** `Base64.encode64` (newline every 60 chars) before 7.2.1, strict after. */
   backtraceBase64: "mime" | "strict";
-  /** Work hash suffix: `:workers` up to 6.4, `:work` from 6.5. */
+  /** Work hash suffix: `:workers` up to 6.4.1, `:work` from 6.4.2. */
   workKey: "workers" | "work";
   /** Heartbeat period in seconds. */
   beatSeconds: number;
@@ -73,7 +73,7 @@ export function profileForVersion(version: string): WireProfile {
     dialect,
     payloadTime: dialect === 8 ? "millis" : "seconds",
     backtraceBase64: versionAtLeast(version, "7.2.1") ? "strict" : "mime",
-    workKey: versionAtLeast(version, "6.5.0") ? "work" : "workers",
+    workKey: versionAtLeast(version, "6.4.2") ? "work" : "workers",
     beatSeconds: dialect === 6 ? 5 : 10,
     activeJobWrapper: dialect === 8 ? "Sidekiq::ActiveJob::Wrapper" : "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper",
   };

@@ -18,7 +18,8 @@ export function migratePayloadTimes(input: string | JobRecord, to: DialectLike):
   for (const field of PAYLOAD_TIME_FIELDS) {
     const raw = record.raw(field);
     if (raw === undefined || raw === "null") continue;
-    const ms = decodePayloadTime(raw);
+    // Round: s -> ms arithmetic can land a hair below the integer (x.9999).
+    const ms = Math.round(decodePayloadTime(raw) * 1000) / 1000;
     const next = encodePayloadTime(ms, target);
     const before = raw;
     record.set(field, next);

@@ -5,6 +5,7 @@
 import { encodeBacktrace } from "./backtrace.js";
 import { profileFor, type DialectLike } from "./dialect.js";
 import type { JobRecord } from "./job-record.js";
+import { RawJson } from "./ruby-json.js";
 import { encodePayloadTime, nowMs } from "./timestamps.js";
 
 export interface Failure {
@@ -34,9 +35,9 @@ export function applyFailure(
   at: number = nowMs(),
 ): number {
   const profile = profileFor(dialect);
-  const retryQueue = rec.get("retry_queue");
-  const queue = typeof retryQueue === "string" && retryQueue !== "" ? retryQueue : rec.get("queue");
-  if (typeof queue === "string") rec.set("queue", queue);
+  // Ruby: msg["queue"] = msg["retry_queue"] || queue; any value but nil/false wins ("" too).
+  const retryQueue = rec.raw("retry_queue");
+  if (retryQueue !== undefined && retryQueue !== "null" && retryQueue !== "false") rec.set("queue", new RawJson(retryQueue));
   rec.set("error_message", truncateMessage(failure.message));
   rec.set("error_class", failure.errorClass);
   const prev = rec.get("retry_count");
@@ -52,7 +53,8 @@ export function applyFailure(
   rec.set("retry_count", count);
   const bt = rec.get("backtrace");
   if (bt !== undefined && bt !== null && bt !== false && failure.backtrace) {
-    const lines = bt === true ? failure.backtrace : failure.backtrace.slice(0, Math.max(0, Math.trunc(Number(bt))));
+    // Ruby's backtrace[0...n]: a negative n drops the last |n| lines, as slice does.
+    const lines = bt === true ? failure.backtrace : failure.backtrace.slice(0, Math.trunc(Number(bt)));
     rec.set("error_backtrace", encodeBacktrace(lines, profile));
   }
   return count;

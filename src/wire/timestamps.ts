@@ -13,7 +13,8 @@ export const MILLIS_THRESHOLD = 1e11;
 
 /** Encodes an epoch time (ms) in the payload unit of a dialect. */
 export function encodePayloadTime(epochMs: number, dialect: DialectLike): RubyFloat | number {
-  return profileFor(dialect).payloadTime === "millis" ? Math.round(epochMs) : new RubyFloat(epochMs / 1000);
+  // Ruby's clock_gettime(..., :millisecond) truncates.
+  return profileFor(dialect).payloadTime === "millis" ? Math.floor(epochMs) : new RubyFloat(epochMs / 1000);
 }
 
 /**

@@ -96,6 +96,13 @@ describe("migratePayloadTimes", () => {
     expect(down.changed).toEqual(["created_at", "enqueued_at", "failed_at"]);
     expect(migratePayloadTimes(down.record.toString(), 8).record.toString()).toBe(v8);
   });
+  it("round-trips 10,000 millisecond stamps 8 -> 7 -> 8 exactly", () => {
+    for (let i = 0; i < 10_000; i++) {
+      const ms = 1_700_000_000_000 + Math.floor(Math.random() * 200_000_000_000);
+      const v8 = `{"created_at":${ms}}`;
+      expect(migratePayloadTimes(migratePayloadTimes(v8, 7).record.toString(), 8).record.toString()).toBe(v8);
+    }
+  });
   it("leaves a payload already in the target unit untouched", () => {
     const v7 = '{"created_at":1795304991.5637472}';
     const r = migratePayloadTimes(v7, 6);

@@ -1,0 +1,47 @@
+// Issue 4: SIGTERM to the real `sidekiq-bridge worker` binary during 200
+// in-flight jobs: each one finishes or goes back to its queue; none is lost.
+import { spawn, spawnSync } from "node:child_process";
+import { beforeAll, expect, it } from "vitest";
+import { Client } from "../src/client/index.js";
+import { JobRecord } from "../src/wire/index.js";
+import { REPO_ROOT } from "./support/local-backend.js";
+import { describeEachSidekiq, waitFor } from "./support/harness.js";
+
+beforeAll(() => {
+  const r = spawnSync("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: REPO_ROOT, encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`npm run build failed:\n${r.stdout}${r.stderr}`);
+}, 120_000);
+
+describeEachSidekiq("server: shutdown of the CLI worker", (sk) => {
+  it("SIGTERM during 200 in-flight jobs: all finish or return to their queue, none lost", async () => {
+    const c = new Client({ redis: sk.url, dialect: sk.target.version });
+    // Half finish within the 3 s timeout, half would take a minute.
+    const jids = (await c.job("SlowNodeJob", { queue: "slow" }).performBulk(Array.from({ length: 200 }, (_, i) => [i % 2 === 0 ? 500 : 60_000]))) as string[];
+    await c.close();
+    const child = spawn(
+      process.execPath,
+      ["dist/cli/main.js", "worker", "-q", "slow", "-c", "200", "-t", "3", "-r", "interop-tests/fixtures/slow-handlers.mjs", "--dialect", sk.target.version],
+      { cwd: REPO_ROOT, env: { ...process.env, REDIS_URL: sk.url }, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let log = "";
+    child.stdout.on("data", (d) => (log += d));
+    child.stderr.on("data", (d) => (log += d));
+    const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+    try {
+      await waitFor("all 200 jobs to be fetched", async () => ((await sk.redis.llen("queue:slow")) === 0 ? true : undefined), 30_000);
+      await waitFor("the short jobs to finish", async () => ((await sk.redis.llen("bridge:finished")) >= 100 ? true : undefined), 30_000);
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill("SIGKILL");
+    }
+    const finished = await sk.redis.lrange("bridge:finished", 0, -1);
+    const requeued = (await sk.redis.lrange("queue:slow", 0, -1)).map((raw) => JobRecord.parse(raw).getString("jid")!);
+    expect(finished).toHaveLength(100);
+    expect(requeued).toHaveLength(100);
+    expect(new Set([...finished, ...requeued])).toEqual(new Set(jids));
+    expect(log).toContain("Pushed 100 jobs back to Redis");
+    // The heartbeat is cleared: Ruby no longer lists the process.
+    expect(await sk.ruby(`Sidekiq::ProcessSet.new.to_a.size`)).toBe(0);
+  }, 120_000);
+});

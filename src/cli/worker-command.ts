@@ -1,0 +1,83 @@
+// `sidekiq-bridge worker`: a Node process in the Sidekiq fleet, with
+// Sidekiq's own flags (-q queue[,weight], -c, -g, -t, -r).
+import { parseArgs } from "node:util";
+import { pathToFileURL } from "node:url";
+import { resolve } from "node:path";
+import { Worker, type WorkerOptions } from "../server/worker.js";
+import type { UnknownClassPolicy } from "../server/processor.js";
+
+export const WORKER_HELP = `Usage: sidekiq-bridge worker [options]
+
+Runs a Node worker that takes jobs from Sidekiq queues, alongside Ruby Sidekiq.
+
+Options:
+  -q, --queue NAME[,WEIGHT]   queue to process (repeatable; default: default)
+  -c, --concurrency N         jobs at once (default 5)
+  -g, --tag TAG               process tag shown in the Web UI
+  -t, --timeout SECONDS       shutdown timeout before running jobs are pushed back (default 25)
+  -r, --require MODULE        module registering handlers: export default (worker) => { worker.register(...) }
+                              or export an object { ClassName: handler }
+      --redis URL             Redis URL (default: $REDIS_URL or redis://127.0.0.1:6379/0)
+      --dialect D             auto (default), 6, 7, 8 or an exact Sidekiq version
+      --fallback D            dialect to use when auto finds no live Ruby process
+      --unknown POLICY        job class without handler: retry (default, like Sidekiq), requeue, dead
+      --label LABEL           extra label for the Web UI (repeatable)
+  -h, --help                  this help
+
+Signals: TERM/INT stop (jobs still running after the timeout go back to their queues),
+TSTP quiets, TTIN logs what each slot is doing. Quiet and Stop from the Web UI work too.`;
+
+export async function workerCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      queue: { type: "string", short: "q", multiple: true },
+      concurrency: { type: "string", short: "c" },
+      tag: { type: "string", short: "g" },
+      timeout: { type: "string", short: "t" },
+      require: { type: "string", short: "r" },
+      redis: { type: "string" },
+      dialect: { type: "string" },
+      fallback: { type: "string" },
+      unknown: { type: "string" },
+      label: { type: "string", multiple: true },
+      help: { type: "boolean", short: "h" },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(WORKER_HELP);
+    return 0;
+  }
+  const num = (name: string, v: string | undefined, dflt: number) => {
+    if (v === undefined) return dflt;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got "${v}"`);
+    return n;
+  };
+  const unknown = (values.unknown ?? "retry") as UnknownClassPolicy;
+  if (!["retry", "requeue", "dead"].includes(unknown)) throw new Error(`--unknown must be retry, requeue or dead, got "${values.unknown}"`);
+  const opts: WorkerOptions = {
+    redis: values.redis ?? process.env.REDIS_URL ?? "redis://127.0.0.1:6379/0",
+    queues: values.queue?.length ? values.queue : ["default"],
+    concurrency: num("concurrency", values.concurrency, 5),
+    timeout: num("timeout", values.timeout, 25),
+    tag: values.tag ?? "",
+    labels: values.label ?? [],
+    unknownClass: unknown,
+    dialect: values.dialect ?? "auto",
+  };
+  if (values.fallback) opts.autoFallback = values.fallback;
+  const worker = new Worker(opts);
+  if (values.require) {
+    const mod = (await import(pathToFileURL(resolve(values.require)).href)) as { default?: unknown };
+    const exp = mod.default ?? mod;
+    if (typeof exp === "function") await (exp as (w: Worker) => unknown)(worker);
+    else if (exp && typeof exp === "object") {
+      for (const [name, fn] of Object.entries(exp)) if (typeof fn === "function") worker.register(name, fn as never);
+    } else throw new Error(`${values.require} exports neither a function nor an object of handlers`);
+  }
+  worker.handleSignals();
+  await worker.start();
+  return new Promise<number>(() => {}); // runs until a signal stops it
+}

@@ -1,0 +1,12 @@
+// The server: process Sidekiq jobs in Node.
+export * from "./worker.js";
+export * from "./types.js";
+export * from "./processor.js";
+export * from "./capsule.js";
+export * from "./fetch.js";
+export * from "./scheduled.js";
+export * from "./job-retry.js";
+export * from "./heartbeat.js";
+export * from "./stats.js";
+export * from "./logger.js";
+export * from "./activejob-args.js";

@@ -1,0 +1,135 @@
+// Sidekiq's Processor for one fetched job: parse (malformed JSON goes to the
+// dead set as the raw string), route by class (or `wrapped` for ActiveJob),
+// server middleware, the handler, stats, and the retry path on failure.
+import type { Redis } from "ioredis";
+import { JobRecord } from "../wire/job-record.js";
+import type { JsonValue } from "../wire/json-scan.js";
+import { applyFailure } from "../wire/retry-fields.js";
+import { activeJobArguments } from "./activejob-args.js";
+import type { UnitOfWork } from "./fetch.js";
+import { handleFailure, sendToDead, type RetryConfig } from "./job-retry.js";
+import type { Logger } from "./logger.js";
+import type { Stats } from "./stats.js";
+import type { WorkEntry } from "./heartbeat.js";
+import { describeError, type JobContext, type RegisteredHandler } from "./types.js";
+
+export interface ServerMiddlewareContext {
+  jid: string;
+  className: string;
+  queue: string;
+  /** The payload; changes here are seen by the handler's ctx.record, never stored. */
+  job: JobRecord;
+}
+
+export type ServerMiddleware = (ctx: ServerMiddlewareContext, next: () => Promise<void>) => Promise<void> | void;
+
+/**
+ * What to do with a job whose class has no handler here:
+ * "retry" (Sidekiq's behaviour: a NameError through the retry path),
+ * "requeue" (hand it back to its queue for another process, with a bounded
+ * backoff), or "dead" (straight to the dead set).
+ */
+export type UnknownClassPolicy = "retry" | "requeue" | "dead";
+
+export const ACTIVEJOB_WRAPPERS = new Set(["Sidekiq::ActiveJob::Wrapper", "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper"]);
+
+export interface ProcessorDeps {
+  redis: Redis;
+  handlers: ReadonlyMap<string, RegisteredHandler>;
+  activeJobHandlers: ReadonlyMap<string, RegisteredHandler>;
+  middleware: readonly ServerMiddleware[];
+  retry: RetryConfig;
+  stats: Stats;
+  unknownClass: UnknownClassPolicy;
+  logger: Logger;
+  /** Running jobs by tid, read by the heartbeat. */
+  work: Map<string, WorkEntry>;
+}
+
+/**
+ * "ack": done with (ran, retried, dead, or handed back by policy).
+ * "requeue": not finished (hard shutdown, or Redis failed while recording the
+ * failure): the caller must push the raw job back.
+ * "unknown-requeued": handed back by the requeue policy; the caller backs off.
+ */
+export type ProcessResult = "ack" | "requeue" | "unknown-requeued";
+
+export class UnknownJobClassError extends Error {
+  override name = "NameError";
+}
+
+async function chain(mw: readonly ServerMiddleware[], ctx: ServerMiddlewareContext, last: () => Promise<void>): Promise<void> {
+  const step = async (i: number): Promise<void> => {
+    if (i === mw.length) return last();
+    await mw[i]!(ctx, () => step(i + 1));
+  };
+  await step(0);
+}
+
+export async function processJob(uow: UnitOfWork, tid: string, signal: AbortSignal, deps: ProcessorDeps): Promise<ProcessResult> {
+  const { logger } = deps;
+  let record: JobRecord;
+  let className: string;
+  let jid: string;
+  try {
+    record = JobRecord.parse(uow.job);
+    const klass = record.get("class");
+    if (typeof klass !== "string" || klass === "") throw new Error("the job has no class");
+    const wrapped = record.get("wrapped");
+    className = ACTIVEJOB_WRAPPERS.has(klass) && typeof wrapped === "string" ? wrapped : klass;
+    jid = record.getString("jid") ?? "";
+  } catch (e) {
+    // Malformed payloads go to the morgue as they are, as Sidekiq's processor does.
+    await sendToDead(deps.redis, uow.job, deps.retry);
+    logger.error("Invalid JSON for job", { queue: uow.queueName, error: (e as Error).message, jobstr: uow.job.slice(0, 200) });
+    return "ack";
+  }
+
+  const isActiveJob = ACTIVEJOB_WRAPPERS.has(record.getString("class") ?? "");
+  const registered = (isActiveJob ? deps.activeJobHandlers : deps.handlers).get(className);
+  if (!registered && deps.unknownClass === "requeue") {
+    // LPUSH: to the far end, so this process works on other jobs while another takes it.
+    await deps.redis.lpush(uow.queue, uow.job);
+    logger.warn("No handler for job class; handed back to its queue", { class: className, jid, queue: uow.queueName });
+    return "unknown-requeued";
+  }
+
+  deps.work.set(tid, { tid, queue: uow.queueName, payload: uow.job, runAt: Math.floor(Date.now() / 1000) });
+  const started = performance.now();
+  try {
+    if (!registered) throw new UnknownJobClassError(`uninitialized constant ${className}`);
+    const args = isActiveJob ? activeJobArguments(record.get("args") as JsonValue) : ((record.get("args") ?? []) as JsonValue[]);
+    const ctx: JobContext = { jid, className, queue: uow.queueName, record, raw: uow.job, signal };
+    await chain(deps.middleware, { jid, className, queue: uow.queueName, job: record }, async () => {
+      await registered.handler(args as never, ctx);
+    });
+    deps.stats.record(className, performance.now() - started, true);
+    return "ack";
+  } catch (error) {
+    if (signal.aborted) {
+      // Hard shutdown: not finished, so not acknowledged; the launcher requeues it.
+      return "requeue";
+    }
+    deps.stats.record(className, performance.now() - started, false);
+    const err = describeError(error);
+    logger.warn("Job raised exception", { class: className, jid, queue: uow.queueName, error_class: err.errorClass, error_message: err.message });
+    try {
+      // The retry rewrite starts from the job as fetched: middleware changes are not stored.
+      const original = JobRecord.parse(uow.job);
+      if (!registered && deps.unknownClass === "dead") {
+        applyFailure(original, { ...err, backtrace: err.backtrace }, deps.retry.profile);
+        await sendToDead(deps.redis, original.toString(), deps.retry);
+        logger.warn("No handler for job class; sent to the dead set", { class: className, jid });
+        return "ack";
+      }
+      const { outcome } = await handleFailure(deps.redis, original, error, { queue: uow.queueName, handler: registered?.options, config: deps.retry });
+      if (!registered) logger.warn(`No handler for job class; ${outcome}`, { class: className, jid });
+      return "ack";
+    } catch (e) {
+      logger.error("Could not record the failure; the job goes back to its queue", { class: className, jid, error: (e as Error).message });
+      return "requeue";
+    }
+  } finally {
+    deps.work.delete(tid);
+  }
+}

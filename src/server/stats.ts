@@ -1,0 +1,250 @@
+// Counters and execution metrics between heartbeats: Sidekiq's
+// Processor::PROCESSED / FAILURE (flushed by Launcher#flush_stats) and
+// Metrics::ExecutionTracker (flushed on every beat, the Metrics tab).
+//
+// Ruby ground truth:
+//   launcher.rb  flush_stats (7.x/8.x), ❤ (6.x: the INCRBYs ride in a MULTI)
+//   processor.rb stats: every executed job is PROCESSED, failures also FAILURE
+//   metrics/tracking.rb  ExecutionTracker#track / #flush, metrics/shared.rb Histogram#persist
+import type { ChainableCommander, Redis } from "ioredis";
+import { versionAtLeast, type WireProfile } from "../wire/dialect.js";
+
+/** Launcher::STATS_TTL: 5 years. */
+export const STATS_TTL = 5 * 365 * 24 * 60 * 60;
+
+/** Histogram::BUCKET_INTERVALS (ms upper bounds, exclusive); the last is "Slow". */
+export const HISTOGRAM_BUCKETS: readonly number[] = [
+  20, 30, 45, 65, 100, 150, 225, 335, 500, 750, 1100, 1700, 2500, 3800, 5750, 8500, 13000, 20000, 30000, 45000, 65000,
+  100000, 150000, 225000, 335000, 1e20,
+];
+/** Histogram::HISTOGRAM_TTL and ExecutionTracker::SHORT_TERM: 8 hours. */
+export const METRICS_SHORT_TTL = 8 * 60 * 60;
+/** ExecutionTracker::MID_TERM (8.x ten-minute rollups): 3 days. */
+export const METRICS_MID_TTL = 3 * 24 * 60 * 60;
+
+export interface StatCounts {
+  processed: number;
+  failed: number;
+}
+
+/** What the execution tracker gathered since its last flush. */
+export interface MetricsSnapshot {
+  /** `"<Class>|p"`, `"<Class>|f"`, `"<Class>|ms"` in first-recorded order (Ruby's Hash order). */
+  jobs: Map<string, number>;
+  /** class -> 26 bucket counters (successful executions only). */
+  grams: Map<string, number[]>;
+  totals: { p: number; f: number; ms: number };
+}
+
+const pad2 = (n: number) => String(n).padStart(2, "0");
+
+function asDate(now: number | Date): Date {
+  return now instanceof Date ? now : new Date(now);
+}
+
+/** `Time.now.utc.strftime("%Y-%m-%d")`. */
+export function statsDate(now: number | Date): string {
+  const d = asDate(now);
+  return `${d.getUTCFullYear()}-${pad2(d.getUTCMonth() + 1)}-${pad2(d.getUTCDate())}`;
+}
+
+/** Sidekiq's daily stat keys for a time (UTC date). */
+export function statKeys(now: number | Date): { processed: string; failed: string } {
+  const day = statsDate(now);
+  return { processed: `stat:processed:${day}`, failed: `stat:failed:${day}` };
+}
+
+/** Whether the profile's Sidekiq tracks execution metrics (7.0+; 6.5's opt-in is not assumed). */
+export function hasMetrics(profile: WireProfile): boolean {
+  return versionAtLeast(profile.version, "7.0.0");
+}
+
+export interface MetricsKeys {
+  /** The BITFIELD histogram key of the class for this minute. */
+  histogram: string;
+  /** The `j|…` rollup hashes with their TTLs, in the order Ruby writes them. */
+  rollups: Array<{ key: string; ttl: number }>;
+}
+
+/**
+ * Metric key names for a class at a time (UTC), per release.
+ * 7.x: `j|%Y%m%d|%-H:%-M` (8 h) and histogram `<Class>-%d-%H:%-M`.
+ * 8.x: `j|%y%m%d|%-H:%M` minus its last character (10-minute bucket, 72 h), then
+ * `j|%y%m%d|%-H:%M` (8 h), and histogram `h|<Class>-%-d-%-H:%-M`.
+ */
+export function metricsKeys(profile: WireProfile, className: string, now: number | Date): MetricsKeys {
+  const d = asDate(now);
+  const Y = d.getUTCFullYear();
+  const mo = pad2(d.getUTCMonth() + 1);
+  const day = d.getUTCDate();
+  const H = d.getUTCHours();
+  const M = d.getUTCMinutes();
+  if (profile.dialect >= 8) {
+    const short = `j|${pad2(Y % 100)}${mo}${pad2(day)}|${H}:${pad2(M)}`;
+    return {
+      histogram: `h|${className}-${day}-${H}:${M}`,
+      rollups: [
+        { key: short.slice(0, -1), ttl: METRICS_MID_TTL },
+        { key: short, ttl: METRICS_SHORT_TTL },
+      ],
+    };
+  }
+  return {
+    histogram: `${className}-${pad2(day)}-${pad2(H)}:${M}`,
+    rollups: [{ key: `j|${Y}${mo}${pad2(day)}|${H}:${M}`, ttl: METRICS_SHORT_TTL }],
+  };
+}
+
+/** Histogram#record_time: the first bucket whose bound exceeds `ms`. */
+export function histogramBucket(ms: number): number {
+  const i = HISTOGRAM_BUCKETS.findIndex((b) => ms < b);
+  return i < 0 ? HISTOGRAM_BUCKETS.length - 1 : i;
+}
+
+/** Queues the six stat commands of Launcher#flush_stats (and 6.x ❤) on a pipeline or MULTI. */
+export function queueStatCommands(tx: ChainableCommander, counts: StatCounts, now: number | Date): void {
+  const keys = statKeys(now);
+  tx.incrby("stat:processed", counts.processed);
+  tx.incrby(keys.processed, counts.processed);
+  tx.expire(keys.processed, STATS_TTL);
+  tx.incrby("stat:failed", counts.failed);
+  tx.incrby(keys.failed, counts.failed);
+  tx.expire(keys.failed, STATS_TTL);
+}
+
+/** Throws the first error of a pipeline/MULTI reply (ioredis reports them per command). */
+export function checkExec(results: Array<[Error | null, unknown]> | null, what: string): unknown[] {
+  if (results === null) throw new Error(`${what}: transaction aborted`);
+  const out: unknown[] = [];
+  for (const [err, value] of results) {
+    if (err) throw err;
+    out.push(value);
+  }
+  return out;
+}
+
+/**
+ * Counts executed jobs between heartbeats, as Sidekiq's Processor and
+ * Metrics::ExecutionTracker do, and writes them with Ruby's commands.
+ */
+export class Stats {
+  private processed = 0;
+  private failed = 0;
+  private metrics: MetricsSnapshot = emptyMetrics();
+
+  /**
+   * One executed job. Every job counts as processed; a failure (`ok` false) also
+   * as failed. Metrics: `<Class>|p` always, `<Class>|f` on failure, and the
+   * duration (`<Class>|ms` plus the histogram) for successful jobs only.
+   * Use the class Ruby's metrics use: `wrapped || class`.
+   */
+  record(className: string, ms: number, ok: boolean): void {
+    this.processed++;
+    if (!ok) this.failed++;
+    const m = this.metrics;
+    const add = (k: string, n: number) => m.jobs.set(k, (m.jobs.get(k) ?? 0) + n);
+    if (ok) {
+      // track_time: histogram, then "|ms" (Ruby's integer milliseconds).
+      const t = Math.max(0, Math.round(ms));
+      let gram = m.grams.get(className);
+      if (!gram) m.grams.set(className, (gram = new Array<number>(HISTOGRAM_BUCKETS.length).fill(0)));
+      gram[histogramBucket(t)]!++;
+      add(`${className}|ms`, t);
+      m.totals.ms += t;
+    } else {
+      add(`${className}|f`, 1);
+      m.totals.f++;
+    }
+    add(`${className}|p`, 1); // the `ensure` of ExecutionTracker#track
+    m.totals.p++;
+  }
+
+  /** Counts not yet flushed. */
+  pending(): StatCounts {
+    return { processed: this.processed, failed: this.failed };
+  }
+
+  /** Takes the counters (Processor::PROCESSED.reset / FAILURE.reset). */
+  takeCounts(): StatCounts {
+    const c = { processed: this.processed, failed: this.failed };
+    this.processed = 0;
+    this.failed = 0;
+    return c;
+  }
+
+  /** Puts counters back after a failed write ("don't lose the counts if there was a network issue"). */
+  restoreCounts(c: StatCounts): void {
+    this.processed += c.processed;
+    this.failed += c.failed;
+  }
+
+  /** Takes the metrics gathered since the last flush (ExecutionTracker#reset). */
+  takeMetrics(): MetricsSnapshot {
+    const m = this.metrics;
+    this.metrics = emptyMetrics();
+    return m;
+  }
+
+  /**
+   * Launcher#flush_stats (7.0+, and 6.x's at_exit flush): nothing when both
+   * counters are 0, else one pipeline of INCRBY stat:processed,
+   * INCRBY/EXPIRE stat:processed:<UTC date>, and the same for failed.
+   * On error the counts are kept for the next flush and the error is thrown.
+   */
+  async flushCounters(redis: Redis, now: number | Date = Date.now()): Promise<void> {
+    const counts = this.takeCounts();
+    if (counts.processed + counts.failed === 0) return;
+    try {
+      const pipe = redis.pipeline();
+      queueStatCommands(pipe, counts, now);
+      checkExec(await pipe.exec(), "flush stats");
+    } catch (e) {
+      this.restoreCounts(counts);
+      throw e;
+    }
+  }
+
+  /**
+   * Metrics::ExecutionTracker#flush for the profile's release (nothing for
+   * 6.x, whose metrics were absent or opt-in). Nothing when no job ran. Then:
+   * one pipeline with, per class that succeeded, `BITFIELD <hist> OVERFLOW SAT
+   * INCRBY u16 #<bucket> <n> …` and `EXPIRE <hist> 28800`; then one pipeline
+   * per rollup (8.x: ten-minute then one-minute; 7.x: one-minute) of
+   * `HINCRBY <j|…> "<Class>|<p|f|ms>" n` … and `EXPIRE`.
+   * As in Ruby, metrics whose write fails are dropped (the error is thrown).
+   */
+  async flushMetrics(redis: Redis, profile: WireProfile, now: number | Date = Date.now()): Promise<void> {
+    const m = this.takeMetrics();
+    if (!hasMetrics(profile)) return;
+    if (m.totals.p === 0 && m.totals.f === 0) return;
+    if (m.grams.size > 0) {
+      const pipe = redis.pipeline();
+      for (const [klass, buckets] of m.grams) {
+        const key = metricsKeys(profile, klass, now).histogram;
+        const cmd: Array<string> = [key, "OVERFLOW", "SAT"];
+        buckets.forEach((n, i) => {
+          if (n > 0) cmd.push("INCRBY", "u16", `#${i}`, String(n));
+        });
+        if (cmd.length > 3) pipe.call("bitfield", ...cmd);
+        pipe.expire(key, METRICS_SHORT_TTL);
+      }
+      checkExec(await pipe.exec(), "flush metrics histograms");
+    }
+    for (const { key, ttl } of metricsKeys(profile, "", now).rollups) {
+      const pipe = redis.pipeline();
+      for (const [field, n] of m.jobs) pipe.hincrby(key, field, n);
+      pipe.expire(key, ttl);
+      checkExec(await pipe.exec(), "flush metrics");
+    }
+  }
+
+  /** Both flushes: counters (as flush_stats) then metrics (as ExecutionTracker#flush). */
+  async flush(redis: Redis, profile: WireProfile, now: number | Date = Date.now()): Promise<void> {
+    await this.flushCounters(redis, now);
+    await this.flushMetrics(redis, profile, now);
+  }
+}
+
+function emptyMetrics(): MetricsSnapshot {
+  return { jobs: new Map(), grams: new Map(), totals: { p: 0, f: 0, ms: 0 } };
+}

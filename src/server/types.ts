@@ -1,0 +1,52 @@
+// Shared shapes of the server side (Sidekiq's processor, retry, launcher).
+import type { JsonValue } from "../wire/json-scan.js";
+import type { JobRecord } from "../wire/job-record.js";
+
+/** What a handler gets besides its arguments. */
+export interface JobContext {
+  jid: string;
+  /** The class name the job was routed by (`wrapped` for ActiveJob). */
+  className: string;
+  queue: string;
+  /** The payload as stored (lossless; read any field with `record.get`). */
+  record: JobRecord;
+  /** The raw job string fetched from Redis. */
+  raw: string;
+  /** Aborted when the worker hard-stops (timeout after TERM): finish or give up quickly. */
+  signal: AbortSignal;
+}
+
+export type JobHandler<A extends unknown[] = JsonValue[]> = (args: A, ctx: JobContext) => unknown | Promise<unknown>;
+
+/** Sidekiq's `sidekiq_retry_in` answer: seconds until the next try, or what to do instead. */
+export type RetryInResult = number | "discard" | "kill" | undefined | null;
+
+export interface HandlerOptions {
+  /** Like `sidekiq_retry_in { |count, exception, job| ... }`; undefined means the default delay. */
+  retryIn?: (count: number, error: unknown, job: JobRecord) => RetryInResult;
+  /** Like `sidekiq_retries_exhausted { |job, exception| ... }`; "discard" keeps it out of the dead set. */
+  retriesExhausted?: (job: JobRecord, error: unknown) => void | "discard" | Promise<void | "discard">;
+}
+
+export interface RegisteredHandler {
+  handler: JobHandler<never>;
+  options: HandlerOptions;
+}
+
+/** Like Sidekiq's death handlers: called for every job that dies (or is discarded). */
+export type DeathHandler = (job: JobRecord, error: unknown) => void | Promise<void>;
+
+/** The error Sidekiq reports for a job; JS errors map to their name. */
+export interface FailureSource {
+  errorClass: string;
+  message: string;
+  backtrace: string[];
+}
+
+export function describeError(e: unknown): FailureSource {
+  if (e instanceof Error) {
+    const lines = (e.stack ?? "").split("\n").slice(1).map((l) => l.trim().replace(/^at /, "")).filter(Boolean);
+    return { errorClass: e.name || e.constructor?.name || "Error", message: e.message, backtrace: lines };
+  }
+  return { errorClass: "RuntimeError", message: typeof e === "string" ? e : JSON.stringify(e) ?? String(e), backtrace: [] };
+}

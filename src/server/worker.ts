@@ -1,0 +1,323 @@
+// The worker: Sidekiq's Launcher, Manager and Processors for Node. It fetches
+// from its capsules' queues, runs registered handlers, retries failures the
+// Sidekiq way, promotes scheduled and retry jobs, and heartbeats so the Ruby
+// Web UI and API see it as one more Sidekiq process.
+import type { Redis } from "ioredis";
+import { Client } from "../client/client.js";
+import { connectRedis, type OwnedRedis, type RedisSource } from "../client/connection.js";
+import { BRIDGE_LABEL } from "../client/fleet.js";
+import type { DialectLike, WireProfile } from "../wire/dialect.js";
+import type { JsonValue } from "../wire/json-scan.js";
+import { makeCapsule, type Capsule, type CapsuleConfig } from "./capsule.js";
+import { BasicFetch, bulkRequeue, type UnitOfWork } from "./fetch.js";
+import { Heartbeat, newIdentity, type WorkEntry } from "./heartbeat.js";
+import type { RetryConfig } from "./job-retry.js";
+import { consoleLogger, type Logger } from "./logger.js";
+import { processJob, type ServerMiddleware, type UnknownClassPolicy } from "./processor.js";
+import { Poller } from "./scheduled.js";
+import { Stats } from "./stats.js";
+import type { DeathHandler, HandlerOptions, JobHandler, RegisteredHandler } from "./types.js";
+
+export interface WorkerOptions {
+  redis: RedisSource;
+  /** 6, 7, 8, an exact version, or "auto" (default): the oldest live Ruby process's. */
+  dialect?: DialectLike | "auto";
+  autoFallback?: DialectLike;
+  /** The default capsule: queues (with optional weights, "critical,2") and concurrency. */
+  queues?: Array<string | [string, number]>;
+  concurrency?: number;
+  /** More capsules, each with its own queues and concurrency. */
+  capsules?: CapsuleConfig[];
+  tag?: string;
+  labels?: string[];
+  /** Seconds to wait for running jobs at shutdown before aborting them (Sidekiq's -t, 25). */
+  timeout?: number;
+  unknownClass?: UnknownClassPolicy;
+  /** Run the scheduled/retry poller (default true). */
+  scheduler?: boolean;
+  pollIntervalAverage?: number;
+  averageScheduledPollInterval?: number;
+  maxRetries?: number;
+  deadTimeoutSeconds?: number;
+  deadMaxJobs?: number;
+  /** Embedded processes hide Quiet/Stop in the Web UI and ignore remote signals' kill (default false). */
+  embedded?: boolean;
+  logger?: Logger;
+}
+
+interface InFlight {
+  uow: UnitOfWork;
+  abort: AbortController;
+  startedAt: number;
+  className?: string;
+}
+
+type State = "new" | "running" | "quiet" | "stopping" | "stopped";
+
+export class Worker {
+  readonly identity = newIdentity();
+  private state: State = "new";
+  private readonly conn: OwnedRedis;
+  private readonly blocking: Redis[] = [];
+  private readonly capsules: Capsule[];
+  private readonly handlers = new Map<string, RegisteredHandler>();
+  private readonly activeJobHandlers = new Map<string, RegisteredHandler>();
+  private readonly middleware: ServerMiddleware[] = [];
+  private readonly deathHandlers: DeathHandler[] = [];
+  private readonly inFlight = new Map<string, InFlight>();
+  private readonly work = new Map<string, WorkEntry>();
+  private readonly stats = new Stats();
+  private readonly logger: Logger;
+  private readonly client: Client;
+  private profile?: WireProfile;
+  private heartbeat?: Heartbeat;
+  private poller?: Poller;
+  private loops: Promise<void>[] = [];
+  private tidSeq = 0;
+  private stopped?: Promise<void>;
+
+  constructor(private readonly options: WorkerOptions) {
+    this.conn = connectRedis(options.redis);
+    this.logger = options.logger ?? consoleLogger();
+    const configs = options.capsules?.length
+      ? options.capsules
+      : [{ name: "default", concurrency: options.concurrency ?? 5, queues: options.queues ?? ["default"] }];
+    this.capsules = configs.map(makeCapsule);
+    this.client = new Client({
+      redis: this.conn.redis,
+      ...(options.dialect !== undefined ? { dialect: options.dialect } : {}),
+      ...(options.autoFallback !== undefined ? { autoFallback: options.autoFallback } : {}),
+      // Payloads the poller moves were checked when they were written.
+      validate: false,
+    });
+  }
+
+  /** Handles jobs of a Ruby class name: `handler(args, ctx)`. */
+  register<A extends unknown[] = JsonValue[]>(className: string, handler: JobHandler<A>, options: HandlerOptions = {}): this {
+    this.handlers.set(className, { handler: handler as JobHandler<never>, options });
+    return this;
+  }
+
+  /** Handles ActiveJob jobs of this class (routed by `wrapped`), with arguments decoded. */
+  registerActiveJob<A extends unknown[] = unknown[]>(jobClass: string, handler: JobHandler<A>, options: HandlerOptions = {}): this {
+    this.activeJobHandlers.set(jobClass, { handler: handler as JobHandler<never>, options });
+    return this;
+  }
+
+  use(mw: ServerMiddleware): this {
+    this.middleware.push(mw);
+    return this;
+  }
+
+  onDeath(handler: DeathHandler): this {
+    this.deathHandlers.push(handler);
+    return this;
+  }
+
+  get quiet(): boolean {
+    return this.state !== "running";
+  }
+
+  private retryConfig(): RetryConfig {
+    return {
+      profile: this.profile!,
+      maxRetries: this.options.maxRetries ?? 25,
+      deadTimeoutSeconds: this.options.deadTimeoutSeconds ?? 180 * 24 * 3600,
+      deadMaxJobs: this.options.deadMaxJobs ?? 10_000,
+      deathHandlers: this.deathHandlers,
+    };
+  }
+
+  async start(): Promise<void> {
+    if (this.state !== "new") throw new Error(`worker already ${this.state}`);
+    this.profile = await this.client.profile();
+    this.state = "running";
+    const retry = this.retryConfig();
+    this.heartbeat = new Heartbeat({
+      redis: this.conn.redis,
+      profile: this.profile,
+      identity: this.identity,
+      tag: this.options.tag ?? "",
+      labels: [...(this.options.labels ?? []), BRIDGE_LABEL],
+      capsules: this.capsules.map((c) => ({ name: c.name, concurrency: c.concurrency, mode: c.mode, weights: c.weights })),
+      embedded: this.options.embedded ?? false,
+      work: () => this.work.values(),
+      stats: this.stats,
+      quiet: () => this.quiet,
+      onSignal: (sig) => this.onRemoteSignal(sig),
+      logger: { error: (m) => this.logger.error(m), warn: (m) => this.logger.warn(m) },
+    });
+    await this.heartbeat.start(); // the first beat, then one every beatSeconds
+    if (this.options.scheduler !== false) {
+      this.poller = new Poller({
+        redis: this.conn.redis,
+        client: this.client,
+        profile: () => this.profile!,
+        retry: () => retry,
+        logger: this.logger,
+        ...(this.options.pollIntervalAverage !== undefined ? { pollIntervalAverage: this.options.pollIntervalAverage } : {}),
+        ...(this.options.averageScheduledPollInterval !== undefined ? { averageScheduledPollInterval: this.options.averageScheduledPollInterval } : {}),
+      });
+      this.poller.start();
+    }
+    for (const cap of this.capsules) {
+      const blocking = this.conn.redis.duplicate();
+      this.blocking.push(blocking);
+      this.loops.push(this.fetchLoop(cap, new BasicFetch(blocking, cap), retry));
+    }
+    this.logger.info(`sidekiq-bridge worker ${this.identity} started`, {
+      dialect: this.profile.version,
+      capsules: this.capsules.map((c) => ({ name: c.name, concurrency: c.concurrency, queues: Object.keys(c.weights) })),
+    });
+  }
+
+  /** One loop per capsule: fetch only when a slot is free, so no job waits in this process. */
+  private async fetchLoop(cap: Capsule, fetch: BasicFetch, retry: RetryConfig): Promise<void> {
+    let busy = 0;
+    let freed: (() => void) | undefined;
+    let backoffMs = 0;
+    const deps = {
+      redis: this.conn.redis,
+      handlers: this.handlers,
+      activeJobHandlers: this.activeJobHandlers,
+      middleware: this.middleware,
+      retry,
+      stats: this.stats,
+      unknownClass: this.options.unknownClass ?? "retry",
+      logger: this.logger,
+      work: this.work,
+    };
+    while (this.state === "running") {
+      if (busy >= cap.concurrency) {
+        await new Promise<void>((r) => (freed = r));
+        continue;
+      }
+      if (backoffMs > 0) await new Promise((r) => setTimeout(r, backoffMs));
+      let uow: UnitOfWork | null;
+      try {
+        uow = await fetch.retrieveWork();
+      } catch (e) {
+        if (this.state !== "running") break;
+        this.logger.warn("fetch failed; retrying", { error: (e as Error).message });
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
+      }
+      if (!uow) continue;
+      if (this.state !== "running") {
+        // Fetched after quiet was requested: hand it back, it runs next.
+        await bulkRequeue(this.conn.redis, [uow]);
+        break;
+      }
+      const tid = (++this.tidSeq).toString(36);
+      const job: InFlight = { uow, abort: new AbortController(), startedAt: Date.now() };
+      this.inFlight.set(tid, job);
+      busy++;
+      void processJob(uow, tid, job.abort.signal, deps)
+        .then(async (result) => {
+          if (result === "unknown-requeued") backoffMs = Math.min(Math.max(backoffMs * 2, 100), 5000);
+          else backoffMs = 0;
+          // A job that did not finish is pushed back, unless shutdown will do it.
+          if (result === "requeue" && !job.abort.signal.aborted) await bulkRequeue(this.conn.redis, [uow]);
+          if (result !== "requeue" || !job.abort.signal.aborted) this.inFlight.delete(tid);
+        })
+        .catch((e: Error) => {
+          this.logger.error("Internal error processing a job", { error: e.message });
+          this.inFlight.delete(tid);
+        })
+        .finally(() => {
+          busy--;
+          freed?.();
+          freed = undefined;
+          this.jobDone?.();
+        });
+    }
+    freed = undefined;
+  }
+
+  private jobDone?: () => void;
+
+  /** Stop fetching new work and stop the poller; running jobs continue (Sidekiq's TSTP). */
+  async quietDown(): Promise<void> {
+    if (this.state !== "running") return;
+    this.state = "quiet";
+    this.logger.info("Terminating quiet threads");
+    await this.poller?.stop();
+    await this.heartbeat?.beat().catch(() => undefined);
+  }
+
+  /**
+   * Sidekiq's shutdown: quiet, wait up to `timeout` for running jobs, abort
+   * the rest and push their raw jobs back to their queues, clear the heartbeat.
+   */
+  stop(): Promise<void> {
+    this.stopped ??= this.shutdown();
+    return this.stopped;
+  }
+
+  private async shutdown(): Promise<void> {
+    if (this.state === "new") {
+      this.state = "stopped";
+      await this.closeConnections();
+      return;
+    }
+    await this.quietDown();
+    this.state = "stopping";
+    await Promise.all(this.loops);
+    const deadline = Date.now() + (this.options.timeout ?? 25) * 1000;
+    while (this.inFlight.size > 0 && Date.now() < deadline) {
+      await new Promise<void>((r) => {
+        this.jobDone = r;
+        setTimeout(r, 250);
+      });
+    }
+    const unfinished = [...this.inFlight.values()];
+    if (unfinished.length > 0) {
+      for (const j of unfinished) j.abort.abort(new Error("sidekiq-bridge worker shutting down"));
+      await bulkRequeue(this.conn.redis, unfinished.map((j) => j.uow));
+      this.logger.info(`Pushed ${unfinished.length} jobs back to Redis`);
+      this.inFlight.clear();
+    }
+    await this.heartbeat?.stop();
+    await this.heartbeat?.clear().catch((e: Error) => this.logger.warn("could not clear the heartbeat", { error: e.message }));
+    this.state = "stopped";
+    await this.closeConnections();
+    this.logger.info("Bye!");
+  }
+
+  private async closeConnections(): Promise<void> {
+    for (const b of this.blocking) b.disconnect();
+    await this.client.close();
+    if (this.conn.owned) await this.conn.redis.quit().catch(() => undefined);
+  }
+
+  /** What each slot is doing (Sidekiq's TTIN dump). */
+  dump(): Array<{ tid: string; queue: string; jid?: string; runningFor: number }> {
+    return [...this.inFlight.entries()].map(([tid, j]) => ({
+      tid,
+      queue: j.uow.queueName,
+      jid: /"jid":"([0-9a-f]+)"/.exec(j.uow.job)?.[1],
+      runningFor: (Date.now() - j.startedAt) / 1000,
+    }));
+  }
+
+  private onRemoteSignal(sig: "TSTP" | "TERM" | "TTIN"): void {
+    this.logger.info(`Got ${sig} signal`);
+    if (sig === "TSTP") void this.quietDown();
+    else if (sig === "TERM") void this.stop();
+    else this.logger.warn("Thread dump", { slots: this.dump() });
+  }
+
+  /** OS signals as Sidekiq's CLI: TERM/INT stop, TSTP quiet, TTIN dump. */
+  handleSignals(exit: (code: number) => void = (c) => process.exit(c)): () => void {
+    const handlers: Array<[NodeJS.Signals, () => void]> = [
+      ["SIGTERM", () => void this.stop().then(() => exit(0))],
+      ["SIGINT", () => void this.stop().then(() => exit(0))],
+      ["SIGTSTP", () => void this.quietDown()],
+      ["SIGTTIN", () => this.logger.warn("Thread dump", { slots: this.dump() })],
+    ];
+    for (const [s, h] of handlers) process.on(s, h);
+    return () => {
+      for (const [s, h] of handlers) process.off(s, h);
+    };
+  }
+}
