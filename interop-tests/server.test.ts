@@ -50,6 +50,92 @@ describeEachSidekiq("server: a Node worker in the Sidekiq fleet", (sk) => {
     }
   });
 
+  it("runs Ruby's ActiveJob jobs with their arguments decoded (routed by wrapped)", async () => {
+    const w = new Worker({ redis: sk.url, dialect: sk.target.version, queues: ["aj"], concurrency: 2, scheduler: false, timeout: 3 });
+    const got: unknown[][] = [];
+    w.registerActiveJob("AjRecordJob", (args) => {
+      got.push(args);
+    });
+    await w.start();
+    try {
+      await sk.ruby(`AjRecordJob.set(queue: "aj").perform_later(1, "s", {"str_key" => 1, :sym_key => :sym_val}, ts: Time.at(1_700_000_000, 123, :millisecond).utc, big: 1.5)`);
+      await waitFor("the ActiveJob to run in Node", async () => (got.length > 0 ? true : undefined));
+      expect(got[0]).toEqual([1, "s", { str_key: 1, sym_key: "sym_val" }, { ts: new Date(1_700_000_000_123), big: 1.5 }]);
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it("server middleware wraps each job; a class without a handler fails as Sidekiq's NameError, or dies by policy", async () => {
+    const seen: string[] = [];
+    const w = new Worker({ redis: sk.url, dialect: sk.target.version, queues: ["mw"], concurrency: 2, scheduler: false, timeout: 3 });
+    w.use(async (ctx, next) => {
+      seen.push(`before ${ctx.className}`);
+      await next();
+      seen.push(`after ${ctx.className}`);
+    });
+    w.register("KnownJob", () => {
+      seen.push("perform");
+    });
+    await w.start();
+    const d = new Worker({ redis: sk.url, dialect: sk.target.version, queues: ["policy-dead"], concurrency: 1, scheduler: false, timeout: 3, unknownClass: "dead" });
+    await d.start();
+    try {
+      const [unknown, doomed] = await sk.ruby<string[]>(`
+        Sidekiq::Client.push("class" => "KnownJob", "queue" => "mw", "args" => [])
+        [Sidekiq::Client.push("class" => "NoSuchJob", "queue" => "mw", "args" => [1]),
+         Sidekiq::Client.push("class" => "NoSuchJob", "queue" => "policy-dead", "args" => [2])]`);
+      const r = await waitFor("the NameError retry entry", async () =>
+        sk.ruby<{ klass: string; msg: string } | null>(`e = Sidekiq::RetrySet.new.find_job(${JSON.stringify(unknown)}); e && {"klass" => e["error_class"], "msg" => e["error_message"]}`).then((x) => x ?? undefined),
+      );
+      expect(r).toEqual({ klass: "NameError", msg: "uninitialized constant NoSuchJob" });
+      const dead = await waitFor("the dead entry", async () =>
+        sk.ruby<string | null>(`Sidekiq::DeadSet.new.find_job(${JSON.stringify(doomed)})&.[]("error_class")`).then((x) => x ?? undefined),
+      );
+      expect(dead).toBe("NameError");
+      expect(seen).toEqual(["before KnownJob", "perform", "after KnownJob"]);
+    } finally {
+      await w.stop();
+      await d.stop();
+    }
+  });
+
+  it("several capsules: each takes its own queues with its own concurrency", async () => {
+    const w = new Worker({
+      redis: sk.url,
+      dialect: sk.target.version,
+      capsules: [
+        { name: "default", concurrency: 3, queues: ["cap-a"] },
+        { name: "single", concurrency: 1, queues: ["cap-b"] },
+      ],
+      scheduler: false,
+      timeout: 3,
+    });
+    let active = 0;
+    let maxB = 0;
+    const ran: string[] = [];
+    w.register("CapJob", async ([q]) => {
+      if (q === "b") maxB = Math.max(maxB, ++active);
+      await new Promise((r) => setTimeout(r, 50));
+      if (q === "b") active--;
+      ran.push(String(q));
+    });
+    await w.start();
+    try {
+      await sk.ruby(`Sidekiq::Client.push_bulk("class" => "CapJob", "queue" => "cap-a", "args" => [["a"]] * 6); Sidekiq::Client.push_bulk("class" => "CapJob", "queue" => "cap-b", "args" => [["b"]] * 4)`);
+      await waitFor("10 jobs", async () => (ran.length >= 10 ? true : undefined));
+      expect(ran.filter((x) => x === "a")).toHaveLength(6);
+      expect(ran.filter((x) => x === "b")).toHaveLength(4);
+      expect(maxB).toBe(1);
+      const caps = await sk.ruby<unknown>(`
+        p = Sidekiq::ProcessSet.new.find { |x| x.identity == ${JSON.stringify(w.identity)} }
+        [p["concurrency"], p["queues"].sort]`);
+      expect(caps).toEqual([4, ["cap-a", "cap-b"]]);
+    } finally {
+      await w.stop();
+    }
+  });
+
   it("a failing Node job lands in Ruby's RetrySet; Ruby's retry runs it again; exhausted it is in the DeadSet", async () => {
     let attempts = 0;
     const w = new Worker({ redis: sk.url, dialect: sk.target.version, queues: ["failing"], concurrency: 2, scheduler: false, timeout: 5 });
