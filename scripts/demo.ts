@@ -10,6 +10,20 @@ import { ensureDebianPackages, prepareRootfs } from "../interop-tests/support/pr
 import { startRedis, type RedisServer } from "../interop-tests/support/redis-server.js";
 import { selectedTargets } from "../interop-tests/support/versions.js";
 import { applyFailure, decodePayloadTime, JobRecord, profileForVersion, secondsString } from "../src/wire/index.js";
+import { Client } from "../src/client/index.js";
+import { Worker, type Logger } from "../src/server/index.js";
+
+const quietLogger: Logger = { debug() {}, info() {}, warn() {}, error: (m) => console.error(m) };
+
+async function until<T>(fn: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 const say = (s: string) => console.log(s);
 const target = selectedTargets(process.env.SIDEKIQ_VERSION ?? "8.1.7")[0]!;
@@ -31,6 +45,8 @@ if (!url) {
   say(`Started a throwaway Redis at ${url} (pid ${server.pid}).`);
 } else say(`Using REDIS_URL=${url.replace(/\/\/[^@]*@/, "//***@")}.`);
 
+// With a REDIS_URL of your own, the demo keeps to database 15 (DEMO_DB to change).
+url = url.replace(/\/\d+$/, "");
 const db = Number(process.env.DEMO_DB ?? (server ? 0 : 15));
 const redis = new Redis(`${url}/${db}`);
 const backend = new LocalBackend(roots, fixtures, join(tmpdir(), runId), url);
@@ -60,17 +76,38 @@ try {
   say(`   retry entry: ${job.toString()}`);
 
   say("\n3. Ruby's scheduler promotes it and a real Ruby worker runs it:");
-  const deadline = Date.now() + 30_000;
-  let got: string | undefined;
-  while (!got && Date.now() < deadline) {
-    got = (await redis.lrange("bridge:received", 0, -1)).find((s) => s.includes(job.get("jid") as string));
-    if (!got) await new Promise((res) => setTimeout(res, 200));
-  }
-  if (!got) throw new Error(`Ruby did not run the job; its log:\n${sidekiq.log()}`);
+  const got = await until(async () => (await redis.lrange("bridge:received", 0, -1)).find((s) => s.includes(job.get("jid") as string))).catch(() => {
+    throw new Error(`Ruby did not run the job; its log:\n${sidekiq.log()}`);
+  });
   const rec = JSON.parse(got) as { args_json: string; job: { retry_count: number; error_class: string } };
   say(`   Ruby received args ${rec.args_json} (retry_count=${rec.job.retry_count}, error_class=${rec.job.error_class})`);
   say(`   identical to what Ruby enqueued: ${rec.args_json === job.raw("args") ? "yes" : "NO"}`);
-  say("\nDone. (The client, worker and CLI demos land with issues 3 to 6.)");
+
+  say("\n4. Node's client enqueues for Ruby (client.job(...).performAsync), in Sidekiq " + target.version + "'s dialect:");
+  const client = new Client({ redis: `${url}/${db}`, dialect: "auto", autoFallback: target.version });
+  const jid = await client.job<[string, number]>("RecordJob", { queue: "demo" }).performAsync("hello from Node", 42);
+  const ranInRuby = await until(async () => (await redis.lrange("bridge:received", 0, -1)).find((x) => x.includes(jid!)));
+  say(`   Ruby ran ${jid}: args ${(JSON.parse(ranInRuby) as { args_json: string }).args_json}`);
+
+  say("\n5. A Node worker takes Ruby's jobs for a class Ruby does not have, and shows up in Ruby's ProcessSet:");
+  const worker = new Worker({ redis: `${url}/${db}`, dialect: "auto", autoFallback: target.version, queues: ["to-node"], concurrency: 2, logger: quietLogger });
+  const greeted: string[] = [];
+  worker.register<[string]>("GreeterJob", ([name]) => {
+    greeted.push(name);
+  });
+  await worker.start();
+  await backend.runRuby(target, "eval.rb", [`Sidekiq::Client.push("class" => "GreeterJob", "queue" => "to-node", "args" => ["Ruby"])`], {
+    env: { REDIS_URL: backend.rubyRedisUrl(db) },
+  });
+  await until(async () => greeted[0]);
+  say(`   Node's GreeterJob greeted "${greeted[0]}".`);
+  const procs = await backend.runRuby(target, "eval.rb", [`Sidekiq::ProcessSet.new.map { |p| "#{p["hostname"]} pid #{p["pid"]} #{p["version"] || "(6.x)"} queues=#{p["queues"].join(",")}" }`], {
+    env: { REDIS_URL: backend.rubyRedisUrl(db) },
+  });
+  say(`   Sidekiq::ProcessSet (Ruby's view): ${procs.stdout.split("__BRIDGE_RESULT__ ")[1]?.trim()}`);
+  await worker.stop();
+  await client.close();
+  say("\nDone.");
 } finally {
   await sidekiq.stop();
   redis.disconnect();

@@ -6,7 +6,9 @@ import { resolve } from "node:path";
 import { Worker, type WorkerOptions } from "../server/worker.js";
 import type { UnknownClassPolicy } from "../server/processor.js";
 
-export const WORKER_HELP = `Usage: sidekiq-bridge worker [options]
+export const summary = "run a Node worker in the Sidekiq fleet";
+
+export const help = `Usage: sidekiq-bridge worker [options]
 
 Runs a Node worker that takes jobs from Sidekiq queues, alongside Ruby Sidekiq.
 
@@ -27,7 +29,7 @@ Options:
 Signals: TERM/INT stop (jobs still running after the timeout go back to their queues),
 TSTP quiets, TTIN logs what each slot is doing. Quiet and Stop from the Web UI work too.`;
 
-export async function workerCommand(argv: string[]): Promise<number> {
+export async function run(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -41,14 +43,9 @@ export async function workerCommand(argv: string[]): Promise<number> {
       fallback: { type: "string" },
       unknown: { type: "string" },
       label: { type: "string", multiple: true },
-      help: { type: "boolean", short: "h" },
     },
     strict: true,
   });
-  if (values.help) {
-    console.log(WORKER_HELP);
-    return 0;
-  }
   const num = (name: string, v: string | undefined, dflt: number) => {
     if (v === undefined) return dflt;
     const n = Number(v);
