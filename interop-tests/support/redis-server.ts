@@ -57,13 +57,19 @@ export interface StartRedisOptions {
   /** Extra redis.conf directives, e.g. ["appendonly yes"]. */
   config?: string[];
   databases?: number;
+  /** A fixed port and data folder, to restart a server on the same data (the folder is kept). */
+  port?: number;
+  dir?: string;
+  /** Another server binary with redis-server's flags (e.g. valkey-server). */
+  binary?: string;
 }
 
 export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisServer> {
-  const bin = redisServerBinary();
-  const dir = mkdtempSync(join(tmpdir(), "sidekiq-bridge-redis-"));
+  const bin = opts.binary ?? redisServerBinary();
+  const ownDir = opts.dir === undefined;
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "sidekiq-bridge-redis-"));
   for (let attempt = 0; ; attempt++) {
-    const port = await freePort();
+    const port = opts.port ?? (await freePort());
     const args = [
       "--port", String(port),
       "--bind", "127.0.0.1",
@@ -97,13 +103,13 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisSer
             await done;
             clearTimeout(t);
           }
-          rmSync(dir, { recursive: true, force: true });
+          if (ownDir) rmSync(dir, { recursive: true, force: true });
         },
       };
     }
     if (!exited) process.kill(pid, "SIGKILL");
     // Another process may have taken the port between our probe and redis' bind.
-    if (attempt >= 3) {
+    if (attempt >= 3 || opts.port !== undefined) {
       throw new Error(`redis-server did not start (see ${join(dir, "redis.log")})`);
     }
   }

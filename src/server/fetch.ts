@@ -1,6 +1,10 @@
-// Sidekiq's BasicFetch: BRPOP across the capsule's queues with a 2 s timeout.
-// A fetched job lives only in this process until acknowledged: requeue pushes
-// the raw string back with RPUSH, so it runs next.
+// Fetching jobs. BasicFetch is Sidekiq's: BRPOP across the capsule's queues
+// with a 2 s timeout; a fetched job lives only in this process until done.
+// ReliableFetch (the worker's default) moves each job atomically into a
+// working list owned by this process and removes it only when done, so a
+// crash loses nothing: orphaned working lists are recovered (recovery.ts).
+// Jobs travel as raw bytes, so even a payload that is not UTF-8 is requeued
+// or buried exactly as it came.
 import type { Redis } from "ioredis";
 import { queuesCommand, type Capsule } from "./capsule.js";
 
@@ -11,38 +15,193 @@ export interface UnitOfWork {
   queue: string;
   /** The queue name, e.g. "default". */
   queueName: string;
-  /** The raw job string, exactly as fetched. */
-  job: string;
+  /** The job as text, or null when its bytes are not valid UTF-8. */
+  job: string | null;
+  /** The job's bytes exactly as fetched. */
+  raw: Buffer;
 }
 
-export class BasicFetch {
+export interface Fetcher {
+  retrieveWork(): Promise<UnitOfWork | null>;
+  /** The job is done with (ran, retried, dead): forget it. */
+  acknowledge(uow: UnitOfWork): Promise<void>;
+  /** Not done: back to its queue's BRPOP end, so it runs next. */
+  requeue(work: readonly UnitOfWork[]): Promise<void>;
+  /** Handed to another process: to the far end of its queue. */
+  handBack(uow: UnitOfWork): Promise<void>;
+  /** Called once at shutdown, after every job is acknowledged or requeued. */
+  close(): Promise<void>;
+  /**
+   * After a lost connection: jobs moved into our working list whose reply never
+   * arrived, i.e. not in `running`, go back to their queue. Returns how many.
+   */
+  reclaim?(running: ReadonlySet<string>): Promise<number>;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+export function unitOfWork(queue: string, raw: Buffer): UnitOfWork {
+  let job: string | null;
+  try {
+    job = utf8.decode(raw);
+  } catch {
+    job = null;
+  }
+  return { queue, queueName: queue.slice("queue:".length), job, raw };
+}
+
+function checkExec(res: Array<[Error | null, unknown]> | null): void {
+  if (!res) throw new Error("transaction discarded");
+  const err = res.find(([e]) => e)?.[0];
+  if (err) throw err;
+}
+
+/** Pushes unfinished jobs back to their queues (one pipeline), so they run next. */
+export async function bulkRequeue(redis: Redis, work: readonly UnitOfWork[]): Promise<void> {
+  if (work.length === 0) return;
+  const pipe = redis.pipeline();
+  for (const w of work) pipe.rpush(w.queue, w.raw);
+  checkExec(await pipe.exec());
+}
+
+export class BasicFetch implements Fetcher {
   constructor(
+    private readonly redis: Redis,
     /** A connection of its own: BRPOP blocks it. */
     private readonly blocking: Redis,
     private readonly capsule: Capsule,
   ) {}
 
   async retrieveWork(): Promise<UnitOfWork | null> {
-    const keys = queuesCommand(this.capsule);
-    const r = await this.blocking.brpop(...keys, FETCH_TIMEOUT_SECONDS);
-    if (!r) return null;
-    const [queue, job] = r;
-    return { queue, queueName: queue.slice("queue:".length), job };
+    const r = await this.blocking.brpopBuffer(...queuesCommand(this.capsule), FETCH_TIMEOUT_SECONDS);
+    return r ? unitOfWork(r[0].toString(), r[1]) : null;
   }
+
+  async acknowledge(): Promise<void> {}
+
+  requeue(work: readonly UnitOfWork[]): Promise<void> {
+    return bulkRequeue(this.redis, work);
+  }
+
+  async handBack(uow: UnitOfWork): Promise<void> {
+    await this.redis.lpush(uow.queue, uow.raw);
+  }
+
+  async close(): Promise<void> {}
 }
 
-/** Pushes unfinished jobs back to their queues (one pipeline), so they run next. */
-export async function bulkRequeue(redis: Redis, work: readonly UnitOfWork[]): Promise<void> {
-  if (work.length === 0) return;
-  const byQueue = new Map<string, string[]>();
-  for (const w of work) {
-    let list = byQueue.get(w.queue);
-    if (!list) byQueue.set(w.queue, (list = []));
-    list.push(w.job);
+/** The registry of working lists, so recovery finds those of dead processes. */
+export const WIP_REGISTRY = "bridge:wip-keys";
+
+/** The working list of one process for one queue. */
+export function wipKey(identity: string, queue: string): string {
+  return `bridge:wip:${identity}|${queue}`;
+}
+
+// Tries the queues in order and moves the first job found into its working
+// list. Every key is declared (KEYS[1..n] queues, KEYS[n+1..2n] working lists).
+const LUA_MOVE_FIRST = `
+local n = #KEYS / 2
+for i = 1, n do
+  local job = redis.call("rpoplpush", KEYS[i], KEYS[n + i])
+  if job then return {KEYS[i], job} end
+end
+return false`;
+
+type ReliableRedis = Redis & {
+  bridgeMoveFirstBuffer(...keysThenCount: Array<string | number>): Promise<[Buffer, Buffer] | null>;
+};
+
+/**
+ * Reliable fetch: RPOPLPUSH (BRPOPLPUSH for a single queue) into
+ * `bridge:wip:<identity>|queue:<name>`, LREM on acknowledge. It keeps the
+ * capsule's queue order. Two commands per job: the move and the LREM.
+ */
+export class ReliableFetch implements Fetcher {
+  private idleMs = 0;
+  private readonly redis: Redis;
+  private readonly mover: ReliableRedis;
+
+  constructor(
+    redis: Redis,
+    /** The fetch connection: it must not resend a command after a reconnect. */
+    private readonly blocking: Redis,
+    private readonly capsule: Capsule,
+    private readonly identity: string,
+    /** Longest pause between polls of several empty queues. */
+    private readonly maxIdleMs = 1000,
+  ) {
+    this.redis = redis;
+    this.mover = blocking as ReliableRedis;
+    if (!(blocking as unknown as { bridgeMoveFirst?: unknown }).bridgeMoveFirst) {
+      blocking.defineCommand("bridgeMoveFirst", { lua: LUA_MOVE_FIRST });
+    }
   }
-  const pipe = redis.pipeline();
-  for (const [q, jobs] of byQueue) pipe.rpush(q, ...jobs);
-  const res = (await pipe.exec()) ?? [];
-  const err = res.find(([e]) => e)?.[0];
-  if (err) throw err;
+
+  wip(queue: string): string {
+    return wipKey(this.identity, queue);
+  }
+
+  /** Announces this process's working lists (before the first fetch). */
+  async register(): Promise<void> {
+    const keys = [...new Set(this.capsule.queues)].map((q) => this.wip(`queue:${q}`));
+    await this.redis.sadd(WIP_REGISTRY, ...keys);
+  }
+
+  async retrieveWork(): Promise<UnitOfWork | null> {
+    const queues = queuesCommand(this.capsule);
+    if (queues.length === 1) {
+      // One queue: block in Redis, exactly like BRPOP.
+      const q = queues[0]!;
+      const job = await this.blocking.brpoplpushBuffer(q, this.wip(q), FETCH_TIMEOUT_SECONDS);
+      return job ? unitOfWork(q, job) : null;
+    }
+    if (this.idleMs > 0) await new Promise((r) => setTimeout(r, this.idleMs));
+    const keys = [...queues, ...queues.map((q) => this.wip(q))];
+    const r = await this.mover.bridgeMoveFirstBuffer(keys.length, ...keys);
+    if (!r) {
+      // Several queues cannot be blocked on atomically: poll, backing off while idle.
+      this.idleMs = Math.min(Math.max(this.idleMs * 2, 25), this.maxIdleMs);
+      return null;
+    }
+    this.idleMs = 0;
+    return unitOfWork(r[0].toString(), r[1]);
+  }
+
+  async acknowledge(uow: UnitOfWork): Promise<void> {
+    await this.redis.lrem(this.wip(uow.queue), 1, uow.raw);
+  }
+
+  async requeue(work: readonly UnitOfWork[]): Promise<void> {
+    if (work.length === 0) return;
+    const tx = this.redis.multi();
+    for (const w of work) tx.lrem(this.wip(w.queue), 1, w.raw).rpush(w.queue, w.raw);
+    checkExec(await tx.exec());
+  }
+
+  async handBack(uow: UnitOfWork): Promise<void> {
+    checkExec(await this.redis.multi().lrem(this.wip(uow.queue), 1, uow.raw).lpush(uow.queue, uow.raw).exec());
+  }
+
+  async reclaim(running: ReadonlySet<string>): Promise<number> {
+    let n = 0;
+    for (const q of new Set(this.capsule.queues)) {
+      const queue = `queue:${q}`;
+      const items = await this.redis.lrangeBuffer(this.wip(queue), 0, -1);
+      const stray = items.filter((b) => !running.has(b.toString("base64")));
+      if (stray.length) {
+        await this.requeue(stray.map((raw) => unitOfWork(queue, raw)));
+        n += stray.length;
+      }
+    }
+    return n;
+  }
+
+  /** Leaves the registry; any job still in a working list stays for recovery. */
+  async close(): Promise<void> {
+    const keys = [...new Set(this.capsule.queues)].map((q) => this.wip(`queue:${q}`));
+    const lengths = await Promise.all(keys.map((k) => this.redis.llen(k)));
+    const empty = keys.filter((_, i) => lengths[i] === 0);
+    if (empty.length) await this.redis.srem(WIP_REGISTRY, ...empty);
+  }
 }

@@ -184,7 +184,7 @@ async function runDeathHandlers(config: RetryConfig, job: JobRecord, error: unkn
  * `MULTI; ZADD dead <now> payload; ZREMRANGEBYSCORE dead -inf <now - timeout>;
  * ZREMRANGEBYRANK dead 0 -<max>; EXEC`, numbers spelled as Ruby's Float#to_s.
  */
-export async function sendToDead(redis: Redis, payload: string, config: RetryConfig, nowMs: number = currentMs()): Promise<void> {
+export async function sendToDead(redis: Redis, payload: string | Buffer, config: RetryConfig, nowMs: number = currentMs()): Promise<void> {
   const nowS = nowMs / 1000;
   const timeout = config.deadTimeoutSeconds ?? DEFAULT_DEAD_TIMEOUT_SECONDS;
   const max = config.deadMaxJobs ?? DEFAULT_DEAD_MAX_JOBS;

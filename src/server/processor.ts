@@ -47,12 +47,13 @@ export interface ProcessorDeps {
 }
 
 /**
- * "ack": done with (ran, retried, dead, or handed back by policy).
+ * "ack": done with (ran, retried, dead).
  * "requeue": not finished (hard shutdown, or Redis failed while recording the
  * failure): the caller must push the raw job back.
- * "unknown-requeued": handed back by the requeue policy; the caller backs off.
+ * "hand-back": no handler and the requeue policy: the caller hands it to the
+ * far end of its queue for another process, and backs off.
  */
-export type ProcessResult = "ack" | "requeue" | "unknown-requeued";
+export type ProcessResult = "ack" | "requeue" | "hand-back";
 
 export class UnknownJobClassError extends Error {
   override name = "NameError";
@@ -71,8 +72,14 @@ export async function processJob(uow: UnitOfWork, tid: string, signal: AbortSign
   let record: JobRecord;
   let className: string;
   let jid: string;
+  if (uow.job === null) {
+    await sendToDead(deps.redis, uow.raw, deps.retry);
+    logger.error("Invalid JSON for job: its bytes are not UTF-8", { queue: uow.queueName, bytes: uow.raw.length });
+    return "ack";
+  }
+  const jobstr = uow.job;
   try {
-    record = JobRecord.parse(uow.job);
+    record = JobRecord.parse(jobstr);
     const klass = record.get("class");
     if (typeof klass !== "string" || klass === "") throw new Error("the job has no class");
     const wrapped = record.get("wrapped");
@@ -80,26 +87,24 @@ export async function processJob(uow: UnitOfWork, tid: string, signal: AbortSign
     jid = record.getString("jid") ?? "";
   } catch (e) {
     // Malformed payloads go to the morgue as they are, as Sidekiq's processor does.
-    await sendToDead(deps.redis, uow.job, deps.retry);
-    logger.error("Invalid JSON for job", { queue: uow.queueName, error: (e as Error).message, jobstr: uow.job.slice(0, 200) });
+    await sendToDead(deps.redis, uow.raw, deps.retry);
+    logger.error("Invalid JSON for job", { queue: uow.queueName, error: (e as Error).message, jobstr: jobstr.slice(0, 200) });
     return "ack";
   }
 
   const isActiveJob = ACTIVEJOB_WRAPPERS.has(record.getString("class") ?? "");
   const registered = (isActiveJob ? deps.activeJobHandlers : deps.handlers).get(className);
   if (!registered && deps.unknownClass === "requeue") {
-    // LPUSH: to the far end, so this process works on other jobs while another takes it.
-    await deps.redis.lpush(uow.queue, uow.job);
     logger.warn("No handler for job class; handed back to its queue", { class: className, jid, queue: uow.queueName });
-    return "unknown-requeued";
+    return "hand-back";
   }
 
-  deps.work.set(tid, { tid, queue: uow.queueName, payload: uow.job, runAt: Math.floor(Date.now() / 1000) });
+  deps.work.set(tid, { tid, queue: uow.queueName, payload: jobstr, runAt: Math.floor(Date.now() / 1000) });
   const started = performance.now();
   try {
     if (!registered) throw new UnknownJobClassError(`uninitialized constant ${className}`);
     const args = isActiveJob ? activeJobArguments(record.get("args") as JsonValue) : ((record.get("args") ?? []) as JsonValue[]);
-    const ctx: JobContext = { jid, className, queue: uow.queueName, record, raw: uow.job, signal };
+    const ctx: JobContext = { jid, className, queue: uow.queueName, record, raw: jobstr, signal };
     await chain(deps.middleware, { jid, className, queue: uow.queueName, job: record }, async () => {
       await registered.handler(args as never, ctx);
     });
@@ -115,7 +120,7 @@ export async function processJob(uow: UnitOfWork, tid: string, signal: AbortSign
     logger.warn("Job raised exception", { class: className, jid, queue: uow.queueName, error_class: err.errorClass, error_message: err.message });
     try {
       // The retry rewrite starts from the job as fetched: middleware changes are not stored.
-      const original = JobRecord.parse(uow.job);
+      const original = JobRecord.parse(jobstr);
       if (!registered && deps.unknownClass === "dead") {
         applyFailure(original, { ...err, backtrace: err.backtrace }, deps.retry.profile);
         await sendToDead(deps.redis, original.toString(), deps.retry);

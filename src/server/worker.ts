@@ -9,11 +9,12 @@ import { BRIDGE_LABEL } from "../client/fleet.js";
 import type { DialectLike, WireProfile } from "../wire/dialect.js";
 import type { JsonValue } from "../wire/json-scan.js";
 import { makeCapsule, type Capsule, type CapsuleConfig } from "./capsule.js";
-import { BasicFetch, bulkRequeue, type UnitOfWork } from "./fetch.js";
+import { BasicFetch, ReliableFetch, type Fetcher, type UnitOfWork } from "./fetch.js";
 import { Heartbeat, newIdentity, type WorkEntry } from "./heartbeat.js";
+import { recoverOrphans } from "./recovery.js";
 import type { RetryConfig } from "./job-retry.js";
 import { consoleLogger, type Logger } from "./logger.js";
-import { processJob, type ServerMiddleware, type UnknownClassPolicy } from "./processor.js";
+import { processJob, type ProcessResult, type ServerMiddleware, type UnknownClassPolicy } from "./processor.js";
 import { Poller } from "./scheduled.js";
 import { Stats } from "./stats.js";
 import type { DeathHandler, HandlerOptions, JobHandler, RegisteredHandler } from "./types.js";
@@ -33,6 +34,14 @@ export interface WorkerOptions {
   /** Seconds to wait for running jobs at shutdown before aborting them (Sidekiq's -t, 25). */
   timeout?: number;
   unknownClass?: UnknownClassPolicy;
+  /**
+   * "reliable" (default): each fetched job waits in a working list of this
+   * process until done, and a crashed process's jobs are recovered.
+   * "basic": Sidekiq's BRPOP (a crash loses the jobs it was running).
+   */
+  fetch?: "reliable" | "basic";
+  /** How often (ms) to look for dead processes' working lists (default 60 s). */
+  recoveryIntervalMs?: number;
   /** Run the scheduled/retry poller (default true). */
   scheduler?: boolean;
   pollIntervalAverage?: number;
@@ -47,8 +56,11 @@ export interface WorkerOptions {
 
 interface InFlight {
   uow: UnitOfWork;
+  fetcher: Fetcher;
   abort: AbortController;
   startedAt: number;
+  /** The handler has finished; only bookkeeping (ack, retry write) remains. */
+  settled?: boolean;
   className?: string;
 }
 
@@ -75,6 +87,8 @@ export class Worker {
   private loops: Promise<void>[] = [];
   private tidSeq = 0;
   private stopped?: Promise<void>;
+  private readonly fetchers: Fetcher[] = [];
+  private recoveryTimer?: NodeJS.Timeout;
 
   constructor(private readonly options: WorkerOptions) {
     this.conn = connectRedis(options.redis);
@@ -160,10 +174,27 @@ export class Worker {
       });
       this.poller.start();
     }
+    const reliable = (this.options.fetch ?? "reliable") === "reliable";
+    if (reliable) {
+      // Our heartbeat exists now, so nobody mistakes our working lists for orphans.
+      await this.recover(true);
+      this.recoveryTimer = setInterval(() => void this.recover(false), this.options.recoveryIntervalMs ?? 60_000);
+      this.recoveryTimer.unref();
+    }
     for (const cap of this.capsules) {
-      const blocking = this.conn.redis.duplicate();
+      // A fetch must never be sent twice: if a connection drops with a fetch in
+      // flight, Redis may have moved a job already. Fail it, and reclaim instead.
+      const blocking = this.conn.redis.duplicate({ autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 });
+      blocking.on("error", () => {}); // reported by the fetch loop
       this.blocking.push(blocking);
-      this.loops.push(this.fetchLoop(cap, new BasicFetch(blocking, cap), retry));
+      let fetcher: Fetcher;
+      if (reliable) {
+        const rf = new ReliableFetch(this.conn.redis, blocking, cap, this.identity);
+        await rf.register();
+        fetcher = rf;
+      } else fetcher = new BasicFetch(this.conn.redis, blocking, cap);
+      this.fetchers.push(fetcher);
+      this.loops.push(this.fetchLoop(cap, fetcher, retry));
     }
     this.logger.info(`sidekiq-bridge worker ${this.identity} started`, {
       dialect: this.profile.version,
@@ -171,11 +202,34 @@ export class Worker {
     });
   }
 
+  /** Runs a Redis write until it succeeds (backing off), for at most `ms`. */
+  private async persist(op: () => Promise<void>, ms = 60_000): Promise<void> {
+    const deadline = Date.now() + ms;
+    for (let wait = 100; ; wait = Math.min(wait * 2, 2000)) {
+      try {
+        return await op();
+      } catch (e) {
+        if (Date.now() > deadline) throw e;
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
+  }
+
+  private async recover(force: boolean): Promise<void> {
+    try {
+      const host = this.identity.split(":").slice(0, -2).join(":");
+      await recoverOrphans(this.conn.redis, host, this.logger, force);
+    } catch (e) {
+      this.logger.warn("could not recover orphaned jobs", { error: (e as Error).message });
+    }
+  }
+
   /** One loop per capsule: fetch only when a slot is free, so no job waits in this process. */
-  private async fetchLoop(cap: Capsule, fetch: BasicFetch, retry: RetryConfig): Promise<void> {
+  private async fetchLoop(cap: Capsule, fetch: Fetcher, retry: RetryConfig): Promise<void> {
     let busy = 0;
     let freed: (() => void) | undefined;
     let backoffMs = 0;
+    let reclaimNeeded = false;
     const deps = {
       redis: this.conn.redis,
       handlers: this.handlers,
@@ -195,9 +249,17 @@ export class Worker {
       if (backoffMs > 0) await new Promise((r) => setTimeout(r, backoffMs));
       let uow: UnitOfWork | null;
       try {
+        if (reclaimNeeded && fetch.reclaim) {
+          // A fetch whose reply was lost may have moved a job into our working list.
+          const running = new Set([...this.inFlight.values()].filter((j) => j.fetcher === fetch).map((j) => j.uow.raw.toString("base64")));
+          const n = await fetch.reclaim(running);
+          if (n > 0) this.logger.warn(`Reclaimed ${n} jobs whose fetch reply was lost`);
+        }
+        reclaimNeeded = false;
         uow = await fetch.retrieveWork();
       } catch (e) {
         if (this.state !== "running") break;
+        reclaimNeeded = true;
         this.logger.warn("fetch failed; retrying", { error: (e as Error).message });
         await new Promise((r) => setTimeout(r, 1000));
         continue;
@@ -205,26 +267,38 @@ export class Worker {
       if (!uow) continue;
       if (this.state !== "running") {
         // Fetched after quiet was requested: hand it back, it runs next.
-        await bulkRequeue(this.conn.redis, [uow]);
+        await fetch.requeue([uow]).catch((e: Error) => this.logger.error("could not requeue a job fetched while quieting", { error: e.message }));
         break;
       }
       const tid = (++this.tidSeq).toString(36);
-      const job: InFlight = { uow, abort: new AbortController(), startedAt: Date.now() };
+      const job: InFlight = { uow, fetcher: fetch, abort: new AbortController(), startedAt: Date.now() };
       this.inFlight.set(tid, job);
       busy++;
       void processJob(uow, tid, job.abort.signal, deps)
+        .catch((e: Error): ProcessResult => {
+          // E.g. Redis down while burying a malformed job: try the job again later.
+          this.logger.error("could not process a job; it goes back to its queue", { error: e.message });
+          return "requeue";
+        })
         .then(async (result) => {
-          if (result === "unknown-requeued") backoffMs = Math.min(Math.max(backoffMs * 2, 100), 5000);
-          else backoffMs = 0;
-          // A job that did not finish is pushed back, unless shutdown will do it.
-          if (result === "requeue" && !job.abort.signal.aborted) await bulkRequeue(this.conn.redis, [uow]);
-          if (result !== "requeue" || !job.abort.signal.aborted) this.inFlight.delete(tid);
+          // After a hard shutdown's abort, shutdown() has requeued it already.
+          if (job.abort.signal.aborted) return;
+          job.settled = true;
+          if (result === "hand-back") {
+            backoffMs = Math.min(Math.max(backoffMs * 2, 100), 5000);
+            await fetch.handBack(uow);
+          } else {
+            backoffMs = 0;
+            // Bookkeeping survives a Redis outage: retry for up to a minute.
+            await this.persist(() => (result === "requeue" ? fetch.requeue([uow]) : fetch.acknowledge(uow)));
+          }
         })
         .catch((e: Error) => {
-          this.logger.error("Internal error processing a job", { error: e.message });
-          this.inFlight.delete(tid);
+          // With reliable fetch the job stays in the working list and is recovered later.
+          this.logger.error("could not finish a job's bookkeeping", { error: e.message });
         })
         .finally(() => {
+          if (!job.abort.signal.aborted) this.inFlight.delete(tid);
           busy--;
           freed?.();
           freed = undefined;
@@ -270,13 +344,19 @@ export class Worker {
         setTimeout(r, 250);
       });
     }
-    const unfinished = [...this.inFlight.values()];
+    // Jobs whose handler finished are only acknowledging: never requeue those.
+    const unfinished = [...this.inFlight.values()].filter((j) => !j.settled);
     if (unfinished.length > 0) {
       for (const j of unfinished) j.abort.abort(new Error("sidekiq-bridge worker shutting down"));
-      await bulkRequeue(this.conn.redis, unfinished.map((j) => j.uow));
+      for (const f of new Set(unfinished.map((j) => j.fetcher))) {
+        await f.requeue(unfinished.filter((j) => j.fetcher === f).map((j) => j.uow));
+      }
       this.logger.info(`Pushed ${unfinished.length} jobs back to Redis`);
-      this.inFlight.clear();
+      for (const [tid, j] of this.inFlight) if (!j.settled) this.inFlight.delete(tid);
     }
+    for (let i = 0; i < 20 && this.inFlight.size > 0; i++) await new Promise((r) => setTimeout(r, 250));
+    if (this.recoveryTimer) clearInterval(this.recoveryTimer);
+    for (const f of this.fetchers) await f.close().catch(() => undefined);
     await this.heartbeat?.stop();
     await this.heartbeat?.clear().catch((e: Error) => this.logger.warn("could not clear the heartbeat", { error: e.message }));
     this.state = "stopped";
@@ -295,7 +375,7 @@ export class Worker {
     return [...this.inFlight.entries()].map(([tid, j]) => ({
       tid,
       queue: j.uow.queueName,
-      jid: /"jid":"([0-9a-f]+)"/.exec(j.uow.job)?.[1],
+      jid: /"jid":"([0-9a-f]+)"/.exec(j.uow.job ?? "")?.[1],
       runningFor: (Date.now() - j.startedAt) / 1000,
     }));
   }

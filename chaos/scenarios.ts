@@ -1,0 +1,204 @@
+// Fault scenarios for the Node worker (issue 5): each sends jobs, breaks
+// something on purpose, and counts what happened to every job.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import { Client } from "../src/client/index.js";
+import type { SidekiqBackend } from "../interop-tests/support/backend.js";
+import { REPO_ROOT } from "../interop-tests/support/local-backend.js";
+import { freePort, startRedis, type RedisServer } from "../interop-tests/support/redis-server.js";
+import type { SidekiqTarget } from "../interop-tests/support/versions.js";
+
+export interface ScenarioResult {
+  scenario: string;
+  system: string;
+  sent: number;
+  completed: number;
+  lost: number;
+  duplicated: number;
+  /** Seconds from the fault's end until work was flowing again / orphans were back. */
+  recoverySeconds: number;
+  notes?: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string, fn: () => Promise<boolean>, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await fn().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/** Builds dist/ once, so scenarios run the real `sidekiq-bridge` binary. */
+export function buildCli(): void {
+  const r = spawnSync("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: REPO_ROOT, encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`build failed:\n${r.stdout}${r.stderr}`);
+}
+
+export function spawnNodeWorker(url: string, concurrency: number, extra: string[] = []): ChildProcess & { output: () => string } {
+  const child = spawn(
+    process.execPath,
+    ["dist/cli/main.js", "worker", "-q", "chaos", "-c", String(concurrency), "-t", "5", "-r", "chaos/handlers.mjs", "--dialect", "8.1.7", ...extra],
+    { cwd: REPO_ROOT, env: { ...process.env, REDIS_URL: url }, stdio: ["ignore", "pipe", "pipe"] },
+  ) as ChildProcess & { output: () => string };
+  let out = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (out += d));
+  child.output = () => out;
+  return child;
+}
+
+async function stopChild(c: ChildProcess): Promise<void> {
+  if (c.exitCode !== null || c.signalCode !== null) return;
+  const done = new Promise((r) => c.once("exit", r));
+  c.kill("SIGTERM");
+  const t = setTimeout(() => c.kill("SIGKILL"), 15_000);
+  await done;
+  clearTimeout(t);
+}
+
+async function count(redis: Redis, sent: string[]): Promise<{ completed: number; duplicated: number; lost: number }> {
+  const runs = await redis.lrange("chaos:runs", 0, -1);
+  const unique = new Set(runs);
+  const completed = sent.filter((j) => unique.has(j)).length;
+  return { completed, duplicated: runs.length - unique.size, lost: sent.length - completed };
+}
+
+async function enqueue(url: string, n: number, ms: number): Promise<string[]> {
+  const c = new Client({ redis: url, dialect: "8.1.7", validate: false });
+  const jids = (await c.job("ChaosJob", { queue: "chaos" }).performBulk(Array.from({ length: n }, () => [ms]))) as string[];
+  await c.close();
+  return jids;
+}
+
+/**
+ * kill -9 of a worker with `queued` jobs waiting and `inFlight` running,
+ * then a restart. The Node worker's reliable fetch should lose nothing.
+ */
+export async function kill9Node(queued = 5000, inFlight = 50): Promise<ScenarioResult> {
+  const server = await startRedis();
+  const url = `${server.url}/0`;
+  const redis = new Redis(url);
+  const children: ChildProcess[] = [];
+  try {
+    const sent = await enqueue(url, queued, 50);
+    const first = spawnNodeWorker(url, inFlight);
+    children.push(first);
+    await until("the worker to be busy", async () => (await redis.llen("chaos:runs")) >= 200, 60_000);
+    first.kill("SIGKILL");
+    await new Promise((r) => first.once("exit", r));
+    const killedAt = Date.now();
+    const second = spawnNodeWorker(url, inFlight);
+    children.push(second);
+    await until("the dead worker's jobs to be recovered", async () => /Recovered \d+ jobs/.test(second.output()), 60_000);
+    const recoverySeconds = (Date.now() - killedAt) / 1000;
+    await until("every job", async () => (await count(redis, sent)).lost === 0, 120_000);
+    await stopChild(second);
+    return { scenario: "kill -9 worker", system: "sidekiq-bridge (reliable fetch)", sent: sent.length, ...(await count(redis, sent)), recoverySeconds };
+  } finally {
+    for (const c of children) c.kill("SIGKILL");
+    redis.disconnect();
+    await server.stop();
+  }
+}
+
+/** The same scenario with Ruby Sidekiq's basic fetch, for comparison. */
+export async function kill9Ruby(backend: SidekiqBackend, target: SidekiqTarget, queued = 5000, inFlight = 50): Promise<ScenarioResult> {
+  const server = await startRedis();
+  const url = `${server.url}/0`;
+  const redis = new Redis(url);
+  try {
+    const sent = await enqueue(url, queued, 50);
+    // The local backend's Ruby shares this machine's network: the same URL works.
+    const opts = { queues: ["chaos"], concurrency: inFlight, require: "lib/chaos_jobs.rb", env: { REDIS_URL: url } };
+    const first = await backend.startSidekiq(target, opts);
+    await until("Ruby to be busy", async () => (await redis.llen("chaos:runs")) >= 200, 60_000);
+    await first.stop("SIGKILL");
+    const killedAt = Date.now();
+    const second = await backend.startSidekiq(target, opts);
+    await until("the queue to drain", async () => (await redis.llen("queue:chaos")) === 0, 120_000);
+    // Whatever was running at the kill is gone with basic fetch; let the rest finish.
+    await until("the runs to settle", async () => {
+      const a = await redis.llen("chaos:runs");
+      await sleep(1500);
+      return (await redis.llen("chaos:runs")) === a;
+    }, 60_000);
+    const recoverySeconds = (Date.now() - killedAt) / 1000;
+    await second.stop();
+    return {
+      scenario: "kill -9 worker",
+      system: `Ruby Sidekiq ${target.version} (basic fetch)`,
+      sent: sent.length,
+      ...(await count(redis, sent)),
+      recoverySeconds,
+      notes: "BRPOP removes a job from Redis when fetched: jobs running at the kill are gone",
+    };
+  } finally {
+    redis.disconnect();
+    await server.stop();
+  }
+}
+
+/** Redis killed and restarted (AOF, appendfsync always) in the middle of a run. */
+export async function redisRestart(total = 20_000): Promise<ScenarioResult> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "sidekiq-bridge-chaos-"));
+  const cfg = { port, dir, config: ["appendonly yes", "appendfsync always"] };
+  let server: RedisServer = await startRedis(cfg);
+  const url = `${server.url}/0`;
+  const redis = new Redis(url, { maxRetriesPerRequest: null });
+  redis.on("error", () => {});
+  const worker = spawnNodeWorker(url, 20);
+  try {
+    const sent = await enqueue(url, total, 1);
+    await until("a quarter of the jobs", async () => (await redis.llen("chaos:runs")) >= total / 4, 120_000);
+    process.kill(server.pid, "SIGKILL");
+    await server.stop();
+    await sleep(1000);
+    server = await startRedis(cfg);
+    const back = Date.now();
+    const before = await redis.llen("chaos:runs");
+    await until("work to flow again", async () => (await redis.llen("chaos:runs")) > before, 60_000);
+    const recoverySeconds = (Date.now() - back) / 1000;
+    await until("every job", async () => (await count(redis, sent)).lost === 0, 180_000);
+    const alive = worker.exitCode === null;
+    await stopChild(worker);
+    return { scenario: "Redis killed and restarted (AOF always)", system: "sidekiq-bridge (reliable fetch)", sent: sent.length, ...(await count(redis, sent)), recoverySeconds, notes: alive ? "worker kept running" : "WORKER DIED" };
+  } finally {
+    worker.kill("SIGKILL");
+    redis.disconnect();
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Redis frozen for `seconds` (SIGSTOP, then SIGCONT). */
+export async function redisFreeze(total = 5000, seconds = 5): Promise<ScenarioResult> {
+  const server = await startRedis();
+  const url = `${server.url}/0`;
+  const redis = new Redis(url, { maxRetriesPerRequest: null });
+  const worker = spawnNodeWorker(url, 20);
+  try {
+    const sent = await enqueue(url, total, 1);
+    await until("some progress", async () => (await redis.llen("chaos:runs")) >= total / 10, 60_000);
+    process.kill(server.pid, "SIGSTOP");
+    await sleep(seconds * 1000);
+    process.kill(server.pid, "SIGCONT");
+    const back = Date.now();
+    const before = await redis.llen("chaos:runs");
+    await until("work to flow again", async () => (await redis.llen("chaos:runs")) > before, 60_000);
+    const recoverySeconds = (Date.now() - back) / 1000;
+    await until("every job", async () => (await count(redis, sent)).lost === 0, 120_000);
+    const alive = worker.exitCode === null;
+    await stopChild(worker);
+    return { scenario: `Redis frozen ${seconds} s (SIGSTOP)`, system: "sidekiq-bridge (reliable fetch)", sent: sent.length, ...(await count(redis, sent)), recoverySeconds, notes: alive ? "worker kept running" : "WORKER DIED" };
+  } finally {
+    worker.kill("SIGKILL");
+    redis.disconnect();
+    await server.stop();
+  }
+}
