@@ -82,6 +82,8 @@ export async function processJob(uow: UnitOfWork, tid: string, signal: AbortSign
     record = JobRecord.parse(jobstr);
     const klass = record.get("class");
     if (typeof klass !== "string" || klass === "") throw new Error("the job has no class");
+    // Cheap shape check on the raw text: args must be a JSON array.
+    if (record.raw("args")?.[0] !== "[") throw new Error("the job's args is not an array");
     const wrapped = record.get("wrapped");
     className = ACTIVEJOB_WRAPPERS.has(klass) && typeof wrapped === "string" ? wrapped : klass;
     jid = record.getString("jid") ?? "";
