@@ -5,7 +5,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { Client } from "../src/client/index.js";
+import { Client, type RedisSource } from "../src/client/index.js";
+import { redisServerBinary } from "../interop-tests/support/redis-server.js";
+import { writeFileSync } from "node:fs";
 import type { SidekiqBackend } from "../interop-tests/support/backend.js";
 import { REPO_ROOT } from "../interop-tests/support/local-backend.js";
 import { freePort, startRedis, type RedisServer } from "../interop-tests/support/redis-server.js";
@@ -39,11 +41,11 @@ export function buildCli(): void {
   if (r.status !== 0) throw new Error(`build failed:\n${r.stdout}${r.stderr}`);
 }
 
-export function spawnNodeWorker(url: string, concurrency: number, extra: string[] = []): ChildProcess & { output: () => string } {
+export function spawnNodeWorker(url: string, concurrency: number, extra: string[] = [], env: Record<string, string> = {}): ChildProcess & { output: () => string } {
   const child = spawn(
     process.execPath,
     ["dist/cli/main.js", "worker", "-q", "chaos", "-c", String(concurrency), "-t", "5", "-r", "chaos/handlers.mjs", "--dialect", "8.1.7", ...extra],
-    { cwd: REPO_ROOT, env: { ...process.env, REDIS_URL: url }, stdio: ["ignore", "pipe", "pipe"] },
+    { cwd: REPO_ROOT, env: { ...process.env, REDIS_URL: url, ...env }, stdio: ["ignore", "pipe", "pipe"] },
   ) as ChildProcess & { output: () => string };
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
@@ -68,7 +70,7 @@ async function count(redis: Redis, sent: string[]): Promise<{ completed: number;
   return { completed, duplicated: runs.length - unique.size, lost: sent.length - completed };
 }
 
-async function enqueue(url: string, n: number, ms: number): Promise<string[]> {
+async function enqueue(url: RedisSource, n: number, ms: number): Promise<string[]> {
   const c = new Client({ redis: url, dialect: "8.1.7", validate: false });
   const jids = (await c.job("ChaosJob", { queue: "chaos" }).performBulk(Array.from({ length: n }, () => [ms]))) as string[];
   await c.close();
@@ -200,5 +202,104 @@ export async function redisFreeze(total = 5000, seconds = 5): Promise<ScenarioRe
     worker.kill("SIGKILL");
     redis.disconnect();
     await server.stop();
+  }
+}
+
+interface SentinelSetup {
+  master: RedisServer;
+  replica: RedisServer;
+  sentinelPort: number;
+  sentinel: ChildProcess;
+  dir: string;
+  stop(): Promise<void>;
+}
+
+/** A master, a replica and one Sentinel (quorum 1), all on loopback. */
+async function startSentinelSetup(): Promise<SentinelSetup> {
+  // No 5 s delay before the first (diskless) sync.
+  const master = await startRedis({ config: ["repl-diskless-sync-delay 0"] });
+  const replica = await startRedis({ config: [`replicaof 127.0.0.1 ${master.port}`] });
+  const rc = new Redis({ port: replica.port });
+  await until("the replica to be in sync", async () => (await rc.info("replication")).includes("master_link_status:up"), 30_000);
+  rc.disconnect();
+  const sentinelPort = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "sidekiq-bridge-sentinel-"));
+  const conf = join(dir, "sentinel.conf");
+  writeFileSync(
+    conf,
+    [`port ${sentinelPort}`, "bind 127.0.0.1", `dir ${dir}`, `sentinel monitor mymaster 127.0.0.1 ${master.port} 1`, "sentinel down-after-milliseconds mymaster 1000", "sentinel failover-timeout mymaster 5000", ""].join("\n"),
+  );
+  // redis-server in sentinel mode: no extra package needed.
+  const sentinel = spawn(redisServerBinary(), [conf, "--sentinel"], { stdio: "ignore" });
+  const probe = new Redis({ port: sentinelPort, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  probe.on("error", () => {});
+  await until("Sentinel to know the replica", async () => {
+    if (probe.status !== "ready") await probe.connect().catch(() => undefined);
+    const replicas = (await probe.call("SENTINEL", "REPLICAS", "mymaster")) as unknown[];
+    return replicas.length > 0;
+  }, 30_000);
+  probe.disconnect();
+  return {
+    master,
+    replica,
+    sentinelPort,
+    sentinel,
+    dir,
+    async stop() {
+      sentinel.kill("SIGTERM");
+      await replica.stop();
+      await master.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * A Sentinel failover in the middle of a run. "graceful": SENTINEL FAILOVER
+ * (asserted: lost 0). "abrupt": the master is killed; asynchronous
+ * replication may lose its last writes (reported, not asserted).
+ */
+export async function sentinelFailover(mode: "graceful" | "abrupt", total = 10_000): Promise<ScenarioResult> {
+  const s = await startSentinelSetup();
+  const source = { sentinels: [{ host: "127.0.0.1", port: s.sentinelPort }], name: "mymaster" };
+  const redis = new Redis({ ...source, maxRetriesPerRequest: null });
+  redis.on("error", () => {});
+  const env = { CHAOS_SENTINEL: `127.0.0.1:${s.sentinelPort}` };
+  const worker = spawnNodeWorker("", 20, ["--sentinel", `127.0.0.1:${s.sentinelPort}`], env);
+  try {
+    const sent = await enqueue(source, total, 1);
+    await until("a fifth of the jobs", async () => (await redis.llen("chaos:runs")) >= total / 5, 120_000);
+    const t0 = Date.now();
+    if (mode === "graceful") {
+      const sen = new Redis({ port: s.sentinelPort, host: "127.0.0.1" });
+      await sen.call("SENTINEL", "FAILOVER", "mymaster");
+      sen.disconnect();
+    } else process.kill(s.master.pid, "SIGKILL");
+    const replica = new Redis({ port: s.replica.port });
+    await until("the replica to become master", async () => (await replica.role())[0] === "master", 60_000);
+    replica.disconnect();
+    const promoted = (Date.now() - t0) / 1000;
+    const settle = async () => {
+      const a = await redis.llen("chaos:runs");
+      await sleep(3000);
+      return (await redis.llen("chaos:runs")) === a && (await redis.llen("queue:chaos")) === 0;
+    };
+    if (mode === "graceful") await until("every job", async () => (await count(redis, sent)).lost === 0, 180_000);
+    else await until("the run to settle", settle, 180_000);
+    const alive = worker.exitCode === null;
+    await stopChild(worker);
+    const c = await count(redis, sent);
+    return {
+      scenario: mode === "graceful" ? "Sentinel failover (SENTINEL FAILOVER)" : "Sentinel failover (master killed)",
+      system: "sidekiq-bridge (reliable fetch)",
+      sent: sent.length,
+      ...c,
+      recoverySeconds: promoted,
+      notes: `${alive ? "worker kept running" : "WORKER DIED"}${mode === "abrupt" ? `; replication is asynchronous, so writes the old master had not sent to the replica when it died are gone (${c.lost} jobs)` : ""}`,
+    };
+  } finally {
+    worker.kill("SIGKILL");
+    redis.disconnect();
+    await s.stop();
   }
 }

@@ -1,6 +1,6 @@
 // Issue 5: the fault scenarios of `npm run chaos`, asserted.
 import { beforeAll, describe, expect, it } from "vitest";
-import { buildCli, kill9Node, kill9Ruby, redisFreeze, redisRestart } from "../chaos/scenarios.js";
+import { buildCli, kill9Node, kill9Ruby, redisFreeze, redisRestart, sentinelFailover } from "../chaos/scenarios.js";
 import { backend, selected } from "./support/harness.js";
 
 beforeAll(() => buildCli(), 120_000);
@@ -26,6 +26,22 @@ describe("chaos: the Node worker loses nothing", () => {
     console.log(JSON.stringify(r));
     expect(r.notes).toBe("worker kept running");
     expect(r.lost).toBe(0);
+  }, 300_000);
+});
+
+describe("chaos: Redis Sentinel", () => {
+  it("SENTINEL FAILOVER to the replica mid-run: client and worker carry on, lost 0", async () => {
+    const r = await sentinelFailover("graceful", 10_000);
+    console.log(JSON.stringify(r));
+    expect(r.notes).toBe("worker kept running");
+    expect(r.lost).toBe(0);
+  }, 300_000);
+
+  it("master killed mid-run: the worker carries on; what asynchronous replication lost is reported", async () => {
+    const r = await sentinelFailover("abrupt", 10_000);
+    console.log(JSON.stringify(r));
+    expect(r.notes).toMatch(/^worker kept running/);
+    expect(r.completed + r.lost).toBe(r.sent); // every job is accounted for, lost ones named
   }, 300_000);
 });
 

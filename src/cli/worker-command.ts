@@ -20,6 +20,9 @@ Options:
   -r, --require MODULE        module registering handlers: export default (worker) => { worker.register(...) }
                               or export an object { ClassName: handler }
       --redis URL             Redis URL (default: $REDIS_URL or redis://127.0.0.1:6379/0)
+      --sentinel HOST:PORT    use Redis Sentinel (repeatable) instead of --redis
+      --sentinel-name NAME    the master's name in Sentinel (default mymaster)
+      --fetch MODE            reliable (default: nothing lost if this process dies) or basic (Sidekiq's BRPOP)
       --dialect D             auto (default), 6, 7, 8 or an exact Sidekiq version
       --fallback D            dialect to use when auto finds no live Ruby process
       --unknown POLICY        job class without handler: retry (default, like Sidekiq), requeue, dead
@@ -43,6 +46,9 @@ export async function run(argv: string[]): Promise<number> {
       fallback: { type: "string" },
       unknown: { type: "string" },
       label: { type: "string", multiple: true },
+      sentinel: { type: "string", multiple: true },
+      "sentinel-name": { type: "string" },
+      fetch: { type: "string" },
     },
     strict: true,
   });
@@ -54,8 +60,16 @@ export async function run(argv: string[]): Promise<number> {
   };
   const unknown = (values.unknown ?? "retry") as UnknownClassPolicy;
   if (!["retry", "requeue", "dead"].includes(unknown)) throw new Error(`--unknown must be retry, requeue or dead, got "${values.unknown}"`);
+  const fetch = values.fetch ?? "reliable";
+  if (fetch !== "reliable" && fetch !== "basic") throw new Error(`--fetch must be reliable or basic, got "${fetch}"`);
+  const sentinels = (values.sentinel ?? []).map((s) => {
+    const m = /^(.+):(\d+)$/.exec(s);
+    if (!m) throw new Error(`--sentinel must be HOST:PORT, got "${s}"`);
+    return { host: m[1]!, port: Number(m[2]) };
+  });
   const opts: WorkerOptions = {
-    redis: values.redis ?? process.env.REDIS_URL ?? "redis://127.0.0.1:6379/0",
+    redis: sentinels.length ? { sentinels, name: values["sentinel-name"] ?? "mymaster" } : (values.redis ?? process.env.REDIS_URL ?? "redis://127.0.0.1:6379/0"),
+    fetch,
     queues: values.queue?.length ? values.queue : ["default"],
     concurrency: num("concurrency", values.concurrency, 5),
     timeout: num("timeout", values.timeout, 25),

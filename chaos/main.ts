@@ -1,0 +1,48 @@
+// npm run chaos: the fault scenarios, one after the other, with a table of
+// what happened to every job. Needs root (Ruby's comparison runs in the forky
+// root filesystem) and Debian's redis-server.
+import { randomBytes } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { installFixtures, LocalBackend, removeFixtures } from "../interop-tests/support/local-backend.js";
+import { ensureDebianPackages, prepareRootfs } from "../interop-tests/support/prepare.js";
+import { selectedTargets } from "../interop-tests/support/versions.js";
+import { buildCli, kill9Node, kill9Ruby, redisFreeze, redisRestart, sentinelFailover, type ScenarioResult } from "./scenarios.js";
+
+ensureDebianPackages({ "redis-server": "redis-server" });
+console.error("building the CLI and preparing Ruby Sidekiq 8.1.7 for the comparison...");
+buildCli();
+const target = selectedTargets("8.1.7")[0]!;
+const roots = await prepareRootfs([target]);
+const runId = `chaos-${randomBytes(3).toString("hex")}`;
+const fixtures = installFixtures(roots[target.suite]!, runId);
+const backend = new LocalBackend(roots, fixtures, join(tmpdir(), runId), "redis://127.0.0.1");
+
+const results: ScenarioResult[] = [];
+const run = async (name: string, f: () => Promise<ScenarioResult>) => {
+  console.error(`running: ${name}`);
+  const r = await f();
+  results.push(r);
+  console.error(`  lost ${r.lost}, duplicated ${r.duplicated}, recovery ${r.recoverySeconds.toFixed(2)} s`);
+};
+try {
+  await run("kill -9 (Node)", () => kill9Node(5000, 50));
+  await run("kill -9 (Ruby)", () => kill9Ruby(backend, target, 5000, 50));
+  await run("Redis restart", () => redisRestart(20_000));
+  await run("Sentinel failover", () => sentinelFailover("graceful", 10_000));
+  await run("Sentinel master kill", () => sentinelFailover("abrupt", 10_000));
+  await run("Redis freeze", () => redisFreeze(5000, 5));
+} finally {
+  removeFixtures(roots[target.suite]!, fixtures);
+}
+
+if (process.argv.includes("--json")) console.log(JSON.stringify(results, null, 2));
+else {
+  const head = ["scenario", "system", "sent", "completed", "lost", "duplicated", "recovery s"];
+  const rows = results.map((r) => [r.scenario, r.system, r.sent, r.completed, r.lost, r.duplicated, r.recoverySeconds.toFixed(2)].map(String));
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i >= 2 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ");
+  console.log(line(head));
+  for (const r of rows) console.log(line(r));
+  for (const r of results) if (r.notes) console.log(`- ${r.scenario}, ${r.system}: ${r.notes}`);
+}
