@@ -1,13 +1,14 @@
 // vitest globalSetup: one Redis and one prepared matrix per test run,
 // handed to the test workers through `provide`; everything undone at the end.
 import type { TestProject } from "vitest/node";
+import { Redis } from "ioredis";
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { HarnessInfo } from "./backend.js";
 import { composeDown, composeUp } from "./docker-backend.js";
-import { installFixtures, removeFixtures } from "./local-backend.js";
+import { buildRootfs, installFixtures, removeFixtures } from "./local-backend.js";
 import { ensureDebianPackages, prepareRootfs } from "./prepare.js";
 import { startRedis } from "./redis-server.js";
 import { selectedTargets } from "./versions.js";
@@ -15,6 +16,18 @@ import { selectedTargets } from "./versions.js";
 declare module "vitest" {
   export interface ProvidedContext {
     harness: HarnessInfo;
+  }
+}
+
+/** "Redis 7.0.15" or "Valkey 8.1.1", from INFO server. */
+async function serverVersion(url: string): Promise<string> {
+  const r = new Redis(url);
+  try {
+    const info = await r.info("server");
+    const valkey = /valkey_version:(\S+)/.exec(info)?.[1];
+    return valkey ? `Valkey ${valkey}` : `Redis ${/redis_version:(\S+)/.exec(info)?.[1] ?? "?"}`;
+  } finally {
+    r.disconnect();
   }
 }
 
@@ -40,13 +53,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
         installFixtures(root, runId);
         undo.push(() => removeFixtures(root, fixturesDir));
       }
-      const redis = await startRedis();
+      // SIDEKIQ_BRIDGE_SERVER=valkey runs the suite on Debian's Valkey instead of Redis.
+      const serverKind = process.env.SIDEKIQ_BRIDGE_SERVER ?? "redis";
+      if (serverKind !== "redis" && serverKind !== "valkey") throw new Error(`SIDEKIQ_BRIDGE_SERVER must be redis or valkey, not "${serverKind}"`);
+      const redis = serverKind === "valkey" ? await startRedis({ root: buildRootfs("valkey"), binary: "valkey-server" }) : await startRedis();
       undo.push(() => redis.stop());
       info = { backend, redisUrl: redis.url, rubyRedisBase: redis.url, versions: targets.map((t) => t.version), rootfs, fixturesDir, logDir };
     } else {
       throw new Error(`SIDEKIQ_BRIDGE_BACKEND must be "local" or "docker", not "${backend}"`);
     }
-    console.log(`[sidekiq-bridge] ${backend} backend, real Sidekiq ${info.versions.join(", ")}, Redis ${info.redisUrl}, logs in ${logDir}`);
+    console.log(`[sidekiq-bridge] ${backend} backend, real Sidekiq ${info.versions.join(", ")}, ${await serverVersion(info.redisUrl)} at ${info.redisUrl}, logs in ${logDir}`);
     project.provide("harness", info);
   } catch (e) {
     for (const u of undo.reverse()) await u();

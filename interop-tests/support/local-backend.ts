@@ -13,7 +13,7 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..
 export const FIXTURES_SRC = join(REPO_ROOT, "ruby-fixtures");
 
 /** Builds (or finds in the cache) the root filesystem for a suite; returns its path. */
-export function buildRootfs(suite: Suite): string {
+export function buildRootfs(suite: Suite | "valkey"): string {
   const r = spawnSync(join(FIXTURES_SRC, "bin/build-rootfs"), [suite], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
