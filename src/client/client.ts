@@ -2,7 +2,7 @@
 // would, runs client middleware, checks arguments, and pushes with the
 // commands Sidekiq uses (pipelined SADD queues + LPUSH per queue, or one ZADD
 // schedule), in the dialect the fleet reads.
-import type { Redis } from "ioredis";
+import type { ChainableCommander, Redis } from "ioredis";
 import { profileFor, type DialectLike, type WireProfile, versionAtLeast } from "../wire/dialect.js";
 import { rubyFloatToS, toRubyJson } from "../wire/ruby-json.js";
 import { encodePayloadTime, nowMs } from "../wire/timestamps.js";
@@ -62,6 +62,24 @@ interface Shard {
 }
 
 const underTest = () => process.env.VITEST !== undefined || process.env.NODE_ENV === "test";
+
+/**
+ * Runs a pipeline; on READONLY/NOREPLICAS/UNBLOCKED reconnects and runs it once
+ * more, as Sidekiq does (after a failover the socket may point at a replica).
+ */
+async function execRetryingOnce(redis: Redis, build: () => ChainableCommander): Promise<void> {
+  const run = async () => {
+    const err = ((await build().exec()) ?? []).find(([e]) => e)?.[0];
+    if (err) throw err;
+  };
+  try {
+    await run();
+  } catch (e) {
+    if (!RECONNECT_ERRORS.test((e as Error).message ?? "")) throw e;
+    redis.disconnect(true);
+    await run();
+  }
+}
 
 export class Client {
   private readonly shards = new Map<RedisSource, Shard>();
@@ -223,18 +241,7 @@ export class Client {
     // dialect during a migration); we changed only enqueued_at and middleware's keys.
     const json = record.toString();
     const redis = this.shardFor(target).conn.redis;
-    const run = async () => {
-      const res = (await redis.pipeline().sadd("queues", target).lpush(`queue:${target}`, json).exec()) ?? [];
-      const err = res.find(([e]) => e)?.[0];
-      if (err) throw err;
-    };
-    try {
-      await run();
-    } catch (e) {
-      if (!RECONNECT_ERRORS.test((e as Error).message ?? "")) throw e;
-      redis.disconnect(true);
-      await run();
-    }
+    await execRetryingOnce(redis, () => redis.pipeline().sadd("queues", target).lpush(`queue:${target}`, json));
     return record.getString("jid") ?? null;
   }
 
@@ -266,19 +273,7 @@ export class Client {
       }
       return pipe;
     };
-    const run = async () => {
-      const results = (await build().exec()) ?? [];
-      const err = results.find(([e]) => e)?.[0];
-      if (err) throw err;
-    };
-    try {
-      await run();
-    } catch (e) {
-      if (!RECONNECT_ERRORS.test((e as Error).message ?? "")) throw e;
-      // After a failover the socket may point at a replica: reopen it and try once more.
-      redis.disconnect(true);
-      await run();
-    }
+    await execRetryingOnce(redis, build);
   }
 
   private encode(profile: WireProfile, payload: JobHash, kind: RecordKind): string {
