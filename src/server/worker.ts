@@ -217,6 +217,9 @@ export class Worker {
 
   private async recover(force: boolean): Promise<void> {
     try {
+      // Re-announce our working lists: a recovery that ran while our heartbeat was
+      // missing (a long Redis outage) may have dropped them from the registry.
+      for (const f of this.fetchers) if (f instanceof ReliableFetch) await f.register();
       const host = this.identity.split(":").slice(0, -2).join(":");
       await recoverOrphans(this.conn.redis, host, this.logger, force);
     } catch (e) {
