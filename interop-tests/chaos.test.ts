@@ -1,10 +1,9 @@
 // Issue 5: the fault scenarios of `npm run chaos`, asserted.
-import { beforeAll, describe, expect, it } from "vitest";
-import { buildCli, kill9Node, kill9Ruby, redisFreeze, redisRestart, sentinelFailover } from "../chaos/scenarios.js";
+import { describe, expect, it } from "vitest";
+import { kill9Node, kill9Ruby, redisFreeze, redisRestart, sentinelFailover } from "../chaos/scenarios.js";
 import { backend, selected } from "./support/harness.js";
 
-beforeAll(() => buildCli(), 120_000);
-
+// dist/ (the real binary the scenarios spawn) is built by the interop global setup.
 describe("chaos: the Node worker loses nothing", () => {
   it("kill -9 with 5,000 queued and 50 in flight, then a restart: lost 0 (duplicates allowed: at-least-once)", async () => {
     const r = await kill9Node(5000, 50);

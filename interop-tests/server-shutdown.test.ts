@@ -1,16 +1,11 @@
 // Issue 4: SIGTERM to the real `sidekiq-bridge worker` binary during 200
 // in-flight jobs: each one finishes or goes back to its queue; none is lost.
-import { spawn, spawnSync } from "node:child_process";
-import { beforeAll, expect, it } from "vitest";
+import { spawn } from "node:child_process";
+import { expect, it } from "vitest";
 import { Client } from "../src/client/index.js";
 import { JobRecord } from "../src/wire/index.js";
 import { REPO_ROOT } from "./support/local-backend.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
-
-beforeAll(() => {
-  const r = spawnSync("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: REPO_ROOT, encoding: "utf8" });
-  if (r.status !== 0) throw new Error(`npm run build failed:\n${r.stdout}${r.stderr}`);
-}, 120_000);
 
 describeEachSidekiq("server: shutdown of the CLI worker", (sk) => {
   it("SIGTERM during 200 in-flight jobs: all finish or return to their queue, none lost", async () => {

@@ -2,3 +2,4 @@
 export * from "./wire/index.js";
 export * from "./client/index.js";
 export * from "./server/index.js";
+export * from "./api/index.js";

@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { HarnessInfo } from "./backend.js";
 import { composeDown, composeUp } from "./docker-backend.js";
-import { buildRootfs, installFixtures, removeFixtures } from "./local-backend.js";
+import { buildRootfs, installFixtures, removeFixtures, REPO_ROOT } from "./local-backend.js";
+import { spawnSync } from "node:child_process";
 import { ensureDebianPackages, prepareRootfs } from "./prepare.js";
 import { startRedis } from "./redis-server.js";
 import { selectedTargets } from "./versions.js";
@@ -40,6 +41,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const undo: Array<() => Promise<void> | void> = [];
 
   try {
+    // The real binary (dist/cli/main.js) is built once, before any suite spawns it.
+    const build = spawnSync("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: REPO_ROOT, encoding: "utf8" });
+    if (build.status !== 0) throw new Error(`npm run build failed:\n${build.stdout}${build.stderr}`);
     let info: HarnessInfo;
     if (backend === "docker") {
       const redisUrl = await composeUp(targets.map((t) => t.service));

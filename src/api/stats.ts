@@ -1,0 +1,100 @@
+// Ruby's `Sidekiq::Stats`: the same reads (fetch_stats_fast! then
+// fetch_stats_slow!) and `queue_summaries`, with latency by the rules of the
+// API's release (latency.ts).
+import { execValues, sscanAll, toI, type ApiContext } from "./context.js";
+import { jobLatency, latencyRuleFor } from "./latency.js";
+
+export interface StatsSnapshot {
+  /** GET stat:processed (`to_i`). */
+  processed: number;
+  failed: number;
+  /** ZCARD schedule. */
+  scheduledSize: number;
+  retrySize: number;
+  deadSize: number;
+  /** SCARD processes (not pruned: as Ruby, it may count a process that just died). */
+  processesSize: number;
+  /** Sum of every process's `busy` field. */
+  workersSize: number;
+  /** Sum of LLEN over the `queues` set. */
+  enqueued: number;
+  /** Latency in seconds of queue:default. */
+  defaultQueueLatency: number;
+}
+
+export interface QueueSummary {
+  name: string;
+  size: number;
+  /** Seconds since the oldest job was enqueued (0 when empty). */
+  latency: number;
+  /** Member of the `paused` set (Sidekiq Pro); always false with OSS Sidekiq. */
+  paused: boolean;
+}
+
+/** `Sidekiq::Stats.new` with every value fetched (`fetch_stats!`). */
+export async function fetchStats(ctx: ApiContext): Promise<StatsSnapshot> {
+  const { redis } = ctx;
+  const fast = execValues(
+    await redis
+      .pipeline()
+      .get("stat:processed")
+      .get("stat:failed")
+      .zcard("schedule")
+      .zcard("retry")
+      .zcard("dead")
+      .scard("processes")
+      .lindex("queue:default", -1)
+      .exec(),
+    "stats",
+  );
+  const defaultQueueLatency = jobLatency(fast[6] as string | null, latencyRuleFor(ctx.rules), ctx.now());
+
+  const processes = await sscanAll(redis, "processes");
+  const queues = await sscanAll(redis, "queues");
+  let workersSize = 0;
+  let enqueued = 0;
+  if (processes.length + queues.length > 0) {
+    const pipe = redis.pipeline();
+    for (const p of processes) pipe.hget(p, "busy");
+    for (const q of queues) pipe.llen(`queue:${q}`);
+    const slow = execValues(await pipe.exec(), "stats");
+    slow.forEach((v, i) => {
+      if (i < processes.length) workersSize += toI(v as string | null);
+      else enqueued += Number(v);
+    });
+  }
+  return {
+    processed: toI(fast[0] as string | null),
+    failed: toI(fast[1] as string | null),
+    scheduledSize: Number(fast[2]),
+    retrySize: Number(fast[3]),
+    deadSize: Number(fast[4]),
+    processesSize: Number(fast[5]),
+    workersSize,
+    enqueued,
+    defaultQueueLatency,
+  };
+}
+
+/**
+ * `Stats#queue_summaries` (8.x): name, size, latency and paused for every
+ * queue in the `queues` set, largest first (ties by name, where Ruby's
+ * `sort_by` leaves the order unspecified).
+ */
+export async function queueSummaries(ctx: ApiContext): Promise<QueueSummary[]> {
+  const { redis } = ctx;
+  const queues = await sscanAll(redis, "queues");
+  if (queues.length === 0) return [];
+  const pipe = redis.pipeline();
+  for (const q of queues) pipe.llen(`queue:${q}`).lindex(`queue:${q}`, -1).sismember("paused", q);
+  const res = execValues(await pipe.exec(), "queue summaries");
+  const rule = latencyRuleFor(ctx.rules);
+  const now = ctx.now();
+  const out = queues.map((name, i) => ({
+    name,
+    size: Number(res[i * 3]),
+    latency: jobLatency(res[i * 3 + 1] as string | null, rule, now),
+    paused: Number(res[i * 3 + 2]) > 0,
+  }));
+  return out.sort((a, b) => b.size - a.size || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}

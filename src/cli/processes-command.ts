@@ -1,0 +1,103 @@
+// `sidekiq-bridge processes`: Sidekiq::ProcessSet (Ruby and Node processes)
+// and, with --work, Sidekiq::WorkSet.
+import type { SidekiqApi } from "../api/sidekiq-api.js";
+import { RawJson, type RubyJsonValue } from "../wire/ruby-json.js";
+import { clip, closeApi, COMMON_HELP, COMMON_OPTIONS, formatDuration, isoSeconds, openApi, parseFlags, printJson, printTable, redisUrl, runCommand, UsageError } from "./common.js";
+
+export const summary = "list live Sidekiq processes, Ruby and Node (and their running jobs)";
+
+export const help = `Usage: sidekiq-bridge processes [options]
+
+Lists the live processes as Sidekiq::ProcessSet does (it first prunes members
+whose heartbeat expired, at most once a minute, like Ruby): identity, runtime
+(ruby, or node for sidekiq-bridge workers), version, queues, busy/threads,
+quiet, age and time since the last heartbeat.
+
+Options:
+      --work                  also list the jobs running now (Sidekiq::WorkSet)
+${COMMON_HELP}`;
+
+export async function run(argv: string[]): Promise<number> {
+  return runCommand("processes", async ({ setUrl }) => {
+    const { values, positionals } = parseFlags({ args: argv, allowPositionals: true, options: { ...COMMON_OPTIONS, work: { type: "boolean" } } });
+    if (values.help) {
+      console.log(help);
+      return 0;
+    }
+    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+    const url = redisUrl(values.redis);
+    setUrl(url);
+    let api: SidekiqApi | undefined;
+    try {
+      api = await openApi(url);
+      const procs = await api.processes.list();
+      const work = values.work ? await api.work() : [];
+      const now = api.now() / 1000;
+      if (values.json) {
+        const out: { [k: string]: RubyJsonValue } = {
+          processes: procs.map((p) => ({
+            identity: p.identity,
+            hostname: p.hostname ?? null,
+            pid: p.pid ?? null,
+            tag: p.tag ?? null,
+            runtime: p.runtime,
+            version: p.version ?? null,
+            labels: p.labels,
+            queues: p.queues,
+            concurrency: p.concurrency,
+            busy: p.busy,
+            quiet: p.quiet,
+            embedded: p.embedded,
+            started_at: p.startedAt ?? null,
+            beat: p.beat,
+            age: p.startedAt !== undefined ? now - p.startedAt : null,
+            rss: p.rss,
+            rtt_us: p.rttUs,
+          })),
+        };
+        if (values.work) {
+          out.work = work.map((w) => ({
+            process: w.process,
+            tid: w.tid,
+            queue: w.queue ?? null,
+            run_at: w.runAt,
+            jid: w.jid ?? null,
+            class: w.displayClass ?? null,
+            job: w.record ? new RawJson(w.payload) : w.payload,
+          }));
+        }
+        printJson(out);
+        return 0;
+      }
+      if (procs.length === 0) console.log("No live Sidekiq processes.");
+      else {
+        printTable(
+          ["IDENTITY", "RUNTIME", "VERSION", "QUEUES", "BUSY", "QUIET", "AGE", "BEAT"],
+          procs.map((p) => [
+            p.identity,
+            p.runtime,
+            p.version ?? "-",
+            clip(p.queues.join(",") || "-", 40),
+            `${p.busy}/${p.concurrency}`,
+            p.quiet ? "quiet" : "",
+            p.startedAt !== undefined ? formatDuration(now - p.startedAt) : "-",
+            p.beat > 0 ? `${formatDuration(now - p.beat)} ago` : "-",
+          ]),
+          new Set([4]),
+        );
+      }
+      if (values.work) {
+        console.log("");
+        if (work.length === 0) console.log("No running jobs.");
+        else
+          printTable(
+            ["PROCESS", "TID", "QUEUE", "JID", "CLASS", "STARTED"],
+            work.map((w) => [w.process, w.tid, w.queue ?? "-", w.jid ?? "-", clip(w.displayClass ?? "-", 40), isoSeconds(w.runAt)]),
+          );
+      }
+      return 0;
+    } finally {
+      await closeApi(api);
+    }
+  });
+}

@@ -1,0 +1,231 @@
+// `sidekiq-bridge scheduled | retries | dead`: the three sorted sets, listed
+// and acted on with the semantics of Ruby's Sidekiq::API (src/api/sorted-set.ts).
+import type { JobFilter } from "../api/job-entry.js";
+import type { SidekiqApi } from "../api/sidekiq-api.js";
+import type { BulkResult, SortedJobSet, JobSetName, SortedEntry } from "../api/sorted-set.js";
+import { profileFor } from "../wire/dialect.js";
+import type { RubyJsonValue } from "../wire/ruby-json.js";
+import {
+  argsPreview,
+  clip,
+  closeApi,
+  COMMON_HELP,
+  COMMON_OPTIONS,
+  intFlag,
+  isoSeconds,
+  jobJson,
+  openApi,
+  parseFlags,
+  printJson,
+  printTable,
+  redisUrl,
+  runCommand,
+  UsageError,
+} from "./common.js";
+
+type Action = "list" | "retry" | "delete" | "kill" | "add-to-queue";
+
+interface SetCommand {
+  summary: string;
+  help: string;
+  run(argv: string[]): Promise<number>;
+}
+
+const ACTION_TEXT: Record<Exclude<Action, "list">, string> = {
+  retry: "push back to its queue now, retry_count - 1 (SortedEntry#retry)",
+  delete: "remove for good (ZREM)",
+  kill: "move to the dead set (SortedEntry#kill)",
+  "add-to-queue": "push to its queue now (SortedEntry#add_to_queue)",
+};
+
+function makeCommand(command: string, key: JobSetName, what: string, actions: Array<Exclude<Action, "list">>): SetCommand {
+  const help = `Usage: sidekiq-bridge ${command} [list] [--class C] [--queue Q] [--limit N] [--offset N] [options]
+       sidekiq-bridge ${command} ACTION JID... [options]
+       sidekiq-bridge ${command} ACTION --all [--class C] [--queue Q] [options]
+
+The ${what} (the "${key}" sorted set), listed newest score first as Ruby's
+JobSet#each does.
+
+Actions:
+  ${"list".padEnd(13)} the entries (default), filtered by class and queue
+${actions.map((a) => `  ${a.padEnd(13)} ${ACTION_TEXT[a]}`).join("\n")}
+
+With --all the action applies to every entry (or every entry matching
+--class/--queue). Without filters it is Ruby's ${key === "dead" ? "retry_all" : "retry_all / kill_all"} (ZPOPMIN one at a time);
+"delete --all" needs --yes.
+
+Options:
+      --class C               the job class (the ActiveJob class for wrapped jobs, like the Web UI)
+      --queue Q               the job's queue
+      --limit N               list: at most N entries (default 25)
+      --offset N              list: skip N matching entries (default 0)
+      --all                   act on every (matching) entry
+      --yes                   confirm delete --all
+      --dialect D             pushes write auto (default), 6, 7, 8 or a version's enqueued_at unit
+${COMMON_HELP}`;
+
+  async function run(argv: string[]): Promise<number> {
+    return runCommand(command, async ({ setUrl }) => {
+      const { values, positionals } = parseFlags({
+        args: argv,
+        allowPositionals: true,
+        options: {
+          ...COMMON_OPTIONS,
+          class: { type: "string" },
+          queue: { type: "string" },
+          limit: { type: "string" },
+          offset: { type: "string" },
+          all: { type: "boolean" },
+          yes: { type: "boolean" },
+          dialect: { type: "string" },
+        },
+      });
+      if (values.help) {
+        console.log(help);
+        return 0;
+      }
+      const [actionArg = "list", ...jids] = positionals;
+      const action = actionArg as Action;
+      if (action !== "list" && !actions.includes(action)) {
+        throw new UsageError(`unknown action "${actionArg}" for ${command}: use list, ${actions.join(", ")}`);
+      }
+      const filter: JobFilter = {};
+      if (values.class !== undefined) filter.className = values.class;
+      if (values.queue !== undefined) filter.queue = values.queue;
+      const filtered = values.class !== undefined || values.queue !== undefined;
+      if (action === "list") {
+        if (jids.length > 0) throw new UsageError(`unexpected argument "${jids[0]}" (list takes --class, --queue, --limit, --offset)`);
+        if (values.all || values.yes) throw new UsageError("--all and --yes go with an action (retry, delete, ...)");
+      } else {
+        if (values.limit !== undefined || values.offset !== undefined) throw new UsageError("--limit and --offset go with list");
+        if (values.all && jids.length > 0) throw new UsageError("give JIDs or --all, not both");
+        if (!values.all && jids.length === 0) throw new UsageError(`${command} ${action} needs JIDs or --all`);
+        if (!values.all && filtered) throw new UsageError("--class and --queue filter --all; with JIDs, name the jobs only");
+        if (values.all && action === "delete" && !values.yes) throw new UsageError(`refusing to delete ${filtered ? "every matching" : "every"} ${command} entry without --yes`);
+      }
+      if (values.dialect !== undefined) {
+        try {
+          profileFor(values.dialect);
+        } catch (e) {
+          throw new UsageError(`--dialect: ${(e as Error).message}`);
+        }
+      }
+      const limit = intFlag("limit", values.limit, 25, 1);
+      const offset = intFlag("offset", values.offset, 0);
+      const url = redisUrl(values.redis);
+      setUrl(url);
+      let api: SidekiqApi | undefined;
+      try {
+        api = await openApi(url, values.dialect !== undefined ? { dialect: values.dialect } : {});
+        const set = api.set(key);
+        if (action === "list") return await list(set, filter, offset, limit, values.json === true);
+        if (values.all) return await bulk(set, action, filtered ? filter : undefined, values.json === true);
+        return await byJid(set, action, jids, values.json === true);
+      } finally {
+        await closeApi(api);
+      }
+    });
+  }
+
+  async function list(set: SortedJobSet, filter: JobFilter, offset: number, limit: number, json: boolean): Promise<number> {
+    const [size, entries] = await Promise.all([set.size(), set.list({ offset, limit, filter })]);
+    if (json) {
+      printJson({ set: key, size, offset, limit, entries: entries.map((e) => ({ score: Number(e.score), ...jobJson(e) })) });
+      return 0;
+    }
+    console.log(`${command}: ${size} entr${size === 1 ? "y" : "ies"}${entries.length < size ? `, showing ${entries.length}` : ""}`);
+    if (entries.length === 0) return 0;
+    const errorCol = key !== "schedule";
+    printTable(
+      [key === "schedule" ? "RUN AT" : key === "retry" ? "NEXT RETRY" : "DIED AT", "JID", "CLASS", "QUEUE", ...(errorCol ? ["RETRIES", "ERROR"] : ["ARGS"])],
+      entries.map((e) => [
+        isoSeconds(e.at),
+        e.jid ?? "-",
+        clip(e.displayClass ?? "-", 40),
+        e.queue ?? "-",
+        ...(errorCol ? [e.record?.raw("retry_count") ?? "-", clip(errorText(e), 60)] : [argsPreview(e)]),
+      ]),
+    );
+    return 0;
+  }
+
+  function errorText(e: SortedEntry): string {
+    const cls = e.record?.getString("error_class");
+    const msg = e.record?.getString("error_message");
+    return cls || msg ? `${cls ?? ""}${msg ? `: ${msg}` : ""}` : "-";
+  }
+
+  async function act(set: SortedJobSet, action: Exclude<Action, "list">, e: SortedEntry): Promise<boolean> {
+    switch (action) {
+      case "retry":
+        return set.retry(e);
+      case "delete":
+        return set.delete(e);
+      case "kill":
+        return set.kill(e);
+      case "add-to-queue":
+        return set.addToQueue(e);
+    }
+  }
+
+  async function byJid(set: SortedJobSet, action: Exclude<Action, "list">, jids: string[], json: boolean): Promise<number> {
+    const done: string[] = [];
+    const notFound: string[] = [];
+    const failed: Array<{ jid: string; error: string }> = [];
+    for (const jid of jids) {
+      const e = await set.find(jid);
+      if (!e) {
+        notFound.push(jid);
+        continue;
+      }
+      try {
+        if (await act(set, action, e)) done.push(jid);
+        else notFound.push(jid); // taken by someone else between find and action
+      } catch (err) {
+        failed.push({ jid, error: err instanceof Error ? err.message : String(err) });
+      }
+    }
+    if (json) printJson({ set: key, action, done: done.length, jids: done, not_found: notFound, failed });
+    else {
+      for (const j of done) console.log(`${pastTense(action)} ${j}`);
+      for (const j of notFound) console.error(`not found in ${command}: ${j}`);
+      for (const f of failed) console.error(`failed ${f.jid}: ${f.error}`);
+    }
+    return notFound.length + failed.length > 0 ? 1 : 0;
+  }
+
+  async function bulk(set: SortedJobSet, action: Exclude<Action, "list">, filter: JobFilter | undefined, json: boolean): Promise<number> {
+    let r: BulkResult;
+    switch (action) {
+      case "retry":
+        r = await set.retryAll(filter);
+        break;
+      case "kill":
+        r = await set.killAll(filter);
+        break;
+      case "delete":
+        r = await set.deleteAll(filter);
+        break;
+      case "add-to-queue":
+        r = await set.addAllToQueue(filter);
+        break;
+    }
+    const failed: RubyJsonValue[] = r.failed.map((f) => ({ job: f.raw, error: f.error }));
+    if (json) printJson({ set: key, action, all: true, done: r.done, failed });
+    else {
+      console.log(`${pastTense(action)} ${r.done} ${command} entr${r.done === 1 ? "y" : "ies"}`);
+      for (const f of r.failed) console.error(`failed: ${f.error}: ${clip(f.raw, 100)}`);
+    }
+    return r.failed.length > 0 ? 1 : 0;
+  }
+
+  return { summary: `list and act on the ${what} (${["list", ...actions].join(", ")})`, help, run };
+}
+
+function pastTense(a: Exclude<Action, "list">): string {
+  return { retry: "Retried", delete: "Deleted", kill: "Killed", "add-to-queue": "Added to queue" }[a];
+}
+
+export const scheduled = makeCommand("scheduled", "schedule", "scheduled jobs", ["add-to-queue", "delete", "kill", "retry"]);
+export const retries = makeCommand("retries", "retry", "retries", ["retry", "delete", "kill"]);
+export const dead = makeCommand("dead", "dead", "dead jobs", ["retry", "delete", "kill"]);

@@ -1,0 +1,79 @@
+// `sidekiq-bridge stats`: Sidekiq::Stats and the queue summaries.
+import type { SidekiqApi } from "../api/sidekiq-api.js";
+import { apiVersionFlag, closeApi, COMMON_HELP, COMMON_OPTIONS, formatDuration, openApi, parseFlags, printJson, printTable, redisUrl, runCommand, UsageError } from "./common.js";
+
+export const summary = "show Sidekiq::Stats: processed, failed, sets, queues, latency";
+
+export const help = `Usage: sidekiq-bridge stats [options]
+
+Shows what Sidekiq::Stats shows: processed and failed counts, the sizes of the
+scheduled, retry and dead sets, enqueued jobs, processes, busy threads, the
+default queue's latency, and each queue's size and latency.
+
+Options:
+      --api-version V         latency as this Sidekiq release's API computes it (default 8.1.7:
+                              enqueued_at, else created_at; float = seconds, integer = ms)
+${COMMON_HELP}`;
+
+export async function run(argv: string[]): Promise<number> {
+  return runCommand("stats", async ({ setUrl }) => {
+    const { values, positionals } = parseFlags({ args: argv, allowPositionals: true, options: { ...COMMON_OPTIONS, "api-version": { type: "string" } } });
+    if (values.help) {
+      console.log(help);
+      return 0;
+    }
+    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+    const apiVersion = apiVersionFlag(values["api-version"]);
+    const url = redisUrl(values.redis);
+    setUrl(url);
+    let api: SidekiqApi | undefined;
+    try {
+      api = await openApi(url, apiVersion !== undefined ? { apiVersion } : {});
+      const s = await api.stats();
+      const queues = await api.queueSummaries();
+      if (values.json) {
+        printJson({
+          processed: s.processed,
+          failed: s.failed,
+          scheduled_size: s.scheduledSize,
+          retry_size: s.retrySize,
+          dead_size: s.deadSize,
+          enqueued: s.enqueued,
+          processes_size: s.processesSize,
+          workers_size: s.workersSize,
+          default_queue_latency: s.defaultQueueLatency,
+          queues: queues.map((q) => ({ name: q.name, size: q.size, latency: q.latency, paused: q.paused })),
+        });
+        return 0;
+      }
+      printTable(
+        ["STAT", "VALUE"],
+        [
+          ["processed", String(s.processed)],
+          ["failed", String(s.failed)],
+          ["enqueued", String(s.enqueued)],
+          ["scheduled", String(s.scheduledSize)],
+          ["retries", String(s.retrySize)],
+          ["dead", String(s.deadSize)],
+          ["processes", String(s.processesSize)],
+          ["busy", String(s.workersSize)],
+          ["default latency", formatDuration(s.defaultQueueLatency)],
+        ],
+        new Set([1]),
+      );
+      if (queues.length > 0) {
+        console.log("");
+        // PAUSED only means something with Sidekiq Pro's `paused` set.
+        const paused = queues.some((q) => q.paused);
+        printTable(
+          ["QUEUE", "SIZE", "LATENCY", ...(paused ? ["PAUSED"] : [])],
+          queues.map((q) => [q.name, String(q.size), formatDuration(q.latency), ...(paused ? [q.paused ? "yes" : ""] : [])]),
+          new Set([1, 2]),
+        );
+      }
+      return 0;
+    } finally {
+      await closeApi(api);
+    }
+  });
+}
