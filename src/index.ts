@@ -3,3 +3,4 @@ export * from "./wire/index.js";
 export * from "./client/index.js";
 export * from "./server/index.js";
 export * from "./api/index.js";
+export * from "./migration/index.js";

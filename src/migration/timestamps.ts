@@ -1,0 +1,360 @@
+// `migrate timestamps --to 7|8`: rewrites the payload times of queued,
+// scheduled, retry and dead jobs between float seconds (Sidekiq 6, 7) and
+// integer milliseconds (8), under live traffic. This is what makes rolling
+// Sidekiq 8 back to 7 possible: 7 reads an integer `created_at` as seconds
+// (year 58000), so its API, latency and Web UI go wrong until the payloads
+// are rewritten.
+//
+// Safety under live traffic. Each payload is replaced by one Lua script that
+// looks the old bytes up in Redis and swaps them for the new ones in the same
+// atomic step:
+//   - lists: LSET at the element's current index (found at the index it was
+//     read at plus the drift pushes caused, else near it, else by LPOS). The
+//     element is never absent: a worker's BRPOP gets either the old or the new
+//     string, once. Nothing is inserted or removed, so the list's order and
+//     length are untouched and concurrent LPUSH/RPUSH/BRPOP need no care. (An
+//     LREM + LINSERT pair, or LINSERT by a pivot value, would open a window in
+//     which the job is gone, or land it next to the wrong twin, and a script
+//     that LREMs then re-pushes would change its position.)
+//   - sorted sets: ZREM old + ZADD new with old's own score, only if old is
+//     still a member (the poller may have promoted it; then it is in a queue,
+//     which is read later) and new is not (merging would lose a duplicate).
+// What a concurrent writer adds during a pass (a Ruby 8 or Node client still
+// writing the old unit) is not in the pass's snapshot: it is left as written,
+// counted by the verification scan at the end of the pass as `remaining`, and
+// converted by the next pass. Payloads already in the target unit are never
+// rewritten (so 8 -> 7 -> 8 gives back the original bytes).
+import type { Redis } from "ioredis";
+import { isFloatLexeme } from "../wire/json-scan.js";
+import { JobRecord } from "../wire/job-record.js";
+import { RubyFloat } from "../wire/ruby-json.js";
+import { MILLIS_THRESHOLD, PAYLOAD_TIME_FIELDS } from "../wire/timestamps.js";
+import {
+  chunks,
+  commands,
+  fingerprint,
+  JOB_SETS,
+  listPages,
+  queueLists,
+  utf8OrUndefined,
+  zsetPages,
+  type JobSet,
+  type ProgressFn,
+} from "./common.js";
+
+/** The dialect whose unit to write: 6 and 7 float seconds, 8 integer milliseconds. */
+export type TimestampTarget = 6 | 7 | 8;
+
+export type ConversionStatus =
+  /** Some time field was in the other unit; `raw` is the rewritten payload. */
+  | "convert"
+  /** Every time field is already in the target unit (or there is none). */
+  | "target"
+  /** Not a JSON object (or not UTF-8): left alone. */
+  | "unparseable";
+
+export interface Conversion {
+  status: ConversionStatus;
+  raw?: string;
+  /** The fields rewritten. */
+  fields: string[];
+}
+
+const NUMBER = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/;
+const TIME_MEMBER = /"(?:created_at|enqueued_at|failed_at|retried_at|discarded_at)"\s*:\s*(-?\d[\d.eE+-]*)/g;
+
+/**
+ * A sound quick "no": false only when no time field anywhere in the text
+ * (top level or nested) holds a number in the other unit, so the payload
+ * needs no parsing. Escaped key names (`\u0063reated_at`) defeat the pattern:
+ * such text always takes the full parse.
+ */
+function mayNeedConversion(raw: string, to: TimestampTarget): boolean {
+  if (raw.includes("\\u")) return true;
+  TIME_MEMBER.lastIndex = 0;
+  for (let m = TIME_MEMBER.exec(raw); m; m = TIME_MEMBER.exec(raw)) {
+    const lex = m[1]!;
+    if (to === 8 ? isFloatLexeme(lex) : !isFloatLexeme(lex)) return true;
+  }
+  return false;
+}
+
+/**
+ * Rewrites the payload's time fields that are in the other unit, and only
+ * those (a field already in the target unit keeps its exact lexeme). An
+ * integer below 1e11 cannot be milliseconds of this era: it is a foreign
+ * writer's integer seconds, which 6/7 already read right, so it is left alone.
+ */
+export function convertPayloadTimes(raw: string, to: TimestampTarget): Conversion {
+  if (!mayNeedConversion(raw, to)) {
+    // Text that is not even an object is still called unparseable; a malformed
+    // object with no time in the other unit passes as "target". Both are left alone.
+    return raw.trimStart().startsWith("{") ? { status: "target", fields: [] } : { status: "unparseable", fields: [] };
+  }
+  let record: JobRecord;
+  try {
+    record = JobRecord.parse(raw);
+  } catch {
+    return { status: "unparseable", fields: [] };
+  }
+  const fields: string[] = [];
+  for (const field of PAYLOAD_TIME_FIELDS) {
+    const lex = record.raw(field);
+    if (lex === undefined || !NUMBER.test(lex)) continue;
+    const isFloat = isFloatLexeme(lex);
+    if (to === 8) {
+      if (!isFloat) continue;
+      // Float seconds -> integer ms; rounding first, as s*1000 can land at x.9999.
+      const ms = Math.floor(Math.round(Number(lex) * 1e6) / 1e3);
+      record.set(field, ms);
+    } else {
+      if (isFloat) continue;
+      const ms = Number(lex);
+      if (Math.abs(ms) < MILLIS_THRESHOLD) continue;
+      record.set(field, new RubyFloat(ms / 1000));
+    }
+    fields.push(field);
+  }
+  return fields.length === 0 ? { status: "target", fields } : { status: "convert", raw: record.toString(), fields };
+}
+
+/** True when the payload has a time field in the other unit than `to`'s. */
+export function needsConversion(raw: string, to: TimestampTarget): boolean {
+  return convertPayloadTimes(raw, to).status === "convert";
+}
+
+export interface TimestampKeyReport {
+  key: string;
+  type: "list" | "zset";
+  /** Elements read (a re-read element counts again). */
+  scanned: number;
+  /** Would be (dry run) or were rewritten. */
+  converted: number;
+  alreadyTarget: number;
+  /** Gone before their turn: taken by a worker, promoted, deleted, or changed by someone else. */
+  gone: number;
+  /** Sorted sets only: the rewritten payload was already a member; both kept as they are. */
+  conflicts: number;
+  unparseable: number;
+  /** After the last pass, entries still in the other unit (written meanwhile): run again. */
+  remaining: number;
+}
+
+export interface TimestampReport {
+  to: TimestampTarget;
+  unit: "seconds" | "milliseconds";
+  dryRun: boolean;
+  passes: number;
+  keys: TimestampKeyReport[];
+  totals: Omit<TimestampKeyReport, "key" | "type">;
+  durationMs: number;
+}
+
+export interface TimestampOptions {
+  to: TimestampTarget;
+  dryRun?: boolean;
+  /** Limit to these queues (default: all `queue:*` lists and the `queues` set). */
+  queues?: string[];
+  /** Sorted sets to include (default schedule, retry, dead). */
+  sets?: readonly JobSet[];
+  /** Stop after this many passes even if entries remain (default 1). */
+  maxPasses?: number;
+  /** Elements per read (default 1000). */
+  pageSize?: number;
+  /** Replacements per script call (default 200): bounds how long Redis is held. */
+  batchSize?: number;
+  /** How far from the expected index a list element is looked for before LPOS (default 512). */
+  window?: number;
+  progress?: ProgressFn;
+}
+
+function emptyReport(key: string, type: "list" | "zset"): TimestampKeyReport {
+  return { key, type, scanned: 0, converted: 0, alreadyTarget: 0, gone: 0, conflicts: 0, unparseable: 0, remaining: 0 };
+}
+
+/** Which keys, in the order a pass visits them: the sets jobs leave for queues first, the dead last. */
+async function targetKeys(redis: Redis, o: TimestampOptions): Promise<Array<{ key: string; type: "list" | "zset" }>> {
+  const sets = o.sets ?? JOB_SETS;
+  const out: Array<{ key: string; type: "list" | "zset" }> = [];
+  for (const s of ["schedule", "retry"] as const) if (sets.includes(s)) out.push({ key: s, type: "zset" });
+  for (const k of await queueLists(redis, o.queues)) out.push({ key: k, type: "list" });
+  if (sets.includes("dead")) out.push({ key: "dead", type: "zset" });
+  return out;
+}
+
+async function sizeOf(redis: Redis, k: { key: string; type: "list" | "zset" }): Promise<number> {
+  return k.type === "list" ? redis.llen(k.key) : redis.zcard(k.key);
+}
+
+/** Migrates (or, with dryRun, counts) every payload time in queues and job sets. */
+export async function migrateTimestamps(redis: Redis, o: TimestampOptions): Promise<TimestampReport> {
+  if (![6, 7, 8].includes(o.to)) throw new RangeError(`--to must be 6, 7 or 8, got ${String(o.to)}`);
+  const started = Date.now();
+  const pageSize = o.pageSize ?? 1000;
+  const batchSize = o.batchSize ?? 200;
+  const window = o.window ?? 512;
+  const maxPasses = o.dryRun ? 1 : Math.max(1, o.maxPasses ?? 1);
+  const cmd = commands(redis);
+  const reports = new Map<string, TimestampKeyReport>();
+  let passes = 0;
+
+  for (let pass = 1; pass <= maxPasses; pass++) {
+    passes = pass;
+    const keys = await targetKeys(redis, o);
+    let total = 0;
+    for (const k of keys) total += await sizeOf(redis, k);
+    let done = 0;
+    const phase = o.dryRun ? "counting" : `pass ${pass}`;
+    const tick = (key: string, n: number) => {
+      done += n;
+      o.progress?.({ phase, key, done, total: Math.max(total, done) });
+    };
+    for (const k of keys) {
+      let rep = reports.get(k.key);
+      if (!rep) reports.set(k.key, (rep = emptyReport(k.key, k.type)));
+      if (k.type === "list") await listPass(redis, k.key, o, rep, { pageSize, batchSize, window, cmd, tick });
+      else await zsetPass(redis, k.key, o, rep, { pageSize, batchSize, cmd, tick });
+    }
+    if (o.dryRun) break;
+    // Verification: what is still in the other unit (written during the pass).
+    let remaining = 0;
+    for (const k of keys) {
+      const rep = reports.get(k.key)!;
+      rep.remaining = await countRemaining(redis, k, o.to, pageSize);
+      remaining += rep.remaining;
+    }
+    if (remaining === 0) break;
+  }
+
+  const list = [...reports.values()];
+  const totals = emptyReport("", "list");
+  for (const r of list) {
+    totals.scanned += r.scanned;
+    totals.converted += r.converted;
+    totals.alreadyTarget += r.alreadyTarget;
+    totals.gone += r.gone;
+    totals.conflicts += r.conflicts;
+    totals.unparseable += r.unparseable;
+    totals.remaining += r.remaining;
+  }
+  const { key: _k, type: _t, ...t } = totals;
+  return { to: o.to, unit: o.to === 8 ? "milliseconds" : "seconds", dryRun: !!o.dryRun, passes, keys: list, totals: t, durationMs: Date.now() - started };
+}
+
+interface PassContext {
+  pageSize: number;
+  batchSize: number;
+  window?: number;
+  cmd: ReturnType<typeof commands>;
+  tick: (key: string, n: number) => void;
+}
+
+async function listPass(redis: Redis, key: string, o: TimestampOptions, rep: TimestampKeyReport, c: PassContext): Promise<void> {
+  let drift = 0;
+  let inflight: Promise<void> = Promise.resolve();
+  const seen = new Set<string>();
+  for await (const page of listPages(redis, key, c.pageSize)) {
+    const triples: Array<[number, Buffer, string]> = [];
+    page.items.forEach((buf, i) => {
+      rep.scanned++;
+      const text = utf8OrUndefined(buf);
+      const conv = text === undefined ? { status: "unparseable" as const, fields: [] } : convertPayloadTimes(text, o.to);
+      if (conv.status === "unparseable") rep.unparseable++;
+      else if (conv.status === "target") rep.alreadyTarget++;
+      else {
+        // An element seen again because pushes shifted the list: it was handled (or is queued) already.
+        const fp = fingerprint(buf);
+        if (seen.has(fp)) return;
+        seen.add(fp);
+        if (o.dryRun) rep.converted++;
+        else triples.push([page.start + i, buf, conv.raw!]);
+      }
+    });
+    // The next page is read and converted while this page's scripts run; each
+    // script waits for the previous one, whose answer carries the drift.
+    const n = page.items.length;
+    const prev = inflight;
+    inflight = (async () => {
+      await prev;
+      for (const batch of chunks(triples, c.batchSize)) {
+        const res = await c.cmd.listReplace(key, drift, c.window ?? 512, ...batch.flat());
+        drift = Number(res[res.length - 1]);
+        for (let i = 0; i < batch.length; i++) {
+          if (res[i] === 1) rep.converted++;
+          else rep.gone++;
+        }
+      }
+      c.tick(key, n);
+    })();
+    // A failure surfaces at the next await of `inflight`; never as an unhandled rejection meanwhile.
+    inflight.catch(() => undefined);
+  }
+  await inflight;
+}
+
+async function zsetPass(redis: Redis, key: string, o: TimestampOptions, rep: TimestampKeyReport, c: PassContext): Promise<void> {
+  const seen = new Set<string>();
+  // Members this pass wrote: ZSCAN may return them later in the same scan; they are not news.
+  const written = new Set<string>();
+  let inflight: Promise<void> = Promise.resolve();
+  for await (const page of zsetPages(redis, key, c.pageSize)) {
+    const pairs: Array<[Buffer, string]> = [];
+    for (const { member } of page) {
+      if (written.size > 0 && written.has(fingerprint(member))) continue;
+      rep.scanned++;
+      const text = utf8OrUndefined(member);
+      const conv = text === undefined ? { status: "unparseable" as const, fields: [] } : convertPayloadTimes(text, o.to);
+      if (conv.status === "unparseable") rep.unparseable++;
+      else if (conv.status === "target") rep.alreadyTarget++;
+      else {
+        const fp = fingerprint(member);
+        if (seen.has(fp)) continue; // ZSCAN may return a member twice
+        seen.add(fp);
+        if (o.dryRun) rep.converted++;
+        else pairs.push([member, conv.raw!]);
+      }
+    }
+    const n = page.length;
+    const prev = inflight;
+    inflight = (async () => {
+      await prev;
+      for (const batch of chunks(pairs, c.batchSize)) {
+        const res = await c.cmd.zsetReplace(key, ...batch.flat());
+        for (let i = 0; i < batch.length; i++) {
+          if (res[i] === 1) {
+            rep.converted++;
+            written.add(fingerprint(batch[i]![1]));
+          } else if (res[i] === 2) rep.conflicts++;
+          else rep.gone++;
+        }
+      }
+      c.tick(key, n);
+    })();
+    // A failure surfaces at the next await of `inflight`; never as an unhandled rejection meanwhile.
+    inflight.catch(() => undefined);
+  }
+  await inflight;
+}
+
+/**
+ * How many distinct entries of a key are in the other unit now (a list re-read
+ * under concurrent pushes, or a member ZSCAN returns twice, counts once).
+ */
+export async function countRemaining(redis: Redis, k: { key: string; type: "list" | "zset" }, to: TimestampTarget, pageSize = 1000): Promise<number> {
+  let n = 0;
+  const seen = new Set<string>();
+  const check = (b: Buffer) => {
+    const text = utf8OrUndefined(b);
+    if (text === undefined || !needsConversion(text, to)) return;
+    const fp = fingerprint(b);
+    if (seen.has(fp)) return;
+    seen.add(fp);
+    n++;
+  };
+  if (k.type === "list") {
+    for await (const page of listPages(redis, k.key, pageSize)) page.items.forEach(check);
+  } else {
+    for await (const page of zsetPages(redis, k.key, pageSize)) for (const { member } of page) check(member);
+  }
+  return n;
+}
