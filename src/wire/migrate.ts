@@ -3,6 +3,7 @@
 import { profileFor, type DialectLike } from "./dialect.js";
 import { JobRecord } from "./job-record.js";
 import { decodePayloadTime, encodePayloadTime, PAYLOAD_TIME_FIELDS } from "./timestamps.js";
+import { isFloatLexeme } from "./json-scan.js";
 
 export interface MigrationResult {
   record: JobRecord;
@@ -17,7 +18,9 @@ export function migratePayloadTimes(input: string | JobRecord, to: DialectLike):
   const changed: string[] = [];
   for (const field of PAYLOAD_TIME_FIELDS) {
     const raw = record.raw(field);
-    if (raw === undefined || raw === "null") continue;
+    if (raw === undefined || raw === "null" || !/^-?\d/.test(raw)) continue;
+    // Already in the target unit: leave the bytes alone (re-encoding could drop digits).
+    if (isFloatLexeme(raw) === (target.payloadTime === "seconds")) continue;
     // Round: s -> ms arithmetic can land a hair below the integer (x.9999).
     const ms = Math.round(decodePayloadTime(raw) * 1000) / 1000;
     const next = encodePayloadTime(ms, target);

@@ -104,7 +104,7 @@ describe("migratePayloadTimes", () => {
     }
   });
   it("leaves a payload already in the target unit untouched", () => {
-    const v7 = '{"created_at":1795304991.5637472}';
+    const v7 = '{"created_at":1700000000.1234567,"enqueued_at":1795304991.5637472}';
     const r = migratePayloadTimes(v7, 6);
     expect(r.changed).toEqual([]);
     expect(r.record.toString()).toBe(v7);
