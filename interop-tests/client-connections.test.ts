@@ -1,13 +1,9 @@
 // Issue 3: the client reaches Redis the ways users run it (ACL users, TLS,
 // several shards) and follows Sidekiq's retry-once rule after READONLY.
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../src/client/index.js";
-import { ensureDebianPackages } from "./support/prepare.js";
+import { makeTestCerts, type TestCerts } from "./support/tls.js";
 import { freePort, startRedis, type RedisServer } from "./support/redis-server.js";
 import { backend, describeEachSidekiq } from "./support/harness.js";
 
@@ -48,25 +44,17 @@ describeEachSidekiq("client connections", (sk) => {
 });
 
 describe("client: TLS and READONLY (Redis only, no Ruby needed)", () => {
-  let dir = "";
+  let certs: TestCerts;
   beforeAll(() => {
-    ensureDebianPackages({ openssl: "openssl" });
-    dir = mkdtempSync(join(tmpdir(), "sidekiq-bridge-tls-"));
-    const sh = (...a: string[]) => execFileSync("openssl", a, { cwd: dir, stdio: "ignore" });
-    sh("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=bridge-test-ca", "-keyout", "ca.key", "-out", "ca.crt");
-    sh("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", "server.key", "-out", "server.csr");
-    execFileSync("sh", ["-c", "printf 'subjectAltName=IP:127.0.0.1\\n' > san.ext"], { cwd: dir });
-    sh("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2", "-extfile", "san.ext", "-out", "server.crt");
+    certs = makeTestCerts();
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => certs.remove());
 
   it("pushes over rediss:// with a CA, and refuses a server it cannot verify", async () => {
     const tlsPort = await freePort();
-    const redis = await startRedis({
-      config: [`tls-port ${tlsPort}`, `tls-cert-file ${dir}/server.crt`, `tls-key-file ${dir}/server.key`, `tls-ca-cert-file ${dir}/ca.crt`, "tls-auth-clients no"],
-    });
+    const redis = await startRedis({ config: certs.redisConfig(tlsPort) });
     try {
-      const c = new Client({ redis: { url: `rediss://127.0.0.1:${tlsPort}/0`, tls: { ca: readFileSync(join(dir, "ca.crt")) } }, dialect: 8 });
+      const c = new Client({ redis: { url: `rediss://127.0.0.1:${tlsPort}/0`, tls: { ca: certs.ca } }, dialect: 8 });
       const jid = await c.job("RecordJob", { queue: "tls" }).performAsync(1);
       await c.close();
       const plain = new Redis(`${redis.url}/0`);
