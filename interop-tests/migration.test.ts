@@ -21,7 +21,8 @@ import type { ExportSummary } from "../src/migration/dump.js";
 import type { ImportSummary } from "../src/migration/restore.js";
 import { REPO_ROOT } from "./support/local-backend.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
-import { startRedis, type RedisServer } from "./support/redis-server.js";
+import type { RedisServer } from "./support/redis-server.js";
+import { startServer } from "./support/servers.js";
 
 // The binary is built once by the global setup (interop-tests/support/global-setup.ts),
 // before any suite spawns it; building here again would rewrite dist/ under other suites.
@@ -459,7 +460,7 @@ describeEachSidekiq(
       expect(ex.json.entries).toBe(entries);
       expect(ex.json.keys.map((k) => k.key).sort()).toEqual(Object.keys(source));
 
-      target = await startRedis();
+      target = await startServer(); // the same kind as the source: Redis and Valkey spell scores differently
       const targetUrl = `${target.url}/3`;
       const im = await cli<ImportSummary>(targetUrl, ["import", file, "--json"]);
       expect(im.code, im.stderr).toBe(0);

@@ -214,7 +214,8 @@ describeEachSidekiq("server: a Node worker in the Sidekiq fleet", (sk) => {
     await w.start();
     try {
       const jid = await sk.ruby<string>(`Sidekiq::Client.push("class" => "SlowNodeJob", "queue" => "slow", "args" => [1])`);
-      await waitFor("the job to start", async () => (await sk.redis.llen("queue:slow")) === 0 || undefined);
+      // Started = the worker runs it (the queue may be empty a moment earlier).
+      await waitFor("the job to start", async () => (w.dump().length === 1 ? true : undefined));
       // Sidekiq writes busy and work on the next beat.
       await (w as unknown as { heartbeat: { beat(): Promise<void> } }).heartbeat.beat();
       const seen = await sk.ruby<{ procs: Array<Record<string, unknown>>; work: Array<{ queue: string; jid: string; klass: string }> }>(`

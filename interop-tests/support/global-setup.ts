@@ -8,10 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { HarnessInfo } from "./backend.js";
 import { composeDown, composeUp } from "./docker-backend.js";
-import { buildRootfs, installFixtures, removeFixtures, REPO_ROOT } from "./local-backend.js";
+import { installFixtures, removeFixtures, REPO_ROOT } from "./local-backend.js";
+import { startServer } from "./servers.js";
 import { spawnSync } from "node:child_process";
 import { ensureDebianPackages, prepareRootfs } from "./prepare.js";
-import { startRedis } from "./redis-server.js";
 import { selectedTargets } from "./versions.js";
 
 declare module "vitest" {
@@ -58,9 +58,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
         undo.push(() => removeFixtures(root, fixturesDir));
       }
       // SIDEKIQ_BRIDGE_SERVER=valkey runs the suite on Debian's Valkey instead of Redis.
-      const serverKind = process.env.SIDEKIQ_BRIDGE_SERVER ?? "redis";
-      if (serverKind !== "redis" && serverKind !== "valkey") throw new Error(`SIDEKIQ_BRIDGE_SERVER must be redis or valkey, not "${serverKind}"`);
-      const redis = serverKind === "valkey" ? await startRedis({ root: buildRootfs("valkey"), binary: "valkey-server" }) : await startRedis();
+      const redis = await startServer();
       undo.push(() => redis.stop());
       info = { backend, redisUrl: redis.url, rubyRedisBase: redis.url, versions: targets.map((t) => t.version), rootfs, fixturesDir, logDir };
     } else {
