@@ -328,7 +328,11 @@ describeEachSidekiq("server: JobRetry writes what Ruby's JobRetry writes", (sk) 
         bridge_fail(JSON.generate({"class" => "X", "jid" => "ruby-r", "args" => [], "retry" => true, "queue" => "m"}), "m", "x")`);
       await sendToDead(sk.redis, `{"jid":"node-m"}`, config());
       await fail(`{"class":"X","jid":"node-r","args":[],"retry":true,"queue":"m"}`, "m", new Error("x"));
-      await new Promise((r) => setTimeout(r, 300));
+      // MONITOR's stream can lag behind the replies on a loaded machine: wait for the last command.
+      const deadline = Date.now() + 10_000;
+      while (!seen.some((x) => x.args[0]!.toLowerCase() === "zadd" && x.args.some((a) => a.includes('"node-r"'))) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
     } finally {
       mon.disconnect();
     }
