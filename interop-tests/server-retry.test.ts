@@ -3,12 +3,13 @@
 // failed by Ruby's real JobRetry in-process (JobRetry#global, no server, no
 // waiting), so Node's bytes are compared with Ruby's, time lexemes aside.
 import { readFileSync } from "node:fs";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { expect, it } from "vitest";
 import { handleFailure, sendToDead, type RetryConfig } from "../src/server/job-retry.js";
 import { describeError, type HandlerOptions } from "../src/server/types.js";
 import { decodeBacktrace, JobRecord, profileForVersion, validateRaw, versionAtLeast, type RecordKind } from "../src/wire/index.js";
 import { describeEachSidekiq, type SidekiqContext } from "./support/harness.js";
+import { startMonitor } from "./support/monitor.js";
 
 interface CapturedRecord {
   kind: string;
@@ -312,13 +313,9 @@ describeEachSidekiq("server: JobRetry writes what Ruby's JobRetry writes", (sk) 
   });
 
   it("the MULTI block and the retry ZADD are the commands Ruby sends (seen by MONITOR)", async () => {
-    // A connection of its own, without ioredis' ready check: its INFO could race the
-    // MONITOR stream ("Command queue state error").
-    const mon = new Redis(sk.url, { monitor: true, enableReadyCheck: false });
-    await new Promise<void>((r) => mon.once("monitoring", () => r()));
     const seen: { args: string[]; source: string }[] = [];
-    mon.on("monitor", (_time: string, args: string[], source: string, database: string) => {
-      if (database === String(sk.db) && ["multi", "exec", "zadd", "zremrangebyscore", "zremrangebyrank"].includes(args[0]!.toLowerCase())) {
+    const mon = await startMonitor(Number(new URL(sk.url).port), ({ db, source, args }) => {
+      if (db === String(sk.db) && ["multi", "exec", "zadd", "zremrangebyscore", "zremrangebyrank"].includes(args[0]!.toLowerCase())) {
         seen.push({ args, source });
       }
     });
@@ -334,7 +331,7 @@ describeEachSidekiq("server: JobRetry writes what Ruby's JobRetry writes", (sk) 
         await new Promise((r) => setTimeout(r, 50));
       }
     } finally {
-      mon.disconnect();
+      mon.stop();
     }
     const shape = (a: string[]) =>
       a.map((x, i) => (i === 0 ? x.toLowerCase() : x.startsWith("{") ? "<payload>" : /^-?\d+\.\d+$/.test(x) ? "<float>" : x));
