@@ -2,7 +2,7 @@
 // a MessagePack file, byte for byte (docs/MIGRATION.md, src/migration/dump.ts).
 import { exportToFile, exportToStream, exportPatterns, type ExportSummary } from "../migration/dump.js";
 import { progressLine } from "../migration/progress.js";
-import { connectCli, maskRedisUrl, parseFlags, redisUrlFrom, runCli, UsageError } from "../migration/cli.js";
+import { connectCli, maskRedisUrl, parseFlags, redisUrlFrom, runCli, UsageError } from "./migration-support.js";
 
 export const summary = "write queues, schedule, retry, dead (and stats) to a MessagePack file";
 

@@ -4,7 +4,7 @@
 import { accessSync, constants } from "node:fs";
 import { importFromFile, importFromStream } from "../migration/restore.js";
 import { progressLine } from "../migration/progress.js";
-import { connectCli, maskRedisUrl, parseFlags, printJson, redisUrlFrom, runCli, UsageError } from "../migration/cli.js";
+import { connectCli, maskRedisUrl, parseFlags, printJson, redisUrlFrom, runCli, UsageError } from "./migration-support.js";
 
 export const summary = "load an export file into Redis (verified; refuses a non-empty target)";
 

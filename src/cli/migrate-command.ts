@@ -8,7 +8,7 @@ import { moveJobs, type MoveReport } from "../migration/move.js";
 import { migrateTimestamps, type TimestampReport, type TimestampTarget } from "../migration/timestamps.js";
 import { JOB_SETS, type JobSet } from "../migration/common.js";
 import { progressLine } from "../migration/progress.js";
-import { connectCli, parseFlags, printJson, redisUrlFrom, runCli, UsageError } from "../migration/cli.js";
+import { connectCli, parseFlags, printJson, redisUrlFrom, runCli, UsageError } from "./migration-support.js";
 
 export const summary = "audit, move and rewrite jobs to migrate queues between Ruby and Node, or Sidekiq 8 and 7";
 

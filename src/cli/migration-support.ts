@@ -1,15 +1,15 @@
-// What the migrate, export and import commands share: strict flag parsing
+// What the migrate, export and import commands share (beyond common.ts): strict flag parsing
 // (usage errors exit 2), the Redis URL from --redis or REDIS_URL with its
 // credentials kept out of every message, a connection that fails fast, and
 // the error-to-exit-code mapping (1 for failures).
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { Redis } from "ioredis";
 
-export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0";
+import { DEFAULT_REDIS_URL, maskUrl, scrub, UsageError } from "./common.js";
 
-export class UsageError extends Error {
-  override name = "UsageError";
-}
+// Shared with the other commands (one UsageError class, one way to hide secrets).
+export { DEFAULT_REDIS_URL, scrub, UsageError };
+export const maskRedisUrl = maskUrl;
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
@@ -27,40 +27,6 @@ export function parseFlags(argv: string[], options: Options, allowPositionals = 
     if (String((e as NodeJS.ErrnoException).code ?? "").startsWith("ERR_PARSE_ARGS")) throw new UsageError((e as Error).message);
     throw e;
   }
-}
-
-/**
- * The URL without its userinfo: `redis://***@host:6379/0`. Everything between
- * `://` and the last `@` is hidden, since a password may hold `/`, `#` or `@`.
- */
-export function maskRedisUrl(url: string): string {
-  const m = /^([a-z][a-z0-9+.-]*:\/\/)(.*)$/is.exec(url);
-  if (!m) return url.includes("@") ? `***@${url.slice(url.lastIndexOf("@") + 1)}` : url;
-  const rest = m[2]!;
-  const at = rest.lastIndexOf("@");
-  return at < 0 ? url : `${m[1]}***@${rest.slice(at + 1)}`;
-}
-
-/** Removes the URL's secrets (userinfo, password, decoded password) from a text. */
-export function scrub(text: string, url: string | undefined): string {
-  if (!url) return text;
-  const m = /^[a-z][a-z0-9+.-]*:\/\/(.*)@/is.exec(url);
-  let out = text.split(url).join(maskRedisUrl(url));
-  if (!m) return out;
-  const userinfo = m[1]!;
-  const secrets = new Set([userinfo]);
-  const colon = userinfo.indexOf(":");
-  if (colon >= 0) {
-    const pass = userinfo.slice(colon + 1);
-    secrets.add(pass);
-    try {
-      secrets.add(decodeURIComponent(pass));
-    } catch {
-      // not percent-encoded
-    }
-  }
-  for (const s of [...secrets].filter((x) => x.length >= 3).sort((a, b) => b.length - a.length)) out = out.split(s).join("***");
-  return out;
 }
 
 export function redisUrlFrom(flag: unknown): string {
