@@ -1,0 +1,80 @@
+// sidekiq-bridge: its Client and Worker, in one variant per fetch strategy.
+// A new variant is one line in BRIDGE_VARIANTS: `workerOptions` is merged into
+// the Worker's options in the child process (bench/systems/bridge-child.ts).
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ALT_SRC, bundle, COMPARE_SRC, REPO_ROOT } from "../lib/build.js";
+import { Child } from "../lib/child.js";
+import { SidekiqFamily } from "./sidekiq-family.js";
+import type { BenchRedis, SystemUnderTest, WorkerSpec } from "./types.js";
+
+export interface BridgeVariant {
+  id: string;
+  label: string;
+  workerOptions: Record<string, unknown>;
+  /** Scenarios to leave out: a variant that changes only the worker skips "enqueue" (same Client). */
+  skip?: string[];
+  /** Another copy of src/ to build this variant from (default: this tree's, or BENCH_BRIDGE_SRC). */
+  src?: string;
+}
+
+export const BRIDGE_VARIANTS: BridgeVariant[] = [
+  { id: "bridge", label: "sidekiq-bridge (basic fetch)", workerOptions: { fetch: "basic" } },
+  { id: "bridge-reliable", label: "sidekiq-bridge (reliable fetch)", workerOptions: { fetch: "reliable" }, skip: ["enqueue"] },
+  ...(COMPARE_SRC ? [{ id: "bridge-compare", label: `sidekiq-bridge (basic fetch) from ${COMPARE_SRC}`, workerOptions: { fetch: "basic" }, src: COMPARE_SRC }] : []),
+];
+
+export class BridgeSystem implements SystemUnderTest {
+  readonly group = "bridge";
+  readonly ours = true;
+  private entry = "";
+  private version = "";
+
+  constructor(private readonly variant: BridgeVariant) {}
+
+  get id(): string {
+    return this.variant.id;
+  }
+  get label(): string {
+    return this.variant.label;
+  }
+  get skip(): string[] {
+    return this.variant.skip ?? [];
+  }
+  get basicFetch(): boolean {
+    const f = this.variant.workerOptions.fetch;
+    return f === "basic";
+  }
+
+  describe(): string {
+    return `sidekiq-bridge ${this.version} (dialect 8.1.7${Object.keys(this.variant.workerOptions).length ? `, worker ${JSON.stringify(this.variant.workerOptions)}` : ""}) on Node ${process.version}${this.variant.src ?? ALT_SRC ? `, src/ from ${this.variant.src ?? ALT_SRC}` : ""}`;
+  }
+
+  async setup(): Promise<void> {
+    this.version = (JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { version: string }).version;
+    this.entry = await bundle("systems/bridge-child", this.variant.src ?? ALT_SRC);
+  }
+
+  async teardown(): Promise<void> {}
+
+  family(r: BenchRedis): SidekiqFamily {
+    return new SidekiqFamily(r);
+  }
+
+  spawnClient(r: BenchRedis, cpu: number): Child {
+    return new Child(`${this.id} client`, [process.execPath, this.entry], { cpu, env: { BENCH_ROLE: "client", BENCH_REDIS_URL: r.url } });
+  }
+
+  spawnWorker(r: BenchRedis, spec: WorkerSpec, cpu: number): Child {
+    return new Child(`${this.id} worker -c ${spec.concurrency}`, [process.execPath, this.entry], {
+      cpu,
+      env: {
+        BENCH_ROLE: "worker",
+        BENCH_REDIS_URL: r.url,
+        BENCH_CONCURRENCY: String(spec.concurrency),
+        BENCH_WORKER_OPTIONS: JSON.stringify(this.variant.workerOptions),
+        ...(spec.pollSeconds !== undefined ? { BENCH_POLL: String(spec.pollSeconds) } : {}),
+      },
+    });
+  }
+}
