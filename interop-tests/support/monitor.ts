@@ -9,18 +9,21 @@ export interface MonitorLine {
   args: string[];
 }
 
-/** `"a\"b" "c"` -> ['a"b', 'c'], with Redis' escapes (\\, \", \n, \r, \t, \xNN). */
+/**
+ * The quoted arguments of a MONITOR line. Redis escapes quotes inside an
+ * argument (`"{\"jid\":1}"`); Valkey 8 prints them raw (`"{"jid":1}"`), so
+ * arguments are split on the `" "` between them, then Redis' escapes undone.
+ */
 export function parseMonitorArgs(text: string): string[] {
-  const out: string[] = [];
-  const re = /"((?:[^"\\]|\\.)*)"/g;
-  for (const m of text.matchAll(re)) {
-    out.push(
-      m[1]!.replace(/\\(x[0-9a-fA-F]{2}|.)/g, (_s, e: string) =>
+  if (!text.startsWith('"') || !text.endsWith('"')) return [];
+  return text
+    .slice(1, -1)
+    .split('" "')
+    .map((a) =>
+      a.replace(/\\(x[0-9a-fA-F]{2}|.)/g, (_s, e: string) =>
         e[0] === "x" ? String.fromCharCode(parseInt(e.slice(1), 16)) : ({ n: "\n", r: "\r", t: "\t", a: "\x07", b: "\b" } as Record<string, string>)[e] ?? e,
       ),
     );
-  }
-  return out;
 }
 
 export async function startMonitor(port: number, onLine: (l: MonitorLine) => void): Promise<{ stop(): void }> {
