@@ -3,20 +3,11 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-export interface CapturedRecord {
-  kind: string;
-  name: string;
-  raw?: string;
-  score?: string;
-  key?: string;
-  field?: string;
-  hash?: Record<string, string>;
-}
-export interface Capture {
-  sidekiq_version: string;
-  ruby_version: string;
-  records: CapturedRecord[];
-}
+import type { CaptureDocument, CapturedRecord } from "../interop-tests/support/capture.js";
+
+// The capture format is defined where capture.rb's output is read.
+export type { CapturedRecord };
+export type Capture = CaptureDocument;
 
 export const CAPTURE_DIR = fileURLToPath(new URL("../ruby-fixtures/captures/", import.meta.url));
 

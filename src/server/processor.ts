@@ -72,6 +72,7 @@ export async function processJob(uow: UnitOfWork, tid: string, signal: AbortSign
   let record: JobRecord;
   let className: string;
   let jid: string;
+  let isActiveJob: boolean;
   if (uow.job === null) {
     await sendToDead(deps.redis, uow.raw, deps.retry);
     logger.error("Invalid JSON for job: its bytes are not UTF-8", { queue: uow.queueName, bytes: uow.raw.length });
@@ -85,7 +86,8 @@ export async function processJob(uow: UnitOfWork, tid: string, signal: AbortSign
     // Cheap shape check on the raw text: args must be a JSON array.
     if (record.raw("args")?.[0] !== "[") throw new Error("the job's args is not an array");
     const wrapped = record.get("wrapped");
-    className = ACTIVEJOB_WRAPPERS.has(klass) && typeof wrapped === "string" ? wrapped : klass;
+    isActiveJob = ACTIVEJOB_WRAPPERS.has(klass);
+    className = isActiveJob && typeof wrapped === "string" ? wrapped : klass;
     jid = record.getString("jid") ?? "";
   } catch (e) {
     // Malformed payloads go to the morgue as they are, as Sidekiq's processor does.
@@ -94,7 +96,6 @@ export async function processJob(uow: UnitOfWork, tid: string, signal: AbortSign
     return "ack";
   }
 
-  const isActiveJob = ACTIVEJOB_WRAPPERS.has(record.getString("class") ?? "");
   const registered = (isActiveJob ? deps.activeJobHandlers : deps.handlers).get(className);
   if (!registered && deps.unknownClass === "requeue") {
     logger.warn("No handler for job class; handed back to its queue", { class: className, jid, queue: uow.queueName });
