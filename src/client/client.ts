@@ -56,6 +56,14 @@ export interface BulkItem extends JobOptions {
   batchSize?: number;
 }
 
+/** A payload ready to LPUSH onto `queue:<queue>` of `redis` (see Client#prepareRecord). */
+export interface PreparedPush {
+  redis: Redis;
+  queue: string;
+  json: string;
+  jid: string | null;
+}
+
 interface Shard {
   conn: OwnedRedis;
   profile?: { value: WireProfile; until: number };
@@ -67,7 +75,7 @@ const underTest = () => process.env.VITEST !== undefined || process.env.NODE_ENV
  * Runs a pipeline; on READONLY/NOREPLICAS/UNBLOCKED reconnects and runs it once
  * more, as Sidekiq does (after a failover the socket may point at a replica).
  */
-async function execRetryingOnce(redis: Redis, build: () => ChainableCommander): Promise<void> {
+export async function execRetryingOnce(redis: Redis, build: () => ChainableCommander): Promise<void> {
   const run = async () => {
     const err = ((await build().exec()) ?? []).find(([e]) => e)?.[0];
     if (err) throw err;
@@ -217,6 +225,18 @@ export class Client {
    * middleware does not change keep their exact bytes. enqueued_at is renewed.
    */
   async pushRecord(record: JobRecord): Promise<string | null> {
+    const p = await this.prepareRecord(record);
+    if (!p) return null;
+    await execRetryingOnce(p.redis, () => p.redis.pipeline().sadd("queues", p.queue).lpush(`queue:${p.queue}`, p.json));
+    return p.jid;
+  }
+
+  /**
+   * What pushRecord writes, without writing it: the Redis of the job's queue,
+   * the queue, and the payload as it will be LPUSHed (null when a middleware
+   * stopped the job). For callers that batch pushes with their own bookkeeping.
+   */
+  async prepareRecord(record: JobRecord): Promise<PreparedPush | null> {
     const queue = record.getString("queue") ?? "default";
     const shard = this.shardFor(queue);
     const profile = await this.profileOf(shard);
@@ -239,10 +259,7 @@ export class Client {
     const target = record.getString("queue") ?? queue;
     // Not validated: the payload was written by whoever enqueued it (maybe another
     // dialect during a migration); we changed only enqueued_at and middleware's keys.
-    const json = record.toString();
-    const redis = this.shardFor(target).conn.redis;
-    await execRetryingOnce(redis, () => redis.pipeline().sadd("queues", target).lpush(`queue:${target}`, json));
-    return record.getString("jid") ?? null;
+    return { redis: this.shardFor(target).conn.redis, queue: target, json: record.toString(), jid: record.getString("jid") ?? null };
   }
 
   /** Sidekiq's raw_push: one pipeline; retried once after reconnecting on READONLY/NOREPLICAS/UNBLOCKED. */
