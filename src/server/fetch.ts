@@ -1,5 +1,9 @@
 // Fetching jobs. BasicFetch is Sidekiq's: BRPOP across the capsule's queues
 // with a 2 s timeout; a fetched job lives only in this process until done.
+// Both fetchers take as many jobs as the capsule has free slots in one round
+// trip (BLMPOP, or a Lua move into the working list), never more: each
+// fetched job starts at once, as with Sidekiq's one BRPOP per idle processor,
+// so a crash can lose no more than Sidekiq's would.
 // ReliableFetch (the worker's default) moves each job atomically into a
 // working list owned by this process and removes it only when done, so a
 // crash loses nothing: orphaned working lists are recovered (recovery.ts).
@@ -7,6 +11,7 @@
 // or buried exactly as it came.
 import type { Redis } from "ioredis";
 import { queuesCommand, type Capsule } from "./capsule.js";
+import { isUnknownCommand, type ServerFeatures } from "./server-features.js";
 
 export const FETCH_TIMEOUT_SECONDS = 2;
 
@@ -22,7 +27,8 @@ export interface UnitOfWork {
 }
 
 export interface Fetcher {
-  retrieveWork(): Promise<UnitOfWork | null>;
+  /** Up to `max` jobs (at least one slot is free); none after the fetch timeout. */
+  retrieveWork(max: number): Promise<UnitOfWork[]>;
   /** The job is done with (ran, retried, dead): forget it. */
   acknowledge(uow: UnitOfWork): Promise<void>;
   /** Not done: back to its queue's BRPOP end, so it runs next. */
@@ -56,11 +62,14 @@ function checkExec(res: Array<[Error | null, unknown]> | null): void {
   if (err) throw err;
 }
 
-/** Pushes unfinished jobs back to their queues (one pipeline), so they run next. */
+/**
+ * Pushes unfinished jobs back to their queues' BRPOP end (one pipeline), so
+ * they run next, the first fetched first.
+ */
 export async function bulkRequeue(redis: Redis, work: readonly UnitOfWork[]): Promise<void> {
   if (work.length === 0) return;
   const pipe = redis.pipeline();
-  for (const w of work) pipe.rpush(w.queue, w.raw);
+  for (let i = work.length - 1; i >= 0; i--) pipe.rpush(work[i]!.queue, work[i]!.raw);
   checkExec(await pipe.exec());
 }
 
@@ -70,11 +79,28 @@ export class BasicFetch implements Fetcher {
     /** A connection of its own: BRPOP blocks it. */
     private readonly blocking: Redis,
     private readonly capsule: Capsule,
+    private readonly features: ServerFeatures,
   ) {}
 
-  async retrieveWork(): Promise<UnitOfWork | null> {
-    const r = await this.blocking.brpopBuffer(...queuesCommand(this.capsule), FETCH_TIMEOUT_SECONDS);
-    return r ? unitOfWork(r[0].toString(), r[1]) : null;
+  async retrieveWork(max: number): Promise<UnitOfWork[]> {
+    const queues = queuesCommand(this.capsule);
+    if (max > 1 && this.features.lmpop) {
+      // BLMPOP takes from the first non-empty queue in the same order BRPOP would,
+      // from the same end, up to `max` jobs.
+      try {
+        const r = (await this.blocking.callBuffer("blmpop", FETCH_TIMEOUT_SECONDS, queues.length, ...queues, "RIGHT", "COUNT", max)) as
+          | [Buffer, Buffer[]]
+          | null;
+        if (!r) return [];
+        const queue = r[0].toString();
+        return r[1].map((raw) => unitOfWork(queue, raw));
+      } catch (e) {
+        if (!isUnknownCommand(e)) throw e;
+        this.features.lmpop = false; // a server that claims 7.0 but lacks it (a proxy, a clone)
+      }
+    }
+    const r = await this.blocking.brpopBuffer(...queues, FETCH_TIMEOUT_SECONDS);
+    return r ? [unitOfWork(r[0].toString(), r[1])] : [];
   }
 
   async acknowledge(): Promise<void> {}
@@ -108,17 +134,42 @@ for i = 1, n do
 end
 return false`;
 
+// Moves up to ARGV[1] jobs from the first non-empty queue into its working
+// list, in the order RPOPLPUSH one by one would: 3 commands for a batch.
+// (RPOP with a count: Redis 6.2+; older servers use the one-job moves.)
+const LUA_MOVE_MANY = `
+local n = #KEYS / 2
+local max = tonumber(ARGV[1])
+for i = 1, n do
+  local jobs = redis.call("rpop", KEYS[i], max)
+  if jobs then
+    for j = 1, #jobs, 1000 do
+      redis.call("lpush", KEYS[n + i], unpack(jobs, j, math.min(j + 999, #jobs)))
+    end
+    return {KEYS[i], jobs}
+  end
+end
+return false`;
+
+/** Below this many free slots the one-job move is cheaper in Redis commands (1 vs 3 a batch). */
+export const MIN_BATCH = 3;
+
 type ReliableRedis = Redis & {
   bridgeMoveFirstBuffer(...keysThenCount: Array<string | number>): Promise<[Buffer, Buffer] | null>;
+  bridgeMoveManyBuffer(...keysThenArgs: Array<string | number>): Promise<[Buffer, Buffer[]] | null>;
 };
 
 /**
  * Reliable fetch: RPOPLPUSH (BRPOPLPUSH for a single queue) into
  * `bridge:wip:<identity>|queue:<name>`, LREM on acknowledge. It keeps the
- * capsule's queue order. Two commands per job: the move and the LREM.
+ * capsule's queue order. Two commands per job (the move and the LREM), less
+ * when several slots are free: one Lua move (3 commands) takes a batch.
  */
 export class ReliableFetch implements Fetcher {
   private idleMs = 0;
+  /** The last batch found nothing: wait for one job before batching again. */
+  private drained = false;
+  private acks: Array<{ uow: UnitOfWork; resolve: () => void; reject: (e: Error) => void }> = [];
   private readonly redis: Redis;
   private readonly mover: ReliableRedis;
 
@@ -128,6 +179,7 @@ export class ReliableFetch implements Fetcher {
     private readonly blocking: Redis,
     private readonly capsule: Capsule,
     private readonly identity: string,
+    private readonly features: ServerFeatures,
     /** Longest pause between polls of several empty queues. */
     private readonly maxIdleMs = 1000,
   ) {
@@ -135,6 +187,7 @@ export class ReliableFetch implements Fetcher {
     this.mover = blocking as ReliableRedis;
     if (!(blocking as unknown as { bridgeMoveFirst?: unknown }).bridgeMoveFirst) {
       blocking.defineCommand("bridgeMoveFirst", { lua: LUA_MOVE_FIRST });
+      blocking.defineCommand("bridgeMoveMany", { lua: LUA_MOVE_MANY });
     }
   }
 
@@ -148,34 +201,62 @@ export class ReliableFetch implements Fetcher {
     await this.redis.sadd(WIP_REGISTRY, ...keys);
   }
 
-  async retrieveWork(): Promise<UnitOfWork | null> {
+  async retrieveWork(max: number): Promise<UnitOfWork[]> {
     const queues = queuesCommand(this.capsule);
+    const keys = [...queues, ...queues.map((q) => this.wip(q))];
+    if (max >= MIN_BATCH && this.features.popCount && !this.drained) {
+      const r = await this.mover.bridgeMoveManyBuffer(keys.length, ...keys, max);
+      if (r) {
+        this.idleMs = 0;
+        const queue = r[0].toString();
+        return r[1].map((raw) => unitOfWork(queue, raw));
+      }
+      // Empty: block (one queue) or back off (several) below, until a job turns up.
+      this.drained = true;
+    }
     if (queues.length === 1) {
       // One queue: block in Redis, exactly like BRPOP.
       const q = queues[0]!;
       const job = await this.blocking.brpoplpushBuffer(q, this.wip(q), FETCH_TIMEOUT_SECONDS);
-      return job ? unitOfWork(q, job) : null;
+      if (job) this.drained = false;
+      return job ? [unitOfWork(q, job)] : [];
     }
     if (this.idleMs > 0) await new Promise((r) => setTimeout(r, this.idleMs));
-    const keys = [...queues, ...queues.map((q) => this.wip(q))];
     const r = await this.mover.bridgeMoveFirstBuffer(keys.length, ...keys);
     if (!r) {
       // Several queues cannot be blocked on atomically: poll, backing off while idle.
       this.idleMs = Math.min(Math.max(this.idleMs * 2, 25), this.maxIdleMs);
-      return null;
+      return [];
     }
     this.idleMs = 0;
-    return unitOfWork(r[0].toString(), r[1]);
+    this.drained = false;
+    return [unitOfWork(r[0].toString(), r[1])];
   }
 
-  async acknowledge(uow: UnitOfWork): Promise<void> {
-    await this.redis.lrem(this.wip(uow.queue), 1, uow.raw);
+  acknowledge(uow: UnitOfWork): Promise<void> {
+    // Jobs that finish together are acknowledged in one pipeline (one write,
+    // one read): the same LREMs, fewer system calls and callbacks.
+    return new Promise((resolve, reject) => {
+      if (this.acks.push({ uow, resolve, reject }) === 1) process.nextTick(() => this.flushAcks());
+    });
+  }
+
+  private flushAcks(): void {
+    const batch = this.acks;
+    this.acks = [];
+    const pipe = this.redis.pipeline();
+    for (const a of batch) pipe.lrem(this.wip(a.uow.queue), 1, a.uow.raw);
+    pipe.exec().then(
+      (res) => batch.forEach((a, i) => (res?.[i]?.[0] ? a.reject(res[i]![0]) : res ? a.resolve() : a.reject(new Error("pipeline discarded")))),
+      (e: Error) => batch.forEach((a) => a.reject(e)),
+    );
   }
 
   async requeue(work: readonly UnitOfWork[]): Promise<void> {
     if (work.length === 0) return;
     const tx = this.redis.multi();
-    for (const w of work) tx.lrem(this.wip(w.queue), 1, w.raw).rpush(w.queue, w.raw);
+    // Last first, so the first fetched ends up at the BRPOP end and runs next.
+    for (let i = work.length - 1; i >= 0; i--) tx.lrem(this.wip(work[i]!.queue), 1, work[i]!.raw).rpush(work[i]!.queue, work[i]!.raw);
     checkExec(await tx.exec());
   }
 

@@ -7,6 +7,7 @@ import type { JsonValue } from "../wire/json-scan.js";
 import { applyFailure } from "../wire/retry-fields.js";
 import { activeJobArguments } from "./activejob-args.js";
 import type { UnitOfWork } from "./fetch.js";
+import type { LazyAbort } from "./lazy-abort.js";
 import { handleFailure, sendToDead, type RetryConfig } from "./job-retry.js";
 import type { Logger } from "./logger.js";
 import type { Stats } from "./stats.js";
@@ -67,7 +68,7 @@ async function chain(mw: readonly ServerMiddleware[], ctx: ServerMiddlewareConte
   await step(0);
 }
 
-export async function processJob(uow: UnitOfWork, tid: string, signal: AbortSignal, deps: ProcessorDeps): Promise<ProcessResult> {
+export async function processJob(uow: UnitOfWork, tid: string, abort: LazyAbort, deps: ProcessorDeps): Promise<ProcessResult> {
   const { logger } = deps;
   let record: JobRecord;
   let className: string;
@@ -107,14 +108,23 @@ export async function processJob(uow: UnitOfWork, tid: string, signal: AbortSign
   try {
     if (!registered) throw new UnknownJobClassError(`uninitialized constant ${className}`);
     const args = isActiveJob ? activeJobArguments(record.get("args") as JsonValue) : ((record.get("args") ?? []) as JsonValue[]);
-    const ctx: JobContext = { jid, className, queue: uow.queueName, record, raw: jobstr, signal };
+    const ctx: JobContext = {
+      jid,
+      className,
+      queue: uow.queueName,
+      record,
+      raw: jobstr,
+      get signal() {
+        return abort.signal;
+      },
+    };
     await chain(deps.middleware, { jid, className, queue: uow.queueName, job: record }, async () => {
       await registered.handler(args as never, ctx);
     });
     deps.stats.record(className, performance.now() - started, true);
     return "ack";
   } catch (error) {
-    if (signal.aborted) {
+    if (abort.aborted) {
       // Hard shutdown: not finished, so not acknowledged; the launcher requeues it.
       return "requeue";
     }

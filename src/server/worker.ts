@@ -12,9 +12,11 @@ import { makeCapsule, type Capsule, type CapsuleConfig } from "./capsule.js";
 import { BasicFetch, ReliableFetch, type Fetcher, type UnitOfWork } from "./fetch.js";
 import { Heartbeat, newIdentity, type WorkEntry } from "./heartbeat.js";
 import { recoverOrphans } from "./recovery.js";
+import { detectFeatures } from "./server-features.js";
+import { LazyAbort } from "./lazy-abort.js";
 import type { RetryConfig } from "./job-retry.js";
 import { consoleLogger, type Logger } from "./logger.js";
-import { processJob, type ProcessResult, type ServerMiddleware, type UnknownClassPolicy } from "./processor.js";
+import { processJob, type ProcessorDeps, type ProcessResult, type ServerMiddleware, type UnknownClassPolicy } from "./processor.js";
 import { Poller } from "./scheduled.js";
 import { Stats } from "./stats.js";
 import type { DeathHandler, HandlerOptions, JobHandler, RegisteredHandler } from "./types.js";
@@ -57,11 +59,18 @@ export interface WorkerOptions {
 interface InFlight {
   uow: UnitOfWork;
   fetcher: Fetcher;
-  abort: AbortController;
+  abort: LazyAbort;
   startedAt: number;
   /** The handler has finished; only bookkeeping (ack, retry write) remains. */
   settled?: boolean;
   className?: string;
+}
+
+/** A capsule's slots: how many run, who waits for one, the hand-back backoff. */
+interface Slots {
+  busy: number;
+  freed?: () => void;
+  backoffMs: number;
 }
 
 type State = "new" | "running" | "quiet" | "stopping" | "stopped";
@@ -175,6 +184,7 @@ export class Worker {
       this.poller.start();
     }
     const reliable = (this.options.fetch ?? "reliable") === "reliable";
+    const features = await detectFeatures(this.conn.redis);
     if (reliable) {
       // Our heartbeat exists now, so nobody mistakes our working lists for orphans.
       await this.recover(true);
@@ -189,10 +199,10 @@ export class Worker {
       this.blocking.push(blocking);
       let fetcher: Fetcher;
       if (reliable) {
-        const rf = new ReliableFetch(this.conn.redis, blocking, cap, this.identity);
+        const rf = new ReliableFetch(this.conn.redis, blocking, cap, this.identity, features);
         await rf.register();
         fetcher = rf;
-      } else fetcher = new BasicFetch(this.conn.redis, blocking, cap);
+      } else fetcher = new BasicFetch(this.conn.redis, blocking, cap, features);
       this.fetchers.push(fetcher);
       this.loops.push(this.fetchLoop(cap, fetcher, retry));
     }
@@ -229,11 +239,9 @@ export class Worker {
 
   /** One loop per capsule: fetch only when a slot is free, so no job waits in this process. */
   private async fetchLoop(cap: Capsule, fetch: Fetcher, retry: RetryConfig): Promise<void> {
-    let busy = 0;
-    let freed: (() => void) | undefined;
-    let backoffMs = 0;
+    const slots: Slots = { busy: 0, backoffMs: 0 };
     let reclaimNeeded = false;
-    const deps = {
+    const deps: ProcessorDeps = {
       redis: this.conn.redis,
       handlers: this.handlers,
       activeJobHandlers: this.activeJobHandlers,
@@ -245,21 +253,22 @@ export class Worker {
       work: this.work,
     };
     while (this.state === "running") {
-      if (busy >= cap.concurrency) {
-        await new Promise<void>((r) => (freed = r));
+      if (slots.busy >= cap.concurrency) {
+        await new Promise<void>((r) => (slots.freed = r));
         continue;
       }
-      if (backoffMs > 0) await new Promise((r) => setTimeout(r, backoffMs));
-      let uow: UnitOfWork | null;
+      if (slots.backoffMs > 0) await new Promise((r) => setTimeout(r, slots.backoffMs));
+      let fetched: UnitOfWork[];
       try {
         if (reclaimNeeded && fetch.reclaim) {
-          // A fetch whose reply was lost may have moved a job into our working list.
+          // A fetch whose reply was lost may have moved jobs into our working list.
           const running = new Set([...this.inFlight.values()].filter((j) => j.fetcher === fetch).map((j) => j.uow.raw.toString("base64")));
           const n = await fetch.reclaim(running);
           if (n > 0) this.logger.warn(`Reclaimed ${n} jobs whose fetch reply was lost`);
         }
         reclaimNeeded = false;
-        uow = await fetch.retrieveWork();
+        // As many as there are free slots: each starts at once, none waits here.
+        fetched = await fetch.retrieveWork(cap.concurrency - slots.busy);
       } catch (e) {
         if (this.state !== "running") break;
         reclaimNeeded = true;
@@ -267,48 +276,63 @@ export class Worker {
         await new Promise((r) => setTimeout(r, 1000));
         continue;
       }
-      if (!uow) continue;
+      if (fetched.length === 0) continue;
       if (this.state !== "running") {
-        // Fetched after quiet was requested: hand it back, it runs next.
-        await fetch.requeue([uow]).catch((e: Error) => this.logger.error("could not requeue a job fetched while quieting", { error: e.message }));
+        // Fetched after quiet was requested: hand them back, they run next.
+        await fetch.requeue(fetched).catch((e: Error) => this.logger.error("could not requeue jobs fetched while quieting", { error: e.message }));
         break;
       }
-      const tid = (++this.tidSeq).toString(36);
-      const job: InFlight = { uow, fetcher: fetch, abort: new AbortController(), startedAt: Date.now() };
-      this.inFlight.set(tid, job);
-      busy++;
-      void processJob(uow, tid, job.abort.signal, deps)
-        .catch((e: Error): ProcessResult => {
-          // E.g. Redis down while burying a malformed job: try the job again later.
-          this.logger.error("could not process a job; it goes back to its queue", { error: e.message });
-          return "requeue";
-        })
-        .then(async (result) => {
-          // After a hard shutdown's abort, shutdown() has requeued it already.
-          if (job.abort.signal.aborted) return;
-          job.settled = true;
-          if (result === "hand-back") {
-            backoffMs = Math.min(Math.max(backoffMs * 2, 100), 5000);
-            await fetch.handBack(uow);
-          } else {
-            backoffMs = 0;
-            // Bookkeeping survives a Redis outage: retry for up to a minute.
-            await this.persist(() => (result === "requeue" ? fetch.requeue([uow]) : fetch.acknowledge(uow)));
-          }
-        })
-        .catch((e: Error) => {
-          // With reliable fetch the job stays in the working list and is recovered later.
-          this.logger.error("could not finish a job's bookkeeping", { error: e.message });
-        })
-        .finally(() => {
-          if (!job.abort.signal.aborted) this.inFlight.delete(tid);
-          busy--;
-          freed?.();
-          freed = undefined;
-          this.jobDone?.();
-        });
+      for (const uow of fetched) this.run(uow, fetch, deps, slots);
     }
-    freed = undefined;
+    slots.freed = undefined;
+  }
+
+  /** Runs one fetched job in a slot, then its bookkeeping (ack, requeue or hand-back). */
+  private run(uow: UnitOfWork, fetch: Fetcher, deps: ProcessorDeps, slots: Slots): void {
+    const tid = (++this.tidSeq).toString(36);
+    const job: InFlight = { uow, fetcher: fetch, abort: new LazyAbort(), startedAt: Date.now() };
+    this.inFlight.set(tid, job);
+    slots.busy++;
+    let released = false;
+    // The slot is free once the handler is done: the acknowledgement's round
+    // trip then overlaps the next fetch instead of preceding it.
+    const release = () => {
+      if (released) return;
+      released = true;
+      slots.busy--;
+      const freed = slots.freed;
+      slots.freed = undefined;
+      freed?.();
+    };
+    void processJob(uow, tid, job.abort, deps)
+      .catch((e: Error): ProcessResult => {
+        // E.g. Redis down while burying a malformed job: try the job again later.
+        this.logger.error("could not process a job; it goes back to its queue", { error: e.message });
+        return "requeue";
+      })
+      .then(async (result) => {
+        // After a hard shutdown's abort, shutdown() has requeued it already.
+        if (job.abort.aborted) return;
+        job.settled = true;
+        if (result === "hand-back") {
+          slots.backoffMs = Math.min(Math.max(slots.backoffMs * 2, 100), 5000);
+          await fetch.handBack(uow);
+        } else {
+          slots.backoffMs = 0;
+          release();
+          // Bookkeeping survives a Redis outage: retry for up to a minute.
+          await this.persist(() => (result === "requeue" ? fetch.requeue([uow]) : fetch.acknowledge(uow)));
+        }
+      })
+      .catch((e: Error) => {
+        // With reliable fetch the job stays in the working list and is recovered later.
+        this.logger.error("could not finish a job's bookkeeping", { error: e.message });
+      })
+      .finally(() => {
+        if (!job.abort.aborted) this.inFlight.delete(tid);
+        release();
+        this.jobDone?.();
+      });
   }
 
   private jobDone?: () => void;

@@ -1,0 +1,110 @@
+// Issue 7: the worker fetches as many jobs as it has free slots in one round
+// trip (BLMPOP for basic fetch, a Lua move into the working list for reliable
+// fetch). What must not change: never more jobs taken than free slots (Ruby's
+// API sees the rest waiting in the queue), Sidekiq's queue order, each job run
+// once, and the one-job commands on servers without BLMPOP / RPOP count.
+import { expect, it } from "vitest";
+import { Worker } from "../src/server/index.js";
+import { makeCapsule } from "../src/server/capsule.js";
+import { BasicFetch, ReliableFetch, wipKey } from "../src/server/fetch.js";
+import { detectFeatures, featuresOf } from "../src/server/server-features.js";
+import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
+
+const pushBulk = (sk: SidekiqContext, klass: string, queue: string, n: number) =>
+  sk.ruby<string[]>(`Sidekiq::Client.push_bulk("class" => ${JSON.stringify(klass)}, "queue" => ${JSON.stringify(queue)}, "args" => (0...${n}).map { |i| [i] })`);
+
+const rubyQueueSize = (sk: SidekiqContext, queue: string) => sk.ruby<number>(`Sidekiq::Queue.new(${JSON.stringify(queue)}).size`);
+
+describeEachSidekiq(
+  "server: batched fetch",
+  (sk) => {
+    for (const fetch of ["basic", "reliable"] as const) {
+      it(`${fetch} fetch takes no more jobs than free slots, and runs each of Ruby's jobs once`, async () => {
+        const queue = `batch-${fetch}`;
+        const jids = await pushBulk(sk, "GateJob", queue, 40);
+        const w = new Worker({ redis: sk.url, dialect: sk.target.version, queues: [queue], concurrency: 7, fetch, scheduler: false, timeout: 5 });
+        let open!: () => void;
+        const gate = new Promise<void>((r) => (open = r));
+        const ran: string[] = [];
+        w.register("GateJob", async (_args, ctx) => {
+          ran.push(ctx.jid);
+          await gate;
+        });
+        await w.start();
+        try {
+          await waitFor("7 jobs to start", async () => (ran.length === 7 ? true : undefined));
+          // Give a greedy fetch time to show itself: still 33 waiting, 7 in our hands.
+          await new Promise((r) => setTimeout(r, 300));
+          expect(ran).toHaveLength(7);
+          expect(await rubyQueueSize(sk, queue)).toBe(33);
+          if (fetch === "reliable") expect(await sk.redis.llen(wipKey(w.identity, `queue:${queue}`))).toBe(7);
+          open();
+          await waitFor("all 40 to run", async () => (ran.length === 40 && (await rubyQueueSize(sk, queue)) === 0 ? true : undefined));
+          await new Promise((r) => setTimeout(r, 200));
+          expect(ran).toHaveLength(40);
+          expect(new Set(ran)).toEqual(new Set(jids));
+          if (fetch === "reliable") {
+            await waitFor("the working list to empty", async () => ((await sk.redis.llen(wipKey(w.identity, `queue:${queue}`))) === 0 ? true : undefined));
+          }
+        } finally {
+          open();
+          await w.stop();
+        }
+      });
+
+      it(`${fetch} fetch keeps Sidekiq's order: FIFO within a queue, strict queues first to last`, async () => {
+        const [high, low] = [`order-high-${fetch}`, `order-low-${fetch}`];
+        await pushBulk(sk, "OrderJob", low, 60);
+        await pushBulk(sk, "OrderJob", high, 60);
+        const w = new Worker({ redis: sk.url, dialect: sk.target.version, queues: [high, low], concurrency: 8, fetch, scheduler: false, timeout: 5 });
+        const started: Array<[string, number]> = [];
+        w.register("OrderJob", ([i], ctx) => {
+          started.push([ctx.queue, i as number]);
+        });
+        await w.start();
+        try {
+          await waitFor("all 120 to run", async () => (started.length === 120 ? true : undefined));
+        } finally {
+          await w.stop();
+        }
+        // Every job of the first queue starts before any of the second, each queue in push order.
+        expect(started.slice(0, 60)).toEqual(Array.from({ length: 60 }, (_, i) => [high, i]));
+        expect(started.slice(60)).toEqual(Array.from({ length: 60 }, (_, i) => [low, i]));
+      });
+    }
+
+    it("servers without BLMPOP / RPOP count get the one-job commands; with them, one round trip fills the free slots", async () => {
+      const queue = "batch-features";
+      await pushBulk(sk, "AnyJob", queue, 20);
+      const cap = makeCapsule({ name: "default", concurrency: 5, queues: [queue] });
+      const blocking = sk.newRedis();
+      const old = featuresOf("6.0.16");
+      expect(old).toEqual({ lmpop: false, popCount: false });
+      const live = await detectFeatures(sk.redis);
+      const identity = `batch-test:${process.pid}:feedfacecafe`;
+      const basicOld = new BasicFetch(sk.redis, blocking, cap, { ...old });
+      const reliableOld = new ReliableFetch(sk.redis, blocking, cap, identity, { ...old });
+      const basicNew = new BasicFetch(sk.redis, blocking, cap, { ...live });
+      const reliableNew = new ReliableFetch(sk.redis, blocking, cap, identity, { ...live });
+      expect(await basicOld.retrieveWork(5)).toHaveLength(1);
+      expect(await reliableOld.retrieveWork(5)).toHaveLength(1);
+      // Redis 7.0 and Valkey 8 (what these tests run on) have both.
+      expect(live).toEqual({ lmpop: true, popCount: true });
+      const a = await basicNew.retrieveWork(5);
+      const b = await reliableNew.retrieveWork(5);
+      expect([a.length, b.length]).toEqual([5, 5]);
+      // FIFO: the args run 0, 1, 2, ... in the order the batches return them.
+      const args = [...a, ...b].map((u) => (JSON.parse(u.job!) as { args: number[] }).args[0]);
+      expect(args).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+      expect(await sk.redis.llen(wipKey(identity, `queue:${queue}`))).toBe(6);
+      // Requeued jobs go back to the BRPOP end, the first fetched first.
+      await reliableNew.requeue(b);
+      await basicNew.requeue(a);
+      const next = await basicNew.retrieveWork(10);
+      expect(next.map((u) => (JSON.parse(u.job!) as { args: number[] }).args[0])).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+      expect(await sk.redis.llen(wipKey(identity, `queue:${queue}`))).toBe(1);
+      blocking.disconnect();
+    });
+  },
+  (t) => t.version.startsWith("8."),
+);
