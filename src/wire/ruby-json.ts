@@ -63,6 +63,10 @@ export function rubyFloatToS(x: number): string {
 
 /** Ruby's JSON string escaping equals JSON.stringify's for well-formed strings. */
 function encodeString(s: string): string {
+  const json = JSON.stringify(s);
+  // Nothing escaped (the common case): JSON.stringify escapes a lone
+  // surrogate, so a result only two quotes longer has none.
+  if (json.length === s.length + 2) return json;
   // A lone surrogate cannot be UTF-8; Ruby refuses such strings, so do we.
   if (/[\uD800-\uDFFF]/.test(s) && !s.isWellFormed()) {
     throw new WireEncodeError("string contains a lone UTF-16 surrogate, which is not valid UTF-8");
@@ -83,8 +87,77 @@ function encodeNumber(n: number): string {
   return rubyFloatToS(n);
 }
 
-/** Encodes one value. Object keys keep insertion order (integer-like keys excepted: a JS limit). */
+/**
+ * Encodes one value. Object keys keep insertion order (integer-like keys
+ * excepted: a JS limit). Any depth is fine: a recursive encoder writes the
+ * first FAST_DEPTH levels, the iterative one anything deeper. On a bad value
+ * the iterative encoder runs the whole value again, so the error is always the
+ * one it names first.
+ */
 export function toRubyJson(value: RubyJsonValue): string {
+  try {
+    return encodeFast(value, 0);
+  } catch {
+    return toRubyJsonIterative(value);
+  }
+}
+
+/** Nesting the recursive encoder handles before it hands a subtree to the iterative one. */
+const FAST_DEPTH = 200;
+
+function encodeFast(v: RubyJsonValue, depth: number): string {
+  switch (typeof v) {
+    case "string":
+      return encodeString(v);
+    case "number":
+      // Small integers (the common case) directly; -0 is written 0, as encodeNumber does.
+      if ((v | 0) === v) return v === 0 ? "0" : String(v);
+      return encodeNumber(v);
+    case "boolean":
+      return v ? "true" : "false";
+    case "bigint":
+      return v.toString();
+    case "object": {
+      if (v === null) return "null";
+      if (depth >= FAST_DEPTH) return toRubyJsonIterative(v);
+      if (Array.isArray(v)) {
+        const n = v.length;
+        if (n === 0) return "[]";
+        let out = "[";
+        for (let i = 0; i < n; i++) {
+          const item = v[i];
+          if (item === undefined) throw new WireEncodeError(`undefined at array index ${i} is not JSON`);
+          out += i === 0 ? encodeFast(item, depth + 1) : "," + encodeFast(item, depth + 1);
+        }
+        return out + "]";
+      }
+      if (v instanceof RubyFloat) return rubyFloatToS(v.value);
+      if (v instanceof RawJson) return v.text;
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== null) {
+        throw new WireEncodeError(`${proto?.constructor?.name ?? "object"} is not a JSON-native value`);
+      }
+      const obj = v as { [key: string]: RubyJsonValue | undefined };
+      let out = "{";
+      for (const k of Object.keys(obj)) {
+        const x = obj[k];
+        if (x === undefined) continue;
+        out += (out.length === 1 ? "" : ",") + encodeString(k) + ":" + encodeFast(x, depth + 1);
+      }
+      return out + "}";
+    }
+    default:
+      throw new WireEncodeError(`${typeof v} is not a JSON value`);
+  }
+}
+
+/**
+ * The reference encoder: iterative, so any depth is fine. toRubyJson gives the
+ * same text and the same first error; it uses this one beyond FAST_DEPTH and to
+ * name the error when its fast path meets a bad value.
+ * @internal exported for tests
+ */
+export function toRubyJsonIterative(value: RubyJsonValue): string {
   const out: string[] = [];
   // Iterative so that deeply nested values cannot overflow the call stack.
   const stack: Array<RubyJsonValue | Marker> = [value];

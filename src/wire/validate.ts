@@ -5,18 +5,20 @@
 // instance, and each one is compiled the first time it is needed and then cached.
 
 import { readdirSync, readFileSync } from "node:fs";
-import Ajv2020Module from "ajv/dist/2020.js";
+import { createRequire } from "node:module";
+import type Ajv2020Module from "ajv/dist/2020.js";
 import type { ErrorObject, ValidateFunction } from "ajv";
-import addFormatsModule from "ajv-formats";
+import type addFormatsModule from "ajv-formats";
 import type { Dialect, RecordKind } from "./dialect.js";
 import { parseJson } from "./json-scan.js";
 
-// ajv and ajv-formats are CommonJS modules whose typings declare an ES default export.
-// Under NodeNext the default import is the whole module.exports object; both packages
-// also set `module.exports.default`, so `.default` is correct for types and at run time.
-const Ajv2020 = Ajv2020Module.default;
-const addFormats = addFormatsModule.default;
-type Ajv2020 = InstanceType<typeof Ajv2020>;
+// ajv and ajv-formats are loaded on the first validation, not with this module:
+// a worker or client that never validates (validation is off by default outside
+// tests) does not carry them (several MB of code and heap). They are CommonJS,
+// so a require made here loads them synchronously; a bundler leaves the call to
+// this local `require` alone. Both set `module.exports.default` to their export.
+type Ajv2020 = InstanceType<(typeof Ajv2020Module)["default"]>;
+const requireHere = createRequire(import.meta.url);
 
 /**
  * schema/ at the package root. This module lives two levels below the root both as
@@ -78,6 +80,8 @@ function schemaFiles(sub: string): URL[] {
 
 function load(): Registry {
   if (registry) return registry;
+  const Ajv2020 = (requireHere("ajv/dist/2020.js") as typeof Ajv2020Module).default;
+  const addFormats = (requireHere("ajv-formats") as typeof addFormatsModule).default;
   const ajv = new Ajv2020({
     allErrors: true,
     // Strict about the schemas themselves (unknown keywords, missing types), except
