@@ -15,7 +15,8 @@ import { connectRedis, RECONNECT_ERRORS, type OwnedRedis, type RedisSource } fro
 import { DialectDetectionError, SidekiqArgumentError } from "./errors.js";
 import { liveProcesses, profileForFleet } from "./fleet.js";
 import { runClientMiddleware, type ClientMiddleware } from "./middleware.js";
-import { DEFAULT_JOB_OPTIONS, normalizeItem, type JobHash, type JobOptions, type PushItem } from "./normalize.js";
+import { bulkTemplate, DEFAULT_JOB_OPTIONS, fillTemplate, normalizeItem, type BulkTemplate, type JobHash, type JobOptions, type PushItem } from "./normalize.js";
+import { pushOnNextTick } from "./push-batch.js";
 import { verifyArgs, type StrictArgsMode } from "./strict-args.js";
 import type { RubyJsonValue } from "../wire/ruby-json.js";
 import { JobDefinition } from "./job.js";
@@ -162,10 +163,12 @@ export class Client {
     const shard = this.shardFor(String(item?.queue ?? classDefaults.queue ?? "default"));
     const profile = await this.profileOf(shard);
     const job = normalizeItem(item, profile, classDefaults);
-    const ok = await runClientMiddleware(this.middleware, { jobClass: String(job.class), job, queue: String(job.queue), redis: shard.conn.redis });
-    if (!ok) return null;
+    if (this.middleware.length > 0) {
+      const ok = await runClientMiddleware(this.middleware, { jobClass: String(job.class), job, queue: String(job.queue), redis: shard.conn.redis });
+      if (!ok) return null;
+    }
     job.args = verifyArgs(String(job.wrapped ?? job.class), job.args as unknown[], this.strictMode(profile), this.warn) as RubyJsonValue[];
-    await this.rawPush(shard.conn.redis, profile, [job]);
+    await this.rawPush(shard.conn.redis, profile, [job], true);
     return String(job.jid);
   }
 
@@ -201,19 +204,52 @@ export class Client {
     const normed = normalizeItem({ ...rest, args: [], ...(jid !== undefined ? { jid } : {}) } as PushItem, profile, classDefaults);
     const mode = this.strictMode(profile);
     const out: Array<string | null> = [];
+    const redis = shard.conn.redis;
+    const noMiddleware = this.middleware.length === 0;
+    // Without middleware every job is `normed` with its own args and jid (and
+    // enqueued_at or at): the shared members are encoded once (see payloadTemplate).
+    let template: BulkTemplate | null | undefined;
     for (let start = 0; start < args.length; start += batchSize) {
       const slice = args.slice(start, start + batchSize);
       if (!slice.every(Array.isArray)) throw new SidekiqArgumentError("Bulk arguments must be an Array of Arrays: [[1], [2]]");
+      if (noMiddleware) {
+        const jids: RubyJsonValue[] = [];
+        const jobArgs: RubyJsonValue[][] = [];
+        for (const a of slice) {
+          jids.push(jid ?? newJid());
+          jobArgs.push(verifyArgs(String(normed.wrapped ?? normed.class), a, mode, this.warn) as RubyJsonValue[]);
+        }
+        // null: a shared member cannot be encoded (the generic path below says why).
+        if (template === undefined) {
+          try {
+            template = bulkTemplate(normed, at !== undefined, profile);
+          } catch {
+            template = null;
+          }
+        }
+        const ats = at === undefined ? undefined : jobArgs.map((_, i) => (Array.isArray(at) ? at[start + i]! : (at as number)));
+        if (template === null || !(await this.rawPushBulk(redis, profile, template, jobArgs, jids, jid !== undefined, ats))) {
+          // An encoding error: the generic path names it exactly as it always has.
+          const payloads = jobArgs.map((a, i) => {
+            const copy: JobHash = { ...normed, args: a, jid: jids[i]! };
+            if (ats !== undefined) copy.at = ats[i]!;
+            return copy;
+          });
+          await this.rawPush(redis, profile, payloads);
+        }
+        for (const j of jids) out.push(String(j));
+        continue;
+      }
       const payloads: Array<JobHash | null> = [];
       for (const [i, jobArgs] of slice.entries()) {
         const copy: JobHash = { ...normed, args: jobArgs, jid: jid ?? newJid() };
         if (at !== undefined) copy.at = Array.isArray(at) ? at[start + i]! : at;
-        const ok = await runClientMiddleware(this.middleware, { jobClass: String(copy.class), job: copy, queue: String(copy.queue), redis: shard.conn.redis });
+        const ok = await runClientMiddleware(this.middleware, { jobClass: String(copy.class), job: copy, queue: String(copy.queue), redis });
         if (ok) copy.args = verifyArgs(String(copy.wrapped ?? copy.class), copy.args as unknown[], mode, this.warn) as RubyJsonValue[];
         payloads.push(ok ? copy : null);
       }
       const toPush = payloads.filter((p): p is JobHash => p !== null);
-      if (toPush.length > 0) await this.rawPush(shard.conn.redis, profile, toPush);
+      if (toPush.length > 0) await this.rawPush(redis, profile, toPush);
       for (const p of payloads) out.push(p ? String(p.jid) : null);
     }
     return out;
@@ -262,8 +298,19 @@ export class Client {
     return { redis: this.shardFor(target).conn.redis, queue: target, json: record.toString(), jid: record.getString("jid") ?? null };
   }
 
-  /** Sidekiq's raw_push: one pipeline; retried once after reconnecting on READONLY/NOREPLICAS/UNBLOCKED. */
-  private async rawPush(redis: Redis, profile: WireProfile, payloads: JobHash[]): Promise<void> {
+  /**
+   * Sidekiq's raw_push: one pipeline; retried once after reconnecting on
+   * READONLY/NOREPLICAS/UNBLOCKED. `single` (push): a job for a queue shares
+   * the pipeline of the other single pushes of this tick (push-batch.ts).
+   */
+  private async rawPush(redis: Redis, profile: WireProfile, payloads: JobHash[], single = false): Promise<void> {
+    if (single && payloads.length === 1 && payloads[0]!.at === undefined) {
+      const p = payloads[0]!;
+      return pushOnNextTick(redis, String(p.queue), () => {
+        p.enqueued_at = encodePayloadTime(nowMs(), profile);
+        return this.encode(profile, p, "job");
+      });
+    }
     const build = () => {
       const pipe = redis.pipeline();
       if (payloads[0]!.at !== undefined) {
@@ -291,6 +338,60 @@ export class Client {
       return pipe;
     };
     await execRetryingOnce(redis, build);
+  }
+
+  /**
+   * rawPush of a bulk without middleware, from its template: what rawPush
+   * writes for the same jobs, byte for byte. Returns false, having sent
+   * nothing, when a job's args, jid or `at` cannot be encoded (the caller then
+   * takes rawPush, which names the error as it always has).
+   */
+  private async rawPushBulk(
+    redis: Redis,
+    profile: WireProfile,
+    t: BulkTemplate,
+    jobArgs: RubyJsonValue[][],
+    jids: RubyJsonValue[],
+    explicitJid: boolean,
+    ats: number[] | undefined,
+  ): Promise<boolean> {
+    const n = jobArgs.length;
+    const argTexts: string[] = new Array<string>(n);
+    const jidTexts: string[] = new Array<string>(n);
+    const scores: string[] = [];
+    try {
+      for (let i = 0; i < n; i++) {
+        if (ats !== undefined) scores.push(rubyFloatToS(Number(ats[i])));
+        argTexts[i] = toRubyJson(jobArgs[i]!);
+        // A generated jid is 24 hex digits: its JSON is itself in quotes.
+        jidTexts[i] = explicitJid ? toRubyJson(jids[i]!) : `"${String(jids[i])}"`;
+      }
+    } catch {
+      return false;
+    }
+    const slots = t.tpl.slots;
+    const iArgs = slots.indexOf("args");
+    const iJid = slots.indexOf("jid");
+    const iEnq = slots.indexOf("enqueued_at");
+    const build = () => {
+      const pipe = redis.pipeline();
+      const values = slots.map(() => "");
+      if (iEnq >= 0) values[iEnq] = toRubyJson(encodePayloadTime(nowMs(), profile));
+      const list: string[] = [];
+      for (let i = 0; i < n; i++) {
+        values[iArgs] = argTexts[i]!;
+        values[iJid] = jidTexts[i]!;
+        const json = fillTemplate(t.tpl, values);
+        if (this.validate) assertValidRecord(profile.dialect, t.kind, parseJson(json));
+        if (t.scheduled) list.push(scores[i]!, json);
+        else list.push(json);
+      }
+      if (t.scheduled) pipe.zadd("schedule", ...list);
+      else pipe.sadd("queues", t.queue).lpush(`queue:${t.queue}`, ...list);
+      return pipe;
+    };
+    await execRetryingOnce(redis, build);
+    return true;
   }
 
   private encode(profile: WireProfile, payload: JobHash, kind: RecordKind): string {

@@ -14,8 +14,13 @@ export interface ClientMiddlewareContext {
 
 export type ClientMiddleware = (ctx: ClientMiddlewareContext, next: () => Promise<void>) => Promise<void> | void;
 
-/** Runs the chain; true when it reached the end (no link stopped the push). */
+/**
+ * Runs the chain; true when it reached the end (no link stopped the push).
+ * Callers with an empty chain skip the call (and its await) altogether: the
+ * result would be `true` with nothing run.
+ */
 export async function runClientMiddleware(chain: readonly ClientMiddleware[], ctx: ClientMiddlewareContext): Promise<boolean> {
+  if (chain.length === 0) return true;
   let reached = false;
   const step = async (i: number): Promise<void> => {
     if (i === chain.length) {

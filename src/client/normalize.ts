@@ -2,8 +2,8 @@
 // same messages, the same key order (defaults first, then the caller's keys,
 // then jid and created_at).
 import { newJid } from "../wire/jid.js";
-import type { RubyJsonValue } from "../wire/ruby-json.js";
-import type { WireProfile } from "../wire/dialect.js";
+import { toRubyJson, type RubyJsonValue } from "../wire/ruby-json.js";
+import { versionAtLeast, type RecordKind, type WireProfile } from "../wire/dialect.js";
 import { encodePayloadTime } from "../wire/timestamps.js";
 import { SidekiqArgumentError } from "./errors.js";
 
@@ -68,7 +68,10 @@ export function validateItem(item: Partial<PushItem> | undefined): asserts item 
 export function normalizeItem(item: PushItem, profile: WireProfile, defaults: Readonly<JobOptions> = DEFAULT_JOB_OPTIONS, now = Date.now()): JobHash {
   validateItem(item);
   const job: JobHash = { ...DEFAULT_JOB_OPTIONS, ...defaults };
-  for (const [k, v] of Object.entries(item)) if (v !== undefined) job[k] = v as RubyJsonValue;
+  for (const k of Object.keys(item)) {
+    const v = (item as JobOptions)[k];
+    if (v !== undefined) job[k] = v;
+  }
   if (job.queue === undefined || job.queue === null || job.queue === "") throw new SidekiqArgumentError("Job must include a valid queue name");
   job.jid ??= newJid();
   job.class = String(job.class);
@@ -76,4 +79,85 @@ export function normalizeItem(item: PushItem, profile: WireProfile, defaults: Re
   if (typeof job.retry_for === "number") job.retry_for = Math.trunc(job.retry_for);
   job.created_at ??= encodePayloadTime(now, profile);
   return job;
+}
+
+/**
+ * A payload's JSON with holes: `texts[0] + v0 + texts[1] + v1 + … + texts[n]`,
+ * where v<i> is the encoded value of `slots[i]`. The members of `base` other
+ * than the slots are encoded once, so a bulk of jobs that differ only in a few
+ * members (args, jid, enqueued_at) costs one encoding of those per job. The
+ * result is toRubyJson of `base` with the slots' values put in at their keys'
+ * places; every slot key must be an own key of `base` (any value).
+ */
+export interface PayloadTemplate {
+  texts: string[];
+  slots: string[];
+}
+
+function member(key: string, value: RubyJsonValue): string {
+  // defineProperty, so that a "__proto__" key stays an own data property.
+  const one = Object.defineProperty({}, key, { value, enumerable: true, writable: true, configurable: true }) as JobHash;
+  return toRubyJson(one).slice(1, -1);
+}
+
+export function payloadTemplate(base: JobHash, slotKeys: readonly string[]): PayloadTemplate {
+  const texts: string[] = [];
+  const slots: string[] = [];
+  let text = "{";
+  let first = true;
+  for (const k of Object.keys(base)) {
+    const isSlot = slotKeys.includes(k);
+    const v = base[k];
+    if (!isSlot && v === undefined) continue;
+    if (!first) text += ",";
+    first = false;
+    if (isSlot) {
+      // `"key":` as toRubyJson writes it (the text of {key: null} without `null}`).
+      text += member(k, null).slice(0, -4);
+      texts.push(text);
+      slots.push(k);
+      text = "";
+    } else {
+      text += member(k, v!);
+    }
+  }
+  texts.push(text + "}");
+  return { texts, slots };
+}
+
+/** Fills a template's holes, in the order of its `slots`, with already encoded values. */
+export function fillTemplate(t: PayloadTemplate, values: readonly string[]): string {
+  const { texts } = t;
+  let out = texts[0]!;
+  for (let i = 0; i < values.length; i++) out += values[i]! + texts[i + 1]!;
+  return out;
+}
+
+/** A bulk's jobs as one template (pushBulk without middleware); slots: args, jid, and enqueued_at unless scheduled. */
+export interface BulkTemplate {
+  tpl: PayloadTemplate;
+  scheduled: boolean;
+  queue: string;
+  /** The schema to validate against, as Client#encode picks it. */
+  kind: RecordKind;
+}
+
+/**
+ * What rawPush encodes for each job `{ ...normed, args, jid }` of a bulk: on a
+ * queue it sets enqueued_at (in its place if `normed` has the key, else last);
+ * scheduled, it drops enqueued_at from 7.1.2 on and leaves it alone before.
+ * Throws when a shared member cannot be encoded.
+ */
+export function bulkTemplate(normed: JobHash, scheduled: boolean, profile: WireProfile): BulkTemplate {
+  const base: JobHash = { ...normed };
+  if (!scheduled) base.enqueued_at = null;
+  else if (versionAtLeast(profile.version, "7.1.2")) delete base.enqueued_at;
+  const kind: RecordKind =
+    normed.wrapped !== undefined && /ActiveJob/.test(String(normed.class)) ? "activejob" : scheduled ? "scheduled" : "job";
+  return {
+    tpl: payloadTemplate(base, scheduled ? ["args", "jid"] : ["args", "jid", "enqueued_at"]),
+    scheduled,
+    queue: String(normed.queue),
+    kind,
+  };
 }

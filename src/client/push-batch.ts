@@ -1,0 +1,88 @@
+// Single pushes made in the same tick on one connection share one pipeline
+// (one socket write, one reply parse), like ioredis's auto-pipelining but for
+// our SADD + LPUSH pairs only and on any connection, a caller's included. On
+// the wire each job is still Sidekiq's raw_push: `SADD queues <q>` then
+// `LPUSH queue:<q> <payload>`, in the order the pushes were made.
+import type { Redis } from "ioredis";
+import { RECONNECT_ERRORS } from "./connection.js";
+
+interface PendingPush {
+  queue: string;
+  json: string;
+  /** Encodes the payload again (a new enqueued_at) for the one retry after a reconnect. */
+  encode: () => string;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
+/** At most this many jobs per pipeline (pushBulk's default batch). */
+const MAX_BATCH = 1000;
+
+const open = new WeakMap<Redis, PendingPush[]>();
+
+/**
+ * LPUSHes one payload (after `SADD queues`) in the pipeline of this tick's
+ * pushes to `redis`. Settles like execRetryingOnce: rejects with the first
+ * error of this job's two commands; on READONLY/NOREPLICAS/UNBLOCKED it
+ * reconnects (once for all such jobs of the pipeline) and pushes once more,
+ * encoding the payload again.
+ */
+export function pushOnNextTick(redis: Redis, queue: string, encode: () => string): Promise<void> {
+  const json = encode();
+  return new Promise<void>((resolve, reject) => {
+    let batch = open.get(redis);
+    if (!batch || batch.length >= MAX_BATCH) {
+      const fresh: PendingPush[] = (batch = []);
+      open.set(redis, fresh);
+      process.nextTick(() => {
+        if (open.get(redis) === fresh) open.delete(redis);
+        // Settles every job even if something unforeseen throws (settling twice is a no-op).
+        flush(redis, fresh).catch((e: unknown) => fresh.forEach((p) => p.reject(e)));
+      });
+    }
+    batch.push({ queue, json, encode, resolve, reject });
+  });
+}
+
+/** Sends the batch; returns each job's first error (undefined when none). */
+async function send(redis: Redis, batch: PendingPush[]): Promise<unknown[]> {
+  const pipe = redis.pipeline();
+  for (const p of batch) pipe.sadd("queues", p.queue).lpush(`queue:${p.queue}`, p.json);
+  let results: Array<[Error | null, unknown]>;
+  try {
+    results = (await pipe.exec()) ?? [];
+  } catch (e) {
+    return batch.map(() => e);
+  }
+  return batch.map((_, i) => results[2 * i]?.[0] || results[2 * i + 1]?.[0] || undefined);
+}
+
+async function flush(redis: Redis, batch: PendingPush[]): Promise<void> {
+  const errors = await send(redis, batch);
+  const again: PendingPush[] = [];
+  for (const [i, p] of batch.entries()) {
+    const e = errors[i];
+    if (e === undefined) p.resolve();
+    else if (RECONNECT_ERRORS.test((e as Error)?.message ?? "")) again.push(p);
+    else p.reject(e);
+  }
+  if (again.length === 0) return;
+  // After a failover the socket may point at a replica: reconnect, push once more.
+  redis.disconnect(true);
+  const retry: PendingPush[] = [];
+  for (const p of again) {
+    try {
+      p.json = p.encode();
+      retry.push(p);
+    } catch (e) {
+      p.reject(e);
+    }
+  }
+  if (retry.length === 0) return;
+  const errors2 = await send(redis, retry);
+  for (const [i, p] of retry.entries()) {
+    const e = errors2[i];
+    if (e === undefined) p.resolve();
+    else p.reject(e);
+  }
+}
