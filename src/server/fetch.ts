@@ -134,12 +134,17 @@ for i = 1, n do
 end
 return false`;
 
-// Moves up to ARGV[1] jobs from the first non-empty queue into its working
-// list, in the order RPOPLPUSH one by one would: 3 commands for a batch.
+// First acknowledges finished jobs (ARGV[2] pairs of working-list index and
+// job after ARGV[1..2]), then moves up to ARGV[1] jobs from the first
+// non-empty queue into its working list, in the order RPOPLPUSH one by one
+// would: 3 commands for a batch, and one round trip for both.
 // (RPOP with a count: Redis 6.2+; older servers use the one-job moves.)
 const LUA_MOVE_MANY = `
 local n = #KEYS / 2
 local max = tonumber(ARGV[1])
+for a = 3, 2 + 2 * tonumber(ARGV[2]), 2 do
+  redis.call("lrem", KEYS[n + tonumber(ARGV[a])], 1, ARGV[a + 1])
+end
 for i = 1, n do
   local jobs = redis.call("rpop", KEYS[i], max)
   if jobs then
@@ -154,9 +159,15 @@ return false`;
 /** Below this many free slots the one-job move is cheaper in Redis commands (1 vs 3 a batch). */
 export const MIN_BATCH = 3;
 
+interface Ack {
+  uow: UnitOfWork;
+  resolve: () => void;
+  reject: (e: Error) => void;
+}
+
 type ReliableRedis = Redis & {
   bridgeMoveFirstBuffer(...keysThenCount: Array<string | number>): Promise<[Buffer, Buffer] | null>;
-  bridgeMoveManyBuffer(...keysThenArgs: Array<string | number>): Promise<[Buffer, Buffer[]] | null>;
+  bridgeMoveManyBuffer(...keysThenArgs: Array<string | number | Buffer>): Promise<[Buffer, Buffer[]] | null>;
 };
 
 /**
@@ -169,7 +180,7 @@ export class ReliableFetch implements Fetcher {
   private idleMs = 0;
   /** The last batch found nothing: wait for one job before batching again. */
   private drained = false;
-  private acks: Array<{ uow: UnitOfWork; resolve: () => void; reject: (e: Error) => void }> = [];
+  private acks: Ack[] = [];
   private readonly redis: Redis;
   private readonly mover: ReliableRedis;
 
@@ -205,7 +216,18 @@ export class ReliableFetch implements Fetcher {
     const queues = queuesCommand(this.capsule);
     const keys = [...queues, ...queues.map((q) => this.wip(q))];
     if (max >= MIN_BATCH && this.features.popCount && !this.drained) {
-      const r = await this.mover.bridgeMoveManyBuffer(keys.length, ...keys, max);
+      // Acknowledgements waiting for their pipeline ride along with this fetch.
+      const acks = this.acks.filter((a) => queues.includes(a.uow.queue));
+      this.acks = this.acks.filter((a) => !queues.includes(a.uow.queue));
+      const ackArgs = acks.flatMap((a) => [queues.indexOf(a.uow.queue) + 1, a.uow.raw]);
+      let r: [Buffer, Buffer[]] | null;
+      try {
+        r = await this.mover.bridgeMoveManyBuffer(keys.length, ...keys, max, acks.length, ...ackArgs);
+      } catch (e) {
+        for (const a of acks) a.reject(e as Error);
+        throw e;
+      }
+      for (const a of acks) a.resolve();
       if (r) {
         this.idleMs = 0;
         const queue = r[0].toString();
@@ -235,15 +257,16 @@ export class ReliableFetch implements Fetcher {
 
   acknowledge(uow: UnitOfWork): Promise<void> {
     // Jobs that finish together are acknowledged in one pipeline (one write,
-    // one read): the same LREMs, fewer system calls and callbacks.
+    // one read): the same LREMs, fewer system calls and callbacks; or by the
+    // next batch fetch, if it starts first (it usually does: the slots freed).
     return new Promise((resolve, reject) => {
       if (this.acks.push({ uow, resolve, reject }) === 1) process.nextTick(() => this.flushAcks());
     });
   }
 
   private flushAcks(): void {
-    const batch = this.acks;
-    this.acks = [];
+    const batch = this.acks.splice(0);
+    if (batch.length === 0) return; // a fetch took them along
     const pipe = this.redis.pipeline();
     for (const a of batch) pipe.lrem(this.wip(a.uow.queue), 1, a.uow.raw);
     pipe.exec().then(
