@@ -96,13 +96,15 @@ export class Client {
   private readonly middleware: ClientMiddleware[];
   private readonly validate: boolean;
   private readonly warn: (m: string) => void;
+  private readonly fixedProfile?: WireProfile;
 
   constructor(private readonly options: ClientOptions) {
     this.defaultShard = { conn: connectRedis(options.redis) };
     this.middleware = [...(options.middleware ?? [])];
     this.validate = options.validate ?? underTest();
     this.warn = options.warn ?? ((m) => console.warn(`[sidekiq-bridge] ${m}`));
-    if (options.dialect !== undefined && options.dialect !== "auto") profileFor(options.dialect); // fail fast on a typo
+    // A fixed dialect is resolved once (and a typo fails here, not at the first push).
+    if (options.dialect !== undefined && options.dialect !== "auto") this.fixedProfile = profileFor(options.dialect);
   }
 
   /** A typed handle on a Ruby job class; `classOptions` mirror its sidekiq_options. */
@@ -136,8 +138,7 @@ export class Client {
   }
 
   private async profileOf(shard: Shard): Promise<WireProfile> {
-    const d = this.options.dialect ?? "auto";
-    if (d !== "auto") return profileFor(d);
+    if (this.fixedProfile) return this.fixedProfile;
     const now = Date.now();
     if (shard.profile && shard.profile.until > now) return shard.profile.value;
     const fleet = await liveProcesses(shard.conn.redis);
