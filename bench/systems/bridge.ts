@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { ALT_SRC, bundle, COMPARE_SRC, REPO_ROOT } from "../lib/build.js";
 import { Child } from "../lib/child.js";
 import { SidekiqFamily } from "./sidekiq-family.js";
+import { WORKER_NODE_FLAGS } from "../../src/cli/node-flags.js";
 import type { BenchRedis, SystemUnderTest, WorkerSpec } from "./types.js";
 
 export interface BridgeVariant {
@@ -16,12 +17,15 @@ export interface BridgeVariant {
   skip?: string[];
   /** Another copy of src/ to build this variant from (default: this tree's, or BENCH_BRIDGE_SRC). */
   src?: string;
+  /** V8 flags for the worker process: those `sidekiq-bridge worker` starts node with. */
+  nodeFlags?: readonly string[];
 }
 
 export const BRIDGE_VARIANTS: BridgeVariant[] = [
-  { id: "bridge", label: "sidekiq-bridge (basic fetch)", workerOptions: { fetch: "basic" } },
-  { id: "bridge-reliable", label: "sidekiq-bridge (reliable fetch)", workerOptions: { fetch: "reliable" }, skip: ["enqueue"] },
-  ...(COMPARE_SRC ? [{ id: "bridge-compare", label: `sidekiq-bridge (basic fetch) from ${COMPARE_SRC}`, workerOptions: { fetch: "basic" }, src: COMPARE_SRC }] : []),
+  { id: "bridge", label: "sidekiq-bridge (basic fetch)", workerOptions: { fetch: "basic" }, nodeFlags: WORKER_NODE_FLAGS },
+  { id: "bridge-reliable", label: "sidekiq-bridge (reliable fetch)", workerOptions: { fetch: "reliable" }, skip: ["enqueue"], nodeFlags: WORKER_NODE_FLAGS },
+  // The other tree is run as it was: its node flags, if any, are not known here.
+  ...(COMPARE_SRC ? [{ id: "bridge-compare", label: `sidekiq-bridge (basic fetch) from ${COMPARE_SRC}`, workerOptions: { fetch: "basic" }, src: COMPARE_SRC, nodeFlags: (process.env.BENCH_COMPARE_NODE_FLAGS ?? "").split(" ").filter(Boolean) }] : []),
 ];
 
 export class BridgeSystem implements SystemUnderTest {
@@ -47,7 +51,7 @@ export class BridgeSystem implements SystemUnderTest {
   }
 
   describe(): string {
-    return `sidekiq-bridge ${this.version} (dialect 8.1.7${Object.keys(this.variant.workerOptions).length ? `, worker ${JSON.stringify(this.variant.workerOptions)}` : ""}) on Node ${process.version}${this.variant.src ?? ALT_SRC ? `, src/ from ${this.variant.src ?? ALT_SRC}` : ""}`;
+    return `sidekiq-bridge ${this.version} (dialect 8.1.7${Object.keys(this.variant.workerOptions).length ? `, worker ${JSON.stringify(this.variant.workerOptions)}` : ""}) on Node ${process.version}${this.variant.nodeFlags?.length ? ` (worker: node ${this.variant.nodeFlags.join(" ")}, as the CLI starts it)` : ""}${this.variant.src ?? ALT_SRC ? `, src/ from ${this.variant.src ?? ALT_SRC}` : ""}`;
   }
 
   async setup(): Promise<void> {
@@ -66,7 +70,7 @@ export class BridgeSystem implements SystemUnderTest {
   }
 
   spawnWorker(r: BenchRedis, spec: WorkerSpec, cpu: number): Child {
-    return new Child(`${this.id} worker -c ${spec.concurrency}`, [process.execPath, this.entry], {
+    return new Child(`${this.id} worker -c ${spec.concurrency}`, [process.execPath, ...(this.variant.nodeFlags ?? []), this.entry], {
       cpu,
       env: {
         BENCH_ROLE: "worker",
