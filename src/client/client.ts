@@ -162,7 +162,7 @@ export class Client {
   /** Pushes one job; returns its jid, or null when a middleware stopped it. */
   async push(item: PushItem, classDefaults: Readonly<JobOptions> = DEFAULT_JOB_OPTIONS): Promise<string | null> {
     const shard = this.shardFor(String(item?.queue ?? classDefaults.queue ?? "default"));
-    const profile = await this.profileOf(shard);
+    const profile = this.fixedProfile ?? (await this.profileOf(shard));
     const job = normalizeItem(item, profile, classDefaults);
     if (this.middleware.length > 0) {
       const ok = await runClientMiddleware(this.middleware, { jobClass: String(job.class), job, queue: String(job.queue), redis: shard.conn.redis });
@@ -200,7 +200,7 @@ export class Client {
     if (!(Number.isInteger(batchSize) && batchSize > 0)) throw new SidekiqArgumentError("batch_size must be a positive Integer");
 
     const shard = this.shardFor(String(rest.queue ?? classDefaults.queue ?? "default"));
-    const profile = await this.profileOf(shard);
+    const profile = this.fixedProfile ?? (await this.profileOf(shard));
     // Normalized once, so every job of the bulk shares created_at, as in Ruby.
     const normed = normalizeItem({ ...rest, args: [], ...(jid !== undefined ? { jid } : {}) } as PushItem, profile, classDefaults);
     const mode = this.strictMode(profile);
@@ -276,7 +276,7 @@ export class Client {
   async prepareRecord(record: JobRecord): Promise<PreparedPush | null> {
     const queue = record.getString("queue") ?? "default";
     const shard = this.shardFor(queue);
-    const profile = await this.profileOf(shard);
+    const profile = this.fixedProfile ?? (await this.profileOf(shard));
     if (!record.has("jid")) record.set("jid", newJid());
     if (!record.has("created_at")) record.set("created_at", encodePayloadTime(Date.now(), profile));
     if (this.middleware.length > 0) {
