@@ -1,11 +1,59 @@
-// Recovering the working lists of dead processes (reliable fetch). A process
-// is dead when its heartbeat hash has expired, or, on this host, when its pid
-// no longer exists. Recovery runs under a short lock, so one process does it.
+// Recovering what dead processes held: the working lists of reliable fetch, and
+// the batches their scheduled poller had popped but not yet pushed (promoting
+// sets). A process is dead when its heartbeat hash has expired, or, on this
+// host, when its pid no longer exists. Recovery runs under a short lock, so one
+// process does it.
 import type { Redis } from "ioredis";
 import { WIP_REGISTRY } from "./fetch.js";
 import type { Logger } from "./logger.js";
 
 export const RECOVERY_LOCK = "bridge:wip-recovery";
+/** The lock of the poller's own, lighter pass (promoting sets only). */
+export const PROMOTING_RECOVERY_LOCK = "bridge:promoting-recovery";
+
+/** The registry of promoting sets that may hold jobs (scheduled.ts). */
+export const PROMOTING_REGISTRY = "bridge:promoting-keys";
+
+/**
+ * The sorted set where one process's poller keeps the batch of `retry` or
+ * `schedule` it has popped and not yet pushed, each job with its own score.
+ */
+export function promotingKey(identity: string, set: string): string {
+  return `bridge:promoting:${identity}|${set}`;
+}
+
+/** `bridge:promoting:<identity>|schedule` -> [identity, "schedule"]. */
+export function parsePromotingKey(key: string): [string, string] | undefined {
+  const m = /^bridge:promoting:(.+)\|(retry|schedule)$/.exec(key);
+  return m ? [m[1]!, m[2]!] : undefined;
+}
+
+// Moves every member of KEYS[1] to KEYS[2] with its own score, in chunks (Lua's
+// unpack is limited to a few thousand values). Shared by the scripts below and
+// the poller's pop (scheduled.ts).
+export const LUA_MOVE_WITH_SCORES = `
+local function move(src, dst, flat)
+  local step = 1000
+  for i = 1, #flat, step do
+    local zargs, members = {}, {}
+    for j = i, math.min(i + step - 1, #flat), 2 do
+      zargs[#zargs + 1] = flat[j + 1]
+      zargs[#zargs + 1] = flat[j]
+      members[#members + 1] = flat[j]
+    end
+    redis.call("zadd", dst, unpack(zargs))
+    redis.call("zrem", src, unpack(members))
+  end
+end`;
+
+// A promoting set back into its sorted set, at the scores the jobs had there
+// (as if never popped), and out of the registry. KEYS[1] promoting set,
+// KEYS[2] sorted set, KEYS[3] registry. Returns how many jobs moved.
+export const LUA_RESTORE_PROMOTING = `${LUA_MOVE_WITH_SCORES}
+local flat = redis.call("zrange", KEYS[1], 0, -1, "withscores")
+move(KEYS[1], KEYS[2], flat)
+redis.call("srem", KEYS[3], KEYS[1])
+return #flat / 2`;
 
 // Moves every job of a working list back to its queue's BRPOP end (they run
 // next) and registers the queue, as a push would. Declares all its keys.
@@ -20,7 +68,18 @@ end
 if n > 0 then redis.call("sadd", KEYS[3], ARGV[1]) end
 return n`;
 
-type RecoveryRedis = Redis & { bridgeRestoreWip(wip: string, queue: string, queues: string, name: string): Promise<number> };
+type RecoveryRedis = Redis & {
+  bridgeRestoreWip(wip: string, queue: string, queues: string, name: string): Promise<number>;
+  bridgeRestorePromoting(promoting: string, set: string, registry: string): Promise<number>;
+};
+
+/** Puts a promoting set back into its sorted set (atomically); returns how many jobs moved. */
+export async function restorePromoting(redis: Redis, key: string, set: string): Promise<number> {
+  if (!(redis as unknown as { bridgeRestorePromoting?: unknown }).bridgeRestorePromoting) {
+    redis.defineCommand("bridgeRestorePromoting", { numberOfKeys: 3, lua: LUA_RESTORE_PROMOTING });
+  }
+  return (redis as RecoveryRedis).bridgeRestorePromoting(key, set, PROMOTING_REGISTRY);
+}
 
 /** `bridge:wip:<identity>|queue:<name>` -> [identity, "queue:<name>"]. */
 export function parseWipKey(key: string): [string, string] | undefined {
@@ -37,14 +96,50 @@ function pidAlive(pid: number): boolean {
   }
 }
 
+/** The host part of an identity (hostname:pid:12hex; a hostname may hold colons itself). */
+export function identityHost(identity: string): string {
+  return identity.split(":").slice(0, -2).join(":");
+}
+
+/** Its heartbeat hash is gone, or it ran on this host and its pid is gone. */
+async function processDead(redis: Redis, identity: string, hostname: string): Promise<boolean> {
+  const parts = identity.split(":");
+  const pid = parts[parts.length - 2];
+  const alive = (await redis.exists(identity)) === 1 && !(identityHost(identity) === hostname && !pidAlive(Number(pid)));
+  return !alive;
+}
+
 export interface RecoveryResult {
   lists: number;
   jobs: number;
 }
 
 /**
- * Recovers orphaned working lists. `force` skips the lock (used at start-up,
- * so a restarted worker gets its predecessor's jobs back at once).
+ * Returns the promoting sets of dead processes to `retry` / `schedule`, at the
+ * jobs' own scores, so a poller that died between its pop and its push loses
+ * nothing. Without `lock` it runs unconditionally (the caller holds a lock).
+ */
+export async function recoverPromoting(redis: Redis, hostname: string, logger: Logger, lock = false): Promise<RecoveryResult> {
+  if (lock && (await redis.set(PROMOTING_RECOVERY_LOCK, "1", "EX", 30, "NX")) !== "OK") return { lists: 0, jobs: 0 };
+  const keys = await redis.smembers(PROMOTING_REGISTRY);
+  let lists = 0;
+  let jobs = 0;
+  for (const key of keys) {
+    const parsed = parsePromotingKey(key);
+    if (!parsed) continue;
+    const [identity, set] = parsed;
+    if (!(await processDead(redis, identity, hostname))) continue;
+    const n = await restorePromoting(redis, key, set);
+    lists++;
+    jobs += n;
+    if (n > 0) logger.warn(`Recovered ${n} jobs that dead process ${identity} was promoting back to ${set}`);
+  }
+  return { lists, jobs };
+}
+
+/**
+ * Recovers orphaned working lists and promoting sets. `force` skips the lock
+ * (used at start-up, so a restarted worker gets its predecessor's jobs back at once).
  */
 export async function recoverOrphans(redis: Redis, hostname: string, logger: Logger, force = false): Promise<RecoveryResult> {
   if (!force && (await redis.set(RECOVERY_LOCK, "1", "EX", 30, "NX")) !== "OK") return { lists: 0, jobs: 0 };
@@ -57,17 +152,13 @@ export async function recoverOrphans(redis: Redis, hostname: string, logger: Log
     const parsed = parseWipKey(key);
     if (!parsed) continue;
     const [identity, queue] = parsed;
-    // identity = hostname:pid:12hex (a hostname may hold colons itself).
-    const parts = identity.split(":");
-    const pid = parts[parts.length - 2];
-    const host = parts.slice(0, -2).join(":");
-    const alive = (await redis.exists(identity)) === 1 && !(host === hostname && !pidAlive(Number(pid)));
-    if (alive) continue;
+    if (!(await processDead(redis, identity, hostname))) continue;
     const n = await r.bridgeRestoreWip(key, queue, "queues", queue.slice("queue:".length));
     await redis.srem(WIP_REGISTRY, key);
     lists++;
     jobs += n;
     if (n > 0) logger.warn(`Recovered ${n} jobs of dead process ${identity} back to ${queue}`);
   }
-  return { lists, jobs };
+  const promoting = await recoverPromoting(redis, hostname, logger);
+  return { lists: lists + promoting.lists, jobs: jobs + promoting.jobs };
 }

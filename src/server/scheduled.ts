@@ -1,27 +1,115 @@
 // Sidekiq's Scheduled::Poller: moves due jobs from `retry` and `schedule` to
-// their queues, one at a time with a Lua pop that declares its key (so it also
-// runs on Valkey and Dragonfly), and re-pushes them through the client.
+// their queues, in score order, as Ruby's poller does, but a batch at a time:
+//
+// 1. One Lua pop moves up to `batchSize` due jobs, with their scores, from the
+//    sorted set into this process's promoting set
+//    (`bridge:promoting:<identity>|<set>`, registered in `bridge:promoting-keys`).
+// 2. Each job is prepared as the client's pushRecord would write it
+//    (enqueued_at renewed, `at` removed, client middleware, routing).
+// 3. One Lua commit LPUSHes every job onto its queue, SADDs the queues and
+//    deletes the promoting set, atomically and only while the promoting set
+//    still holds the batch: either the jobs are in their queues and the
+//    promoting set is gone, or neither. A resent commit (after a reconnect) or
+//    one that comes after recovery took the batch back does nothing.
+//
+// A crash between 1 and 3 leaves the batch in the promoting set; recovery.ts
+// returns the promoting sets of dead processes to their sorted sets at their
+// own scores, so nothing is lost and nothing pushed twice. A failed commit puts
+// the batch back the same way. Every script declares all its keys (Valkey,
+// Dragonfly) and uses ZRANGEBYSCORE, so Redis older than 6.2 works too.
 import type { Redis } from "ioredis";
-import type { Client } from "../client/client.js";
+import type { Client, PreparedPush } from "../client/client.js";
+import { RECONNECT_ERRORS } from "../client/connection.js";
 import { JobRecord } from "../wire/job-record.js";
 import { versionAtLeast, type WireProfile } from "../wire/dialect.js";
 import { rubyFloatToS } from "../wire/ruby-json.js";
 import type { Logger } from "./logger.js";
 import { sendToDead, type RetryConfig } from "./job-retry.js";
+import { newIdentity } from "./heartbeat.js";
+import {
+  LUA_MOVE_WITH_SCORES,
+  PROMOTING_REGISTRY,
+  identityHost,
+  promotingKey,
+  recoverPromoting,
+  restorePromoting,
+} from "./recovery.js";
 
 export const SORTED_SETS = ["retry", "schedule"] as const;
 export const INITIAL_WAIT_SECONDS = 10;
+/** Jobs per pop (the `batchSize` option). */
+export const DEFAULT_BATCH_SIZE = 100;
+/** How often a poller looks for the promoting sets of dead processes. */
+export const PROMOTING_RECOVERY_INTERVAL_MS = 60_000;
 
-// ZRANGEBYSCORE (not ZRANGE … BYSCORE) so Redis older than 6.2 works too.
-const LUA_ZPOPBYSCORE = `
-local key, now = KEYS[1], ARGV[1]
-local jobs = redis.call("zrangebyscore", key, "-inf", now, "limit", 0, 1)
-if jobs[1] then
-  redis.call("zrem", key, jobs[1])
-  return jobs[1]
-end`;
+// KEYS[1] sorted set, KEYS[2] promoting set, KEYS[3] registry; ARGV[1] now,
+// ARGV[2] batch size. A batch left in the promoting set (its push and its
+// restore both failed) goes back first. Returns the popped jobs in score order.
+const LUA_POP = `${LUA_MOVE_WITH_SCORES}
+local set, prom = KEYS[1], KEYS[2]
+if redis.call("exists", prom) == 1 then
+  move(prom, set, redis.call("zrange", prom, 0, -1, "withscores"))
+end
+local due = redis.call("zrangebyscore", set, "-inf", ARGV[1], "withscores", "limit", 0, tonumber(ARGV[2]))
+if #due == 0 then return {} end
+move(set, prom, due)
+redis.call("sadd", KEYS[3], prom)
+local jobs = {}
+for i = 1, #due, 2 do jobs[#jobs + 1] = due[i] end
+return jobs`;
 
-type ZPopRedis = Redis & { bridgeZpopbyscore(key: string, now: string): Promise<string | null> };
+// KEYS[1] promoting set, KEYS[2] registry, KEYS[3] sorted set, KEYS[4] "queues",
+// KEYS[5..] "queue:<name>" per queue. ARGV[1] jobs popped, ARGV[2] now,
+// ARGV[3] F, ARGV[4..3+F] jobs to put back into the sorted set at `now` (their
+// preparation failed), then per queue key: name, count, payloads in push order.
+// Returns the number pushed; -1 when the promoting set no longer holds the
+// batch (already committed, or taken back by recovery): nothing written;
+// {i, ...}: the queue keys (1-based among KEYS[5..]) that are not lists:
+// nothing written, so that no transaction half-applies.
+const LUA_COMMIT = `
+local prom, set = KEYS[1], KEYS[3]
+if redis.call("zcard", prom) ~= tonumber(ARGV[1]) then return -1 end
+local bad = {}
+for k = 5, #KEYS do
+  local t = redis.call("type", KEYS[k]).ok
+  if t ~= "list" and t ~= "none" then bad[#bad + 1] = k - 4 end
+end
+if #bad > 0 then return bad end
+local step = 1000
+local function each(cmd, key, list, from, to)
+  for s = from, to, step do redis.call(cmd, key, unpack(list, s, math.min(s + step - 1, to))) end
+end
+local nfail = tonumber(ARGV[3])
+for s = 4, 3 + nfail, step do
+  local zargs = {}
+  for j = s, math.min(s + step - 1, 3 + nfail) do
+    zargs[#zargs + 1] = ARGV[2]
+    zargs[#zargs + 1] = ARGV[j]
+  end
+  redis.call("zadd", set, unpack(zargs))
+end
+local names, spans, i = {}, {}, 4 + nfail
+for k = 5, #KEYS do
+  local n = tonumber(ARGV[i + 1])
+  names[#names + 1] = ARGV[i]
+  spans[#spans + 1] = {i + 2, i + 1 + n}
+  i = i + 2 + n
+end
+local pushed = 0
+if #names > 0 then each("sadd", KEYS[4], names, 1, #names) end
+for k = 5, #KEYS do
+  local span = spans[k - 4]
+  each("lpush", KEYS[k], ARGV, span[1], span[2])
+  pushed = pushed + span[2] - span[1] + 1
+end
+redis.call("del", prom)
+redis.call("srem", KEYS[2], prom)
+return pushed`;
+
+type PollerRedis = Redis & {
+  bridgePromotePop(set: string, promoting: string, registry: string, now: string, limit: number): Promise<string[]>;
+  bridgePromoteCommit(numKeys: number, ...keysThenArgs: Array<string | number>): Promise<number | number[]>;
+};
 
 export interface PollerOptions {
   redis: Redis;
@@ -29,6 +117,16 @@ export interface PollerOptions {
   profile: () => WireProfile;
   retry: () => RetryConfig;
   logger: Logger;
+  /**
+   * The identity of this process (its heartbeat key, `hostname:pid:hex`; never
+   * another process's): it names the promoting sets, which recovery returns
+   * once the heartbeat is gone. Default: a fresh identity with no heartbeat
+   * (another process may then take a batch back mid-way; the commit notices,
+   * so nothing runs twice).
+   */
+  identity?: string;
+  /** Jobs moved per round trip (default 100). */
+  batchSize?: number;
   /** Sidekiq's poll_interval_average: a fixed average, which also skips the 10 s initial wait. */
   pollIntervalAverage?: number;
   /** Sidekiq's average_scheduled_poll_interval (5 s), scaled by the process count. */
@@ -36,17 +134,55 @@ export interface PollerOptions {
   random?: () => number;
 }
 
+/** A job of a batch on its way to its queue. */
+interface Planned {
+  original: string;
+  push: PreparedPush;
+}
+
+/** Runs `op`; on READONLY/NOREPLICAS/UNBLOCKED reconnects and runs it once more (as execRetryingOnce). */
+async function retryingOnce<T>(redis: Redis, op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (e) {
+    if (!RECONNECT_ERRORS.test((e as Error).message ?? "")) throw e;
+    redis.disconnect(true);
+    return op();
+  }
+}
+
+/** Groups by queue, keeping each queue's jobs in order (and the queues in first-seen order). */
+function byQueue(plans: readonly Planned[]): Map<string, Planned[]> {
+  const m = new Map<string, Planned[]>();
+  for (const p of plans) {
+    let l = m.get(p.push.queue);
+    if (!l) m.set(p.push.queue, (l = []));
+    l.push(p);
+  }
+  return m;
+}
+
+/** The pass in progress for each identity in this process. */
+const passes = new Map<string, Promise<number>>();
+
 export class Poller {
   private done = false;
   private wake?: () => void;
   private loop?: Promise<void>;
-  private readonly redis: ZPopRedis;
+  private readonly redis: PollerRedis;
+  private readonly identity: string;
+  private readonly batchSize: number;
+  private lastRecovery = 0;
 
   constructor(private readonly o: PollerOptions) {
-    this.redis = o.redis as ZPopRedis;
-    if (!(this.redis as unknown as { bridgeZpopbyscore?: unknown }).bridgeZpopbyscore) {
+    this.redis = o.redis as PollerRedis;
+    this.identity = o.identity ?? newIdentity();
+    this.batchSize = o.batchSize ?? DEFAULT_BATCH_SIZE;
+    if (!(Number.isInteger(this.batchSize) && this.batchSize > 0)) throw new RangeError("batchSize must be a positive integer");
+    if (!(this.redis as unknown as { bridgePromotePop?: unknown }).bridgePromotePop) {
       // ioredis sends EVALSHA and reloads the script on NOSCRIPT, as Sidekiq does.
-      o.redis.defineCommand("bridgeZpopbyscore", { numberOfKeys: 1, lua: LUA_ZPOPBYSCORE });
+      o.redis.defineCommand("bridgePromotePop", { numberOfKeys: 3, lua: LUA_POP });
+      o.redis.defineCommand("bridgePromoteCommit", { lua: LUA_COMMIT });
     }
   }
 
@@ -54,33 +190,139 @@ export class Poller {
     return this.o.random ?? Math.random;
   }
 
-  /** One pass: every due job of `retry`, then of `schedule`. Returns how many moved. */
+  /** This process's promoting set for `retry` or `schedule`. */
+  promotingKey(set: string): string {
+    return promotingKey(this.identity, set);
+  }
+
+  /**
+   * One pass: every due job of `retry`, then of `schedule`. Returns how many moved.
+   * Passes of pollers with the same identity run one after the other: a batch is
+   * committed only while the promoting set holds it, which holds when one
+   * promoter at a time uses that set.
+   */
   async enqueue(): Promise<number> {
+    const prev = passes.get(this.identity);
+    const run = (prev ? prev.catch(() => undefined) : Promise.resolve()).then(() => this.pass());
+    passes.set(this.identity, run);
+    try {
+      return await run;
+    } finally {
+      if (passes.get(this.identity) === run) passes.delete(this.identity);
+    }
+  }
+
+  private async pass(): Promise<number> {
     let moved = 0;
     for (const set of SORTED_SETS) {
       while (!this.done) {
-        const job = await this.redis.bridgeZpopbyscore(set, rubyFloatToS(Date.now() / 1000));
-        if (job === null || job === undefined) break;
+        const jobs = await this.redis.bridgePromotePop(set, this.promotingKey(set), PROMOTING_REGISTRY, rubyFloatToS(Date.now() / 1000), this.batchSize);
+        if (!jobs || jobs.length === 0) break;
+        moved += await this.promote(set, jobs);
+        // A short batch: nothing else was due when it was taken.
+        if (jobs.length < this.batchSize) break;
+      }
+    }
+    return moved;
+  }
+
+  /** Pushes one popped batch (now in the promoting set) to its queues. */
+  private async promote(set: string, jobs: readonly string[]): Promise<number> {
+    const promoting = this.promotingKey(set);
+    const home: Planned[] = [];
+    const remote = new Map<Redis, Planned[]>();
+    const failed: string[] = [];
+    let firstError: unknown;
+    let remotePushed = 0;
+    try {
+      for (const job of jobs) {
         let record: JobRecord;
         try {
           record = JobRecord.parse(job);
         } catch {
           // Ruby's poller would raise on it forever; keep it, but in the morgue.
+          // (Should we die before the commit, recovery returns it and it is buried
+          // again: the dead set holds it once, being a set.)
           await sendToDead(this.o.redis, job, this.o.retry());
           this.o.logger.error(`Invalid JSON in ${set}; moved to the dead set`, { jobstr: job.slice(0, 200) });
           continue;
         }
+        let push: PreparedPush | null;
         try {
-          await this.o.client.pushRecord(record);
-          moved++;
+          push = await this.o.client.prepareRecord(record);
         } catch (e) {
-          // Put it back where it was so nothing is lost, then stop this pass.
-          await this.o.redis.zadd(set, rubyFloatToS(Date.now() / 1000), job);
-          throw e;
+          // As before: this job goes back (behind the others, at `now`) and the pass
+          // stops once the rest of the batch is pushed.
+          failed.push(job);
+          firstError ??= e;
+          continue;
+        }
+        if (!push) continue; // a client middleware stopped it
+        const plan = { original: job, push };
+        if (push.redis === this.o.redis) home.push(plan);
+        else {
+          let l = remote.get(push.redis);
+          if (!l) remote.set(push.redis, (l = []));
+          l.push(plan);
         }
       }
+      // Queues routed to another Redis (sharding, rare) cannot share the commit:
+      // they are pushed first, so a crash before the commit pushes them again
+      // after recovery (at least once, never lost).
+      for (const [redis, plans] of remote) {
+        const groups = byQueue(plans);
+        await retryingOnce(redis, async () => {
+          const pipe = redis.pipeline().sadd("queues", ...groups.keys());
+          for (const [q, l] of groups) pipe.lpush(`queue:${q}`, ...l.map((p) => p.push.json));
+          const err = ((await pipe.exec()) ?? []).find(([e]) => e)?.[0];
+          if (err) throw err;
+        });
+        remotePushed += plans.length;
+      }
+    } catch (e) {
+      await this.putBack(promoting, set);
+      throw e;
     }
-    return moved;
+
+    let pushed: number;
+    for (;;) {
+      const groups = byQueue(home);
+      const keys = [promoting, PROMOTING_REGISTRY, set, "queues", ...[...groups.keys()].map((q) => `queue:${q}`)];
+      const args: Array<string | number> = [jobs.length, rubyFloatToS(Date.now() / 1000), failed.length, ...failed];
+      for (const [q, l] of groups) args.push(q, l.length, ...l.map((p) => p.push.json));
+      let r: number | number[];
+      try {
+        r = await retryingOnce(this.o.redis, () => this.redis.bridgePromoteCommit(keys.length, ...keys, ...args));
+      } catch (e) {
+        await this.putBack(promoting, set);
+        throw e;
+      }
+      if (!Array.isArray(r)) {
+        pushed = r;
+        break;
+      }
+      // Some queue keys hold another type: those jobs go back like failed ones.
+      const names = [...groups.keys()];
+      const bad = new Set(r.map((i) => names[i - 1]!));
+      for (const p of home) if (bad.has(p.push.queue)) failed.push(p.original);
+      home.splice(0, home.length, ...home.filter((p) => !bad.has(p.push.queue)));
+      firstError ??= new Error(`WRONGTYPE ${[...bad].map((q) => `queue:${q}`).join(", ")} not a list: jobs left in ${set}`);
+    }
+    if (pushed < 0) {
+      this.o.logger.warn(`A batch of ${jobs.length} jobs from ${set} was taken back by recovery before it was pushed; they stay in ${set}`);
+      return remotePushed;
+    }
+    if (firstError !== undefined) throw firstError;
+    return remotePushed + pushed;
+  }
+
+  /** After a failure: the batch back into its sorted set at its own scores (logged if that fails too; the next pop retries it). */
+  private async putBack(promoting: string, set: string): Promise<void> {
+    try {
+      await retryingOnce(this.o.redis, () => restorePromoting(this.o.redis, promoting, set));
+    } catch (e) {
+      this.o.logger.error(`could not put a batch back into ${set}; the next pass will`, { error: (e as Error).message });
+    }
   }
 
   /** Sidekiq's random_poll_interval, in seconds. */
@@ -110,6 +352,20 @@ export class Poller {
     return prune.length ? this.o.redis.srem("processes", ...prune) : 0;
   }
 
+  /**
+   * Returns the promoting sets of dead processes (any fetch mode), at most once
+   * a minute per poller and under a lock fleet-wide.
+   */
+  private async recoverPromoting(): Promise<void> {
+    if (Date.now() - this.lastRecovery < PROMOTING_RECOVERY_INTERVAL_MS) return;
+    this.lastRecovery = Date.now();
+    try {
+      await recoverPromoting(this.o.redis, identityHost(this.identity), this.o.logger, true);
+    } catch (e) {
+      this.o.logger.warn("could not recover the promoting sets of dead processes", { error: (e as Error).message });
+    }
+  }
+
   private sleep(seconds: number): Promise<void> {
     return new Promise((resolve) => {
       const t = setTimeout(resolve, seconds * 1000);
@@ -125,6 +381,7 @@ export class Poller {
       await this.sleep((this.o.pollIntervalAverage === undefined ? INITIAL_WAIT_SECONDS : 0) + 5 * this.rand());
       await this.cleanup().catch((e: Error) => this.o.logger.warn("process cleanup failed", { error: e.message }));
       while (!this.done) {
+        await this.recoverPromoting();
         try {
           await this.enqueue();
         } catch (e) {

@@ -174,6 +174,7 @@ export class Worker {
     if (this.options.scheduler !== false) {
       this.poller = new Poller({
         redis: this.conn.redis,
+        identity: this.identity,
         client: this.client,
         profile: () => this.profile!,
         retry: () => retry,
