@@ -56,7 +56,9 @@ describeEachSidekiq(
         const [high, low] = [`order-high-${fetch}`, `order-low-${fetch}`];
         await pushBulk(sk, "OrderJob", low, 60);
         await pushBulk(sk, "OrderJob", high, 60);
-        const w = new Worker({ redis: sk.url, dialect: sk.target.version, queues: [high, low], concurrency: 8, fetch, scheduler: false, timeout: 5 });
+        // One fetch lane: with two, their batches start in whichever order the replies
+        // come, as Sidekiq's threads do; order is then kept within each batch only.
+        const w = new Worker({ redis: sk.url, dialect: sk.target.version, queues: [high, low], concurrency: 8, fetch, fetchLanes: 1, scheduler: false, timeout: 5 });
         const started: Array<[string, number]> = [];
         w.register("OrderJob", ([i], ctx) => {
           started.push([ctx.queue, i as number]);
@@ -72,6 +74,24 @@ describeEachSidekiq(
         expect(started.slice(60)).toEqual(Array.from({ length: 60 }, (_, i) => [low, i]));
       });
     }
+
+    it("two fetch lanes: every slot busy with long jobs, stop() still ends within its timeout and requeues them", async () => {
+      const queue = "batch-stuck";
+      const jids = await pushBulk(sk, "StuckJob", queue, 6);
+      const w = new Worker({ redis: sk.url, dialect: sk.target.version, queues: [queue], concurrency: 4, scheduler: false, timeout: 1 });
+      let started = 0;
+      w.register("StuckJob", (_args, ctx) => {
+        started++;
+        return new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason as Error)));
+      });
+      await w.start();
+      await waitFor("4 jobs to start", async () => (started === 4 ? true : undefined));
+      const t0 = Date.now();
+      await w.stop();
+      expect(Date.now() - t0).toBeLessThan(4000);
+      const back = await sk.ruby<string[]>(`Sidekiq::Queue.new(${JSON.stringify(queue)}).map(&:jid)`);
+      expect(new Set(back)).toEqual(new Set(jids));
+    });
 
     it("servers without BLMPOP / RPOP count get the one-job commands; with them, one round trip fills the free slots", async () => {
       const queue = "batch-features";

@@ -165,6 +165,14 @@ interface Ack {
   reject: (e: Error) => void;
 }
 
+/**
+ * Acknowledgements waiting to be sent, shared by the fetch lanes of a capsule
+ * (they share its working lists): whichever lane fetches next carries them.
+ */
+export class AckQueue {
+  pending: Ack[] = [];
+}
+
 type ReliableRedis = Redis & {
   bridgeMoveFirstBuffer(...keysThenCount: Array<string | number>): Promise<[Buffer, Buffer] | null>;
   bridgeMoveManyBuffer(...keysThenArgs: Array<string | number | Buffer>): Promise<[Buffer, Buffer[]] | null>;
@@ -180,7 +188,6 @@ export class ReliableFetch implements Fetcher {
   private idleMs = 0;
   /** The last batch found nothing: wait for one job before batching again. */
   private drained = false;
-  private acks: Ack[] = [];
   private readonly redis: Redis;
   private readonly mover: ReliableRedis;
 
@@ -191,6 +198,8 @@ export class ReliableFetch implements Fetcher {
     private readonly capsule: Capsule,
     private readonly identity: string,
     private readonly features: ServerFeatures,
+    /** Shared with the capsule's other fetch lanes. */
+    private readonly acks = new AckQueue(),
     /** Longest pause between polls of several empty queues. */
     private readonly maxIdleMs = 1000,
   ) {
@@ -217,8 +226,8 @@ export class ReliableFetch implements Fetcher {
     const keys = [...queues, ...queues.map((q) => this.wip(q))];
     if (max >= MIN_BATCH && this.features.popCount && !this.drained) {
       // Acknowledgements waiting for their pipeline ride along with this fetch.
-      const acks = this.acks.filter((a) => queues.includes(a.uow.queue));
-      this.acks = this.acks.filter((a) => !queues.includes(a.uow.queue));
+      const acks = this.acks.pending.filter((a) => queues.includes(a.uow.queue));
+      this.acks.pending = this.acks.pending.filter((a) => !queues.includes(a.uow.queue));
       const ackArgs = acks.flatMap((a) => [queues.indexOf(a.uow.queue) + 1, a.uow.raw]);
       let r: [Buffer, Buffer[]] | null;
       try {
@@ -256,16 +265,17 @@ export class ReliableFetch implements Fetcher {
   }
 
   acknowledge(uow: UnitOfWork): Promise<void> {
-    // Jobs that finish together are acknowledged in one pipeline (one write,
-    // one read): the same LREMs, fewer system calls and callbacks; or by the
-    // next batch fetch, if it starts first (it usually does: the slots freed).
+    // Jobs that finish together are acknowledged by the next batch fetch of any
+    // lane (the slots they freed start one in the next tick), or else, after
+    // this turn of the event loop, in one pipeline of their own: the same LREMs
+    // either way, fewer writes, reads and callbacks.
     return new Promise((resolve, reject) => {
-      if (this.acks.push({ uow, resolve, reject }) === 1) process.nextTick(() => this.flushAcks());
+      if (this.acks.pending.push({ uow, resolve, reject }) === 1) setImmediate(() => this.flushAcks());
     });
   }
 
   private flushAcks(): void {
-    const batch = this.acks.splice(0);
+    const batch = this.acks.pending.splice(0);
     if (batch.length === 0) return; // a fetch took them along
     const pipe = this.redis.pipeline();
     for (const a of batch) pipe.lrem(this.wip(a.uow.queue), 1, a.uow.raw);

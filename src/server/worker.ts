@@ -9,7 +9,7 @@ import { BRIDGE_LABEL } from "../client/fleet.js";
 import type { DialectLike, WireProfile } from "../wire/dialect.js";
 import type { JsonValue } from "../wire/json-scan.js";
 import { makeCapsule, type Capsule, type CapsuleConfig } from "./capsule.js";
-import { BasicFetch, ReliableFetch, type Fetcher, type UnitOfWork } from "./fetch.js";
+import { AckQueue, BasicFetch, ReliableFetch, type Fetcher, type UnitOfWork } from "./fetch.js";
 import { Heartbeat, newIdentity, type WorkEntry } from "./heartbeat.js";
 import { recoverOrphans } from "./recovery.js";
 import { detectFeatures } from "./server-features.js";
@@ -42,6 +42,12 @@ export interface WorkerOptions {
    * "basic": Sidekiq's BRPOP (a crash loses the jobs it was running).
    */
   fetch?: "reliable" | "basic";
+  /**
+   * Fetch connections per capsule (default 2 from concurrency 4, else 1): each
+   * fetches for at most its share of the slots, so one's round trip overlaps
+   * the other's jobs.
+   */
+  fetchLanes?: number;
   /** How often (ms) to look for dead processes' working lists (default 60 s). */
   recoveryIntervalMs?: number;
   /** Run the scheduled/retry poller (default true). */
@@ -67,10 +73,20 @@ interface InFlight {
 }
 
 /** A capsule's slots: how many run, who waits for one, the hand-back backoff. */
+/**
+ * A capsule's slots, shared by its fetch lanes: how many run, how many a
+ * lane's fetch in flight has reserved, who waits for one, the hand-back
+ * backoff, and the reclaim after a lost fetch reply (done when no lane of the
+ * capsule has a fetch in flight, since the lanes share working lists).
+ */
 interface Slots {
   busy: number;
-  freed?: () => void;
+  reserved: number;
+  waiters: Array<() => void>;
   backoffMs: number;
+  fetching: number;
+  reclaimNeeded: boolean;
+  reclaiming?: Promise<void>;
 }
 
 type State = "new" | "running" | "quiet" | "stopping" | "stopped";
@@ -97,6 +113,7 @@ export class Worker {
   private tidSeq = 0;
   private stopped?: Promise<void>;
   private readonly fetchers: Fetcher[] = [];
+  private readonly slots: Slots[] = [];
   private recoveryTimer?: NodeJS.Timeout;
 
   constructor(private readonly options: WorkerOptions) {
@@ -193,19 +210,28 @@ export class Worker {
       this.recoveryTimer.unref();
     }
     for (const cap of this.capsules) {
-      // A fetch must never be sent twice: if a connection drops with a fetch in
-      // flight, Redis may have moved a job already. Fail it, and reclaim instead.
-      const blocking = this.conn.redis.duplicate({ autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 });
-      blocking.on("error", () => {}); // reported by the fetch loop
-      this.blocking.push(blocking);
-      let fetcher: Fetcher;
-      if (reliable) {
-        const rf = new ReliableFetch(this.conn.redis, blocking, cap, this.identity, features);
-        await rf.register();
-        fetcher = rf;
-      } else fetcher = new BasicFetch(this.conn.redis, blocking, cap, features);
-      this.fetchers.push(fetcher);
-      this.loops.push(this.fetchLoop(cap, fetcher, retry));
+      const slots: Slots = { busy: 0, reserved: 0, waiters: [], backoffMs: 0, fetching: 0, reclaimNeeded: false };
+      this.slots.push(slots);
+      const lanes = Math.max(1, Math.min(this.options.fetchLanes ?? (cap.concurrency >= 4 ? 2 : 1), cap.concurrency));
+      const perLane = Math.ceil(cap.concurrency / lanes);
+      const fetchers: Fetcher[] = [];
+      const acks = new AckQueue();
+      for (let lane = 0; lane < lanes; lane++) {
+        // A fetch must never be sent twice: if a connection drops with a fetch in
+        // flight, Redis may have moved a job already. Fail it, and reclaim instead.
+        const blocking = this.conn.redis.duplicate({ autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 });
+        blocking.on("error", () => {}); // reported by the fetch loop
+        this.blocking.push(blocking);
+        let fetcher: Fetcher;
+        if (reliable) {
+          const rf = new ReliableFetch(this.conn.redis, blocking, cap, this.identity, features, acks);
+          if (lane === 0) await rf.register();
+          fetcher = rf;
+        } else fetcher = new BasicFetch(this.conn.redis, blocking, cap, features);
+        fetchers.push(fetcher);
+      }
+      this.fetchers.push(...fetchers);
+      for (const fetcher of fetchers) this.loops.push(this.fetchLoop(cap, fetcher, fetchers, slots, perLane, retry));
     }
     this.logger.info(`sidekiq-bridge worker ${this.identity} started`, {
       dialect: this.profile.version,
@@ -238,10 +264,13 @@ export class Worker {
     }
   }
 
-  /** One loop per capsule: fetch only when a slot is free, so no job waits in this process. */
-  private async fetchLoop(cap: Capsule, fetch: Fetcher, retry: RetryConfig): Promise<void> {
-    const slots: Slots = { busy: 0, backoffMs: 0 };
-    let reclaimNeeded = false;
+  /**
+   * One loop per fetch lane (a capsule has one, or two from concurrency 4, each
+   * with its own blocking connection): fetch only for free slots, so no job
+   * waits in this process; two lanes let one lane's round trip overlap the
+   * other's jobs.
+   */
+  private async fetchLoop(cap: Capsule, fetch: Fetcher, lanes: readonly Fetcher[], slots: Slots, perLane: number, retry: RetryConfig): Promise<void> {
     const deps: ProcessorDeps = {
       redis: this.conn.redis,
       handlers: this.handlers,
@@ -253,29 +282,40 @@ export class Worker {
       logger: this.logger,
       work: this.work,
     };
+    const waitForSlot = () => new Promise<void>((r) => slots.waiters.push(r));
     while (this.state === "running") {
-      if (slots.busy >= cap.concurrency) {
-        await new Promise<void>((r) => (slots.freed = r));
+      if (slots.busy + slots.reserved >= cap.concurrency) {
+        await waitForSlot();
         continue;
       }
+      // Let the jobs that finish in this same tick (those just started too)
+      // free their slots first, so one fetch fills them all: without this a
+      // fast queue settles into fetching 9 jobs, then 1, then 9.
+      await new Promise<void>((r) => process.nextTick(r));
+      if (this.state !== "running") break;
+      if (slots.reclaimNeeded) {
+        await this.reclaimLanes(lanes, slots);
+        continue;
+      }
+      const want = Math.min(cap.concurrency - slots.busy - slots.reserved, perLane);
+      if (want <= 0) continue;
       if (slots.backoffMs > 0) await new Promise((r) => setTimeout(r, slots.backoffMs));
       let fetched: UnitOfWork[];
+      slots.reserved += want;
+      slots.fetching++;
       try {
-        if (reclaimNeeded && fetch.reclaim) {
-          // A fetch whose reply was lost may have moved jobs into our working list.
-          const running = new Set([...this.inFlight.values()].filter((j) => j.fetcher === fetch).map((j) => j.uow.raw.toString("base64")));
-          const n = await fetch.reclaim(running);
-          if (n > 0) this.logger.warn(`Reclaimed ${n} jobs whose fetch reply was lost`);
-        }
-        reclaimNeeded = false;
         // As many as there are free slots: each starts at once, none waits here.
-        fetched = await fetch.retrieveWork(cap.concurrency - slots.busy);
+        fetched = await fetch.retrieveWork(want);
       } catch (e) {
         if (this.state !== "running") break;
-        reclaimNeeded = true;
+        slots.reclaimNeeded = true;
         this.logger.warn("fetch failed; retrying", { error: (e as Error).message });
         await new Promise((r) => setTimeout(r, 1000));
         continue;
+      } finally {
+        slots.reserved -= want;
+        slots.fetching--;
+        this.wakeLanes(slots);
       }
       if (fetched.length === 0) continue;
       if (this.state !== "running") {
@@ -285,7 +325,39 @@ export class Worker {
       }
       for (const uow of fetched) this.run(uow, fetch, deps, slots);
     }
-    slots.freed = undefined;
+    this.wakeLanes(slots);
+  }
+
+  private wakeLanes(slots: Slots): void {
+    for (const w of slots.waiters.splice(0)) w();
+  }
+
+  /**
+   * After a lost fetch reply: jobs a fetch moved into our working lists whose
+   * reply never came go back to their queues. Run once no lane has a fetch in
+   * flight (a lane's pending move must not be taken for a stray).
+   */
+  private async reclaimLanes(lanes: readonly Fetcher[], slots: Slots): Promise<void> {
+    if (slots.reclaiming) return slots.reclaiming;
+    if (slots.fetching > 0) {
+      await new Promise<void>((r) => slots.waiters.push(r));
+      return;
+    }
+    slots.reclaiming = (async () => {
+      try {
+        const running = new Set([...this.inFlight.values()].filter((j) => lanes.includes(j.fetcher)).map((j) => j.uow.raw.toString("base64")));
+        const n = (await lanes[0]!.reclaim?.(running)) ?? 0;
+        if (n > 0) this.logger.warn(`Reclaimed ${n} jobs whose fetch reply was lost`);
+        slots.reclaimNeeded = false;
+      } catch (e) {
+        this.logger.warn("could not reclaim jobs after a lost fetch; retrying", { error: (e as Error).message });
+        await new Promise((r) => setTimeout(r, 1000));
+      } finally {
+        slots.reclaiming = undefined;
+        this.wakeLanes(slots);
+      }
+    })();
+    return slots.reclaiming;
   }
 
   /** Runs one fetched job in a slot, then its bookkeeping (ack, requeue or hand-back). */
@@ -301,9 +373,7 @@ export class Worker {
       if (released) return;
       released = true;
       slots.busy--;
-      const freed = slots.freed;
-      slots.freed = undefined;
-      freed?.();
+      this.wakeLanes(slots);
     };
     void processJob(uow, tid, job.abort, deps)
       .catch((e: Error): ProcessResult => {
@@ -342,6 +412,8 @@ export class Worker {
   async quietDown(): Promise<void> {
     if (this.state !== "running") return;
     this.state = "quiet";
+    // Fetch loops waiting for a slot end now, not when a job next finishes.
+    for (const sl of this.slots) this.wakeLanes(sl);
     this.logger.info("Terminating quiet threads");
     await this.poller?.stop();
     await this.heartbeat?.beat().catch(() => undefined);
