@@ -1,8 +1,8 @@
-// Single pushes made in the same tick on one connection share one pipeline
-// (one socket write, one reply parse), like ioredis's auto-pipelining but for
-// our SADD + LPUSH pairs only and on any connection, a caller's included. On
-// the wire each job is still Sidekiq's raw_push: `SADD queues <q>` then
-// `LPUSH queue:<q> <payload>`, in the order the pushes were made.
+// Single pushes made in the same tick on one connection go out together (one
+// socket write, one reply parse), on any connection, a caller's included: one
+// `SADD queues` and one `LPUSH queue:<q>` per queue with the payloads in the
+// order the pushes were made, as Sidekiq's push_bulk writes them. Redis ends
+// up holding exactly what one raw_push per job would leave.
 import type { Redis } from "ioredis";
 import { RECONNECT_ERRORS } from "./connection.js";
 
@@ -44,17 +44,30 @@ export function pushOnNextTick(redis: Redis, queue: string, encode: () => string
   });
 }
 
-/** Sends the batch; returns each job's first error (undefined when none). */
+/**
+ * Sends the batch as push_bulk does: one `SADD queues` with the tick's queue
+ * names, then one `LPUSH queue:<q>` per queue with its payloads in call order
+ * (what the per-job pairs leave in Redis, with two commands a tick instead of
+ * two a job). Returns each job's first error (undefined when none).
+ */
 async function send(redis: Redis, batch: PendingPush[]): Promise<unknown[]> {
-  const pipe = redis.pipeline();
-  for (const p of batch) pipe.sadd("queues", p.queue).lpush(`queue:${p.queue}`, p.json);
+  const byQueue = new Map<string, string[]>();
+  for (const p of batch) {
+    const list = byQueue.get(p.queue);
+    if (list) list.push(p.json);
+    else byQueue.set(p.queue, [p.json]);
+  }
+  const pipe = redis.pipeline().sadd("queues", ...byQueue.keys());
+  for (const [q, list] of byQueue) pipe.lpush(`queue:${q}`, ...list);
   let results: Array<[Error | null, unknown]>;
   try {
     results = (await pipe.exec()) ?? [];
   } catch (e) {
     return batch.map(() => e);
   }
-  return batch.map((_, i) => results[2 * i]?.[0] || results[2 * i + 1]?.[0] || undefined);
+  const queueError = new Map<string, unknown>();
+  [...byQueue.keys()].forEach((q, i) => queueError.set(q, results[0]?.[0] || results[1 + i]?.[0] || undefined));
+  return batch.map((p) => queueError.get(p.queue));
 }
 
 async function flush(redis: Redis, batch: PendingPush[]): Promise<void> {
