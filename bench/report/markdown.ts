@@ -85,6 +85,7 @@ export function toMarkdown(results: Results, defs: MetricDef[], cfg: BenchConfig
     `- Counts: bulk ${fmt(c.bulk, 0)} (batches of ${c.bulkBatch}), single ${fmt(c.single1, 0)} (1 in flight) and ${fmt(c.single50, 0)} (50 in flight), drain ${fmt(c.drain, 0)} at concurrency ${c.drainConcurrency.join("/")}, ` +
       `latency ${fmt(c.latencyJobs, 0)} jobs at ${fmt(c.latencyRate, 0)}/s with concurrency ${c.latencyConcurrency}, scheduled ${fmt(c.scheduled, 0)} with concurrency ${c.scheduledConcurrency} and a ${c.pollSeconds} s poll interval for pollers`,
   );
+  out.push("", "## Optimisations", "", "Each optimisation of issue 7 with its before and after, measured as it was made: [optimisations.md](optimisations.md). `bridge-compare`, when present, is another tree's `src/` in this same run (its description says which).");
   if (results.notes.length) out.push("", "## Notes", "", ...results.notes.map((n) => `- ${n}`));
   if (results.errors.length) out.push("", "## Errors", "", ...results.errors.map((e) => `- ${e.system} / ${e.scenario}: ${e.message.split("\n")[0]}`));
   out.push("");
