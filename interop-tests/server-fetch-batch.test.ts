@@ -93,7 +93,7 @@ describeEachSidekiq(
       expect(new Set(back)).toEqual(new Set(jids));
     });
 
-    it("servers without BLMPOP / RPOP count get the one-job commands; with them, one round trip fills the free slots", async () => {
+    it("servers without BLMPOP / RPOP count get the one-job commands; with them, one round trip fills the free slots; a repeated requeue queues nothing twice", async () => {
       const queue = "batch-features";
       await pushBulk(sk, "AnyJob", queue, 20);
       const cap = makeCapsule({ name: "default", concurrency: 5, queues: [queue] });
@@ -119,6 +119,10 @@ describeEachSidekiq(
       expect(await sk.redis.llen(wipKey(identity, `queue:${queue}`))).toBe(6);
       // Requeued jobs go back to the BRPOP end, the first fetched first.
       await reliableNew.requeue(b);
+      // Sent again (ioredis resends an unanswered command after a reconnect): nothing more is queued.
+      const len = await sk.redis.llen(`queue:${queue}`);
+      await reliableNew.requeue(b);
+      expect(await sk.redis.llen(`queue:${queue}`)).toBe(len);
       await basicNew.requeue(a);
       const next = await basicNew.retrieveWork(10);
       expect(next.map((u) => (JSON.parse(u.job!) as { args: number[] }).args[0])).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);

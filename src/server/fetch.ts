@@ -159,6 +159,15 @@ return false`;
 /** Below this many free slots the one-job move is cheaper in Redis commands (1 vs 3 a batch). */
 export const MIN_BATCH = 3;
 
+// KEYS: pairs of working list and queue, one per job; ARGV[1] "rpush" or
+// "lpush", then the jobs. Each job goes back only if the LREM found it.
+const LUA_PUT_BACK = `
+for i = 2, #ARGV do
+  local wip, queue = KEYS[2 * i - 3], KEYS[2 * i - 2]
+  if redis.call("lrem", wip, 1, ARGV[i]) == 1 then redis.call(ARGV[1], queue, ARGV[i]) end
+end
+return 0`;
+
 interface Ack {
   uow: UnitOfWork;
   resolve: () => void;
@@ -176,6 +185,7 @@ export class AckQueue {
 type ReliableRedis = Redis & {
   bridgeMoveFirstBuffer(...keysThenCount: Array<string | number>): Promise<[Buffer, Buffer] | null>;
   bridgeMoveManyBuffer(...keysThenArgs: Array<string | number | Buffer>): Promise<[Buffer, Buffer[]] | null>;
+  bridgePutBack(...keysThenArgs: Array<string | number | Buffer>): Promise<number>;
 };
 
 /**
@@ -209,6 +219,7 @@ export class ReliableFetch implements Fetcher {
       blocking.defineCommand("bridgeMoveFirst", { lua: LUA_MOVE_FIRST });
       blocking.defineCommand("bridgeMoveMany", { lua: LUA_MOVE_MANY });
     }
+    if (!(redis as unknown as { bridgePutBack?: unknown }).bridgePutBack) redis.defineCommand("bridgePutBack", { lua: LUA_PUT_BACK });
   }
 
   wip(queue: string): string {
@@ -287,14 +298,23 @@ export class ReliableFetch implements Fetcher {
 
   async requeue(work: readonly UnitOfWork[]): Promise<void> {
     if (work.length === 0) return;
-    const tx = this.redis.multi();
     // Last first, so the first fetched ends up at the BRPOP end and runs next.
-    for (let i = work.length - 1; i >= 0; i--) tx.lrem(this.wip(work[i]!.queue), 1, work[i]!.raw).rpush(work[i]!.queue, work[i]!.raw);
-    checkExec(await tx.exec());
+    const rev = [...work].reverse();
+    await this.putBack("rpush", rev);
   }
 
   async handBack(uow: UnitOfWork): Promise<void> {
-    checkExec(await this.redis.multi().lrem(this.wip(uow.queue), 1, uow.raw).lpush(uow.queue, uow.raw).exec());
+    await this.putBack("lpush", [uow]);
+  }
+
+  /**
+   * Moves jobs from the working list back to their queues, each only if it is
+   * still in the working list: ioredis resends an unanswered command after a
+   * reconnect, and a plain LREM + RPUSH run twice would queue a job twice.
+   */
+  private async putBack(push: "rpush" | "lpush", work: readonly UnitOfWork[]): Promise<void> {
+    const keys = work.flatMap((w) => [this.wip(w.queue), w.queue]);
+    await (this.redis as ReliableRedis).bridgePutBack(keys.length, ...keys, push, ...work.map((w) => w.raw));
   }
 
   async reclaim(running: ReadonlySet<string>): Promise<number> {

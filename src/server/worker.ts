@@ -297,25 +297,33 @@ export class Worker {
         await this.reclaimLanes(lanes, slots);
         continue;
       }
+      if (slots.backoffMs > 0) {
+        await new Promise((r) => setTimeout(r, slots.backoffMs));
+        if (this.state !== "running") break;
+      }
+      // Counted after any pause: the other lane may have taken slots meanwhile.
       const want = Math.min(cap.concurrency - slots.busy - slots.reserved, perLane);
       if (want <= 0) continue;
-      if (slots.backoffMs > 0) await new Promise((r) => setTimeout(r, slots.backoffMs));
-      let fetched: UnitOfWork[];
+      let fetched: UnitOfWork[] | undefined;
       slots.reserved += want;
       slots.fetching++;
       try {
         // As many as there are free slots: each starts at once, none waits here.
         fetched = await fetch.retrieveWork(want);
       } catch (e) {
-        if (this.state !== "running") break;
-        slots.reclaimNeeded = true;
-        this.logger.warn("fetch failed; retrying", { error: (e as Error).message });
-        await new Promise((r) => setTimeout(r, 1000));
-        continue;
+        if (this.state === "running") {
+          slots.reclaimNeeded = true;
+          this.logger.warn("fetch failed; retrying", { error: (e as Error).message });
+        }
       } finally {
         slots.reserved -= want;
         slots.fetching--;
         this.wakeLanes(slots);
+      }
+      if (fetched === undefined) {
+        if (this.state !== "running") break;
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
       }
       if (fetched.length === 0) continue;
       if (this.state !== "running") {
