@@ -64,10 +64,20 @@ async function stopChild(c: ChildProcess): Promise<void> {
 }
 
 async function count(redis: Redis, sent: string[]): Promise<{ completed: number; duplicated: number; lost: number }> {
+  // Node records `<jid>:<token>` (a token per execution), Ruby's job `<jid>`:
+  // executions are distinct tokens, or records when there is no token.
   const runs = await redis.lrange("chaos:runs", 0, -1);
-  const unique = new Set(runs);
-  const completed = sent.filter((j) => unique.has(j)).length;
-  return { completed, duplicated: runs.length - unique.size, lost: sent.length - completed };
+  const executions = new Map<string, Set<string>>();
+  runs.forEach((r, i) => {
+    const [jid, token] = r.split(":");
+    let set = executions.get(jid!);
+    if (!set) executions.set(jid!, (set = new Set()));
+    set.add(token ?? String(i));
+  });
+  const completed = sent.filter((j) => executions.has(j)).length;
+  let duplicated = 0;
+  for (const set of executions.values()) duplicated += set.size - 1;
+  return { completed, duplicated, lost: sent.length - completed };
 }
 
 async function enqueue(url: RedisSource, n: number, ms: number): Promise<string[]> {
