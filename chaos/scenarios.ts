@@ -231,6 +231,12 @@ async function startSentinelSetup(): Promise<SentinelSetup> {
   const replica = await startRedis({ config: [`replicaof 127.0.0.1 ${master.port}`] });
   const rc = new Redis({ port: replica.port });
   await until("the replica to be in sync", async () => (await rc.info("replication")).includes("master_link_status:up"), 30_000);
+  // "link up" can come before the master streams to the replica: see a write arrive.
+  const mc = new Redis({ port: master.port });
+  await mc.set("chaos:probe", "1");
+  await until("a write to reach the replica", async () => (await rc.get("chaos:probe")) === "1", 30_000);
+  await mc.del("chaos:probe");
+  mc.disconnect();
   rc.disconnect();
   const sentinelPort = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "sidekiq-bridge-sentinel-"));
