@@ -11,7 +11,7 @@ import { parseJson } from "../wire/json-scan.js";
 import { newJid } from "../wire/jid.js";
 import type { JobRecord } from "../wire/job-record.js";
 import type { RecordKind } from "../wire/dialect.js";
-import { connectRedis, RECONNECT_ERRORS, type OwnedRedis, type RedisSource } from "./connection.js";
+import { connectRedis, retryingOnce, type OwnedRedis, type RedisSource } from "./connection.js";
 import { DialectDetectionError, SidekiqArgumentError } from "./errors.js";
 import { liveProcesses, profileForFleet } from "./fleet.js";
 import { runClientMiddleware, type ClientMiddleware } from "./middleware.js";
@@ -72,22 +72,12 @@ interface Shard {
 
 const underTest = () => process.env.VITEST !== undefined || process.env.NODE_ENV === "test";
 
-/**
- * Runs a pipeline; on READONLY/NOREPLICAS/UNBLOCKED reconnects and runs it once
- * more, as Sidekiq does (after a failover the socket may point at a replica).
- */
-export async function execRetryingOnce(redis: Redis, build: () => ChainableCommander): Promise<void> {
-  const run = async () => {
+/** Runs a pipeline, failing on its first error; once more after READONLY & co (retryingOnce). */
+export function execRetryingOnce(redis: Redis, build: () => ChainableCommander): Promise<void> {
+  return retryingOnce(redis, async () => {
     const err = ((await build().exec()) ?? []).find(([e]) => e)?.[0];
     if (err) throw err;
-  };
-  try {
-    await run();
-  } catch (e) {
-    if (!RECONNECT_ERRORS.test((e as Error).message ?? "")) throw e;
-    redis.disconnect(true);
-    await run();
-  }
+  });
 }
 
 export class Client {

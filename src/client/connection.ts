@@ -23,6 +23,20 @@ export type RedisSource = Redis | string | RedisConnectionOptions;
 /** Errors after which Sidekiq closes the connection and tries once more. */
 export const RECONNECT_ERRORS = /READONLY|NOREPLICAS|UNBLOCKED/;
 
+/**
+ * Runs `op`; on READONLY/NOREPLICAS/UNBLOCKED reconnects and runs it once
+ * more, as Sidekiq does (after a failover the socket may point at a replica).
+ */
+export async function retryingOnce<T>(redis: Redis, op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (e) {
+    if (!RECONNECT_ERRORS.test((e as Error).message ?? "")) throw e;
+    redis.disconnect(true);
+    return op();
+  }
+}
+
 export interface OwnedRedis {
   redis: Redis;
   /** True when we opened it and so must close it. */

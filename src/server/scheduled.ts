@@ -18,8 +18,8 @@
 // the batch back the same way. Every script declares all its keys (Valkey,
 // Dragonfly) and uses ZRANGEBYSCORE, so Redis older than 6.2 works too.
 import type { Redis } from "ioredis";
-import type { Client, PreparedPush } from "../client/client.js";
-import { RECONNECT_ERRORS } from "../client/connection.js";
+import { execRetryingOnce, type Client, type PreparedPush } from "../client/client.js";
+import { retryingOnce } from "../client/connection.js";
 import { JobRecord } from "../wire/job-record.js";
 import { versionAtLeast, type WireProfile } from "../wire/dialect.js";
 import { rubyFloatToS } from "../wire/ruby-json.js";
@@ -138,17 +138,6 @@ export interface PollerOptions {
 interface Planned {
   original: string;
   push: PreparedPush;
-}
-
-/** Runs `op`; on READONLY/NOREPLICAS/UNBLOCKED reconnects and runs it once more (as execRetryingOnce). */
-async function retryingOnce<T>(redis: Redis, op: () => Promise<T>): Promise<T> {
-  try {
-    return await op();
-  } catch (e) {
-    if (!RECONNECT_ERRORS.test((e as Error).message ?? "")) throw e;
-    redis.disconnect(true);
-    return op();
-  }
 }
 
 /** Groups by queue, keeping each queue's jobs in order (and the queues in first-seen order). */
@@ -271,11 +260,10 @@ export class Poller {
       // after recovery (at least once, never lost).
       for (const [redis, plans] of remote) {
         const groups = byQueue(plans);
-        await retryingOnce(redis, async () => {
+        await execRetryingOnce(redis, () => {
           const pipe = redis.pipeline().sadd("queues", ...groups.keys());
           for (const [q, l] of groups) pipe.lpush(`queue:${q}`, ...l.map((p) => p.push.json));
-          const err = ((await pipe.exec()) ?? []).find(([e]) => e)?.[0];
-          if (err) throw err;
+          return pipe;
         });
         remotePushed += plans.length;
       }
