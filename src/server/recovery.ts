@@ -115,26 +115,42 @@ export interface RecoveryResult {
 }
 
 /**
+ * The one recovery loop: for each key of `registry` whose owner (parsed from
+ * the key) is dead, `restore` it; returns how many keys and jobs came back.
+ */
+async function recoverDeadOwners(
+  redis: Redis,
+  hostname: string,
+  registry: string,
+  parse: (key: string) => [identity: string, target: string] | undefined,
+  restore: (key: string, target: string) => Promise<number>,
+  report: (n: number, identity: string, target: string) => void,
+): Promise<RecoveryResult> {
+  let lists = 0;
+  let jobs = 0;
+  for (const key of await redis.smembers(registry)) {
+    const parsed = parse(key);
+    if (!parsed) continue;
+    const [identity, target] = parsed;
+    if (!(await processDead(redis, identity, hostname))) continue;
+    const n = await restore(key, target);
+    lists++;
+    jobs += n;
+    if (n > 0) report(n, identity, target);
+  }
+  return { lists, jobs };
+}
+
+/**
  * Returns the promoting sets of dead processes to `retry` / `schedule`, at the
  * jobs' own scores, so a poller that died between its pop and its push loses
  * nothing. Without `lock` it runs unconditionally (the caller holds a lock).
  */
 export async function recoverPromoting(redis: Redis, hostname: string, logger: Logger, lock = false): Promise<RecoveryResult> {
   if (lock && (await redis.set(PROMOTING_RECOVERY_LOCK, "1", "EX", 30, "NX")) !== "OK") return { lists: 0, jobs: 0 };
-  const keys = await redis.smembers(PROMOTING_REGISTRY);
-  let lists = 0;
-  let jobs = 0;
-  for (const key of keys) {
-    const parsed = parsePromotingKey(key);
-    if (!parsed) continue;
-    const [identity, set] = parsed;
-    if (!(await processDead(redis, identity, hostname))) continue;
-    const n = await restorePromoting(redis, key, set);
-    lists++;
-    jobs += n;
-    if (n > 0) logger.warn(`Recovered ${n} jobs that dead process ${identity} was promoting back to ${set}`);
-  }
-  return { lists, jobs };
+  return recoverDeadOwners(redis, hostname, PROMOTING_REGISTRY, parsePromotingKey, (key, set) => restorePromoting(redis, key, set), (n, identity, set) =>
+    logger.warn(`Recovered ${n} jobs that dead process ${identity} was promoting back to ${set}`),
+  );
 }
 
 /**
@@ -145,20 +161,18 @@ export async function recoverOrphans(redis: Redis, hostname: string, logger: Log
   if (!force && (await redis.set(RECOVERY_LOCK, "1", "EX", 30, "NX")) !== "OK") return { lists: 0, jobs: 0 };
   const r = redis as RecoveryRedis;
   if (!(redis as unknown as { bridgeRestoreWip?: unknown }).bridgeRestoreWip) redis.defineCommand("bridgeRestoreWip", { numberOfKeys: 3, lua: LUA_RESTORE });
-  const keys = await redis.smembers(WIP_REGISTRY);
-  let lists = 0;
-  let jobs = 0;
-  for (const key of keys) {
-    const parsed = parseWipKey(key);
-    if (!parsed) continue;
-    const [identity, queue] = parsed;
-    if (!(await processDead(redis, identity, hostname))) continue;
-    const n = await r.bridgeRestoreWip(key, queue, "queues", queue.slice("queue:".length));
-    await redis.srem(WIP_REGISTRY, key);
-    lists++;
-    jobs += n;
-    if (n > 0) logger.warn(`Recovered ${n} jobs of dead process ${identity} back to ${queue}`);
-  }
+  const wip = await recoverDeadOwners(
+    redis,
+    hostname,
+    WIP_REGISTRY,
+    parseWipKey,
+    async (key, queue) => {
+      const n = await r.bridgeRestoreWip(key, queue, "queues", queue.slice("queue:".length));
+      await redis.srem(WIP_REGISTRY, key);
+      return n;
+    },
+    (n, identity, queue) => logger.warn(`Recovered ${n} jobs of dead process ${identity} back to ${queue}`),
+  );
   const promoting = await recoverPromoting(redis, hostname, logger);
-  return { lists: lists + promoting.lists, jobs: jobs + promoting.jobs };
+  return { lists: wip.lists + promoting.lists, jobs: wip.jobs + promoting.jobs };
 }
