@@ -236,9 +236,9 @@ export class ReliableFetch implements Fetcher {
     const queues = queuesCommand(this.capsule);
     const keys = [...queues, ...queues.map((q) => this.wip(q))];
     if (max >= MIN_BATCH && this.features.popCount && !this.drained) {
-      // Acknowledgements waiting for their pipeline ride along with this fetch.
-      const acks = this.acks.pending.filter((a) => queues.includes(a.uow.queue));
-      this.acks.pending = this.acks.pending.filter((a) => !queues.includes(a.uow.queue));
+      // Acknowledgements waiting for their pipeline ride along with this fetch
+      // (all of them: the queue is the capsule's, so are their working lists).
+      const acks = this.acks.pending.splice(0);
       const ackArgs = acks.flatMap((a) => [queues.indexOf(a.uow.queue) + 1, a.uow.raw]);
       let r: [Buffer, Buffer[]] | null;
       try {
