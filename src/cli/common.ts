@@ -136,6 +136,27 @@ export async function closeApi(api: SidekiqApi | undefined): Promise<void> {
 }
 
 /**
+ * The Redis of `--redis` (or REDIS_URL), noted for error scrubbing, opened as
+ * the API for `body`, and closed after it whatever happens.
+ */
+export async function withApi<T>(
+  redisFlag: string | undefined,
+  setUrl: (url: string) => void,
+  extra: Omit<ApiOptions, "redis">,
+  body: (api: SidekiqApi) => Promise<T>,
+): Promise<T> {
+  const url = redisUrl(redisFlag);
+  setUrl(url);
+  let api: SidekiqApi | undefined;
+  try {
+    api = await openApi(url, extra);
+    return await body(api);
+  } finally {
+    await closeApi(api);
+  }
+}
+
+/**
  * Runs a command body with Ruby-like exit codes: a UsageError prints the
  * message and `Run 'sidekiq-bridge <cmd> --help'` (2), any other error its
  * message with the Redis URL masked (1).

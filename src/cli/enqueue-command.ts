@@ -6,8 +6,7 @@ import { DialectDetectionError, SidekiqArgumentError } from "../client/errors.js
 import type { PushItem } from "../client/normalize.js";
 import { parseJson, WireParseError } from "../wire/json-scan.js";
 import { RubyFloat, type RubyJsonValue } from "../wire/ruby-json.js";
-import { closeApi, COMMON_HELP, COMMON_OPTIONS, CommandError, isoSeconds, openApi, parseFlags, printJson, redisUrl, runCommand, UsageError } from "./common.js";
-import type { SidekiqApi } from "../api/sidekiq-api.js";
+import { CommandError, COMMON_HELP, COMMON_OPTIONS, isoSeconds, parseFlags, printJson, runCommand, UsageError, withApi } from "./common.js";
 
 export const summary = "push a job for Ruby (or Node) workers";
 
@@ -150,42 +149,39 @@ export async function run(argv: string[]): Promise<number> {
     }
     if (at !== undefined && at <= now) at = undefined; // Ruby's perform_at: a past time means now
     const retry = parseRetry(values.retry);
-    const url = redisUrl(values.redis);
-    setUrl(url);
-    let api: SidekiqApi | undefined;
-    let client: Client | undefined;
-    try {
-      api = await openApi(url);
-      client = new Client({
-        redis: api.redis,
-        dialect: values.dialect ?? "auto",
-        ...(values.fallback !== undefined ? { autoFallback: values.fallback } : {}),
-      });
-      const item: PushItem = { class: klass, args: args as RubyJsonValue[], queue: values.queue ?? "default" };
-      if (retry !== undefined) item.retry = retry;
-      if (at !== undefined) item.at = at;
-      let jid: string | null;
+    return withApi(values.redis, setUrl, {}, async (api) => {
+      let client: Client | undefined;
       try {
-        jid = await client.push(item);
-      } catch (e) {
-        if (e instanceof DialectDetectionError) {
-          throw new CommandError(`no live Ruby Sidekiq process tells which format to write: pass --dialect 6|7|8 (or --fallback) — ${e.message}`);
+        client = new Client({
+          redis: api.redis,
+          dialect: values.dialect ?? "auto",
+          ...(values.fallback !== undefined ? { autoFallback: values.fallback } : {}),
+        });
+        const item: PushItem = { class: klass, args: args as RubyJsonValue[], queue: values.queue ?? "default" };
+        if (retry !== undefined) item.retry = retry;
+        if (at !== undefined) item.at = at;
+        let jid: string | null;
+        try {
+          jid = await client.push(item);
+        } catch (e) {
+          if (e instanceof DialectDetectionError) {
+            throw new CommandError(`no live Ruby Sidekiq process tells which format to write: pass --dialect 6|7|8 (or --fallback) — ${e.message}`);
+          }
+          if (e instanceof SidekiqArgumentError) throw new UsageError(e.message);
+          throw e;
         }
-        if (e instanceof SidekiqArgumentError) throw new UsageError(e.message);
-        throw e;
+        const profile = await client.profile(item.queue);
+        if (values.json) {
+          printJson({ jid, class: klass, queue: item.queue!, at: at ?? null, dialect: profile.version });
+        } else if (at !== undefined) {
+          console.log(`Scheduled ${klass} ${jid} for queue ${item.queue} at ${isoSeconds(at)}`);
+        } else {
+          console.log(`Enqueued ${klass} ${jid} to queue ${item.queue}`);
+        }
+        return 0;
+      } finally {
+        await client?.close();
       }
-      const profile = await client.profile(item.queue);
-      if (values.json) {
-        printJson({ jid, class: klass, queue: item.queue!, at: at ?? null, dialect: profile.version });
-      } else if (at !== undefined) {
-        console.log(`Scheduled ${klass} ${jid} for queue ${item.queue} at ${isoSeconds(at)}`);
-      } else {
-        console.log(`Enqueued ${klass} ${jid} to queue ${item.queue}`);
-      }
-      return 0;
-    } finally {
-      await client?.close();
-      await closeApi(api);
-    }
+    });
   });
 }

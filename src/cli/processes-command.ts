@@ -1,8 +1,7 @@
 // `sidekiq-bridge processes`: Sidekiq::ProcessSet (Ruby and Node processes)
 // and, with --work, Sidekiq::WorkSet.
-import type { SidekiqApi } from "../api/sidekiq-api.js";
 import { RawJson, type RubyJsonValue } from "../wire/ruby-json.js";
-import { clip, closeApi, COMMON_HELP, COMMON_OPTIONS, formatDuration, isoSeconds, openApi, parseFlags, printJson, printTable, redisUrl, runCommand, UsageError } from "./common.js";
+import { clip, COMMON_HELP, COMMON_OPTIONS, formatDuration, isoSeconds, parseFlags, printJson, printTable, runCommand, UsageError, withApi } from "./common.js";
 
 export const summary = "list live Sidekiq processes, Ruby and Node (and their running jobs)";
 
@@ -25,11 +24,7 @@ export async function run(argv: string[]): Promise<number> {
       return 0;
     }
     if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-    const url = redisUrl(values.redis);
-    setUrl(url);
-    let api: SidekiqApi | undefined;
-    try {
-      api = await openApi(url);
+    return withApi(values.redis, setUrl, {}, async (api) => {
       const procs = await api.processes.list();
       const work = values.work ? await api.work() : [];
       const now = api.now() / 1000;
@@ -96,8 +91,6 @@ export async function run(argv: string[]): Promise<number> {
           );
       }
       return 0;
-    } finally {
-      await closeApi(api);
-    }
+    });
   });
 }

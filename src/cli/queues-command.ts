@@ -1,24 +1,21 @@
 // `sidekiq-bridge queues`: list queues, page through one, clear one.
-import type { SidekiqApi } from "../api/sidekiq-api.js";
 import {
   apiVersionFlag,
   argsPreview,
   clip,
-  closeApi,
   COMMON_HELP,
   COMMON_OPTIONS,
   formatDuration,
   intFlag,
   isoSeconds,
   jobJson,
-  openApi,
   parseFlags,
   payloadSeconds,
   printJson,
   printTable,
-  redisUrl,
   runCommand,
   UsageError,
+  withApi,
 } from "./common.js";
 
 export const summary = "list queues; show a queue's jobs; clear a queue";
@@ -64,11 +61,7 @@ export async function run(argv: string[]): Promise<number> {
     const offset = intFlag("offset", values.offset, 0);
     const limit = intFlag("limit", values.limit, 25, 1);
     const apiVersion = apiVersionFlag(values["api-version"]);
-    const url = redisUrl(values.redis);
-    setUrl(url);
-    let api: SidekiqApi | undefined;
-    try {
-      api = await openApi(url, apiVersion !== undefined ? { apiVersion } : {});
+    return withApi(values.redis, setUrl, apiVersion !== undefined ? { apiVersion } : {}, async (api) => {
       if (action === "list") {
         const queues = (await api.queueSummaries()).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
         if (values.json) printJson({ queues: queues.map((q) => ({ name: q.name, size: q.size, latency: q.latency, paused: q.paused })) });
@@ -105,8 +98,6 @@ export async function run(argv: string[]): Promise<number> {
         if (offset + entries.length < size) console.log(`(${offset + 1}–${offset + entries.length} of ${size}; --offset ${offset + entries.length} for more)`);
       }
       return 0;
-    } finally {
-      await closeApi(api);
-    }
+    });
   });
 }

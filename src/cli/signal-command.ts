@@ -1,8 +1,7 @@
 // `sidekiq-bridge quiet | stop IDENTITY`: Sidekiq::Process#quiet! / #stop!,
 // for Ruby and Node processes alike (the process acts on its next heartbeat).
 import { EmbeddedProcessError, ProcessNotFoundError, type RemoteSignalName } from "../api/process-set.js";
-import type { SidekiqApi } from "../api/sidekiq-api.js";
-import { closeApi, COMMON_HELP, COMMON_OPTIONS, CommandError, openApi, parseFlags, printJson, redisUrl, runCommand, UsageError } from "./common.js";
+import { CommandError, COMMON_HELP, COMMON_OPTIONS, parseFlags, printJson, runCommand, UsageError, withApi } from "./common.js";
 
 interface SignalCommand {
   summary: string;
@@ -29,11 +28,7 @@ ${COMMON_HELP}`;
         return 0;
       }
       if (positionals.length === 0) throw new UsageError(`${command} needs the IDENTITY of a process (see: sidekiq-bridge processes)`);
-      const url = redisUrl(values.redis);
-      setUrl(url);
-      let api: SidekiqApi | undefined;
-      try {
-        api = await openApi(url);
+      return withApi(values.redis, setUrl, {}, async (api) => {
         const signalled: Array<{ identity: string; runtime: string }> = [];
         const errors: Array<{ identity: string; error: string }> = [];
         for (const identity of positionals) {
@@ -54,9 +49,7 @@ ${COMMON_HELP}`;
           throw new CommandError(errors.map((e) => e.error).join("\n"));
         }
         return 0;
-      } finally {
-        await closeApi(api);
-      }
+      });
     });
   }
 

@@ -1,26 +1,23 @@
 // `sidekiq-bridge scheduled | retries | dead`: the three sorted sets, listed
 // and acted on with the semantics of Ruby's Sidekiq::API (src/api/sorted-set.ts).
 import type { JobFilter } from "../api/job-entry.js";
-import type { SidekiqApi } from "../api/sidekiq-api.js";
 import type { BulkResult, SortedJobSet, JobSetName, SortedEntry } from "../api/sorted-set.js";
 import { profileFor } from "../wire/dialect.js";
 import type { RubyJsonValue } from "../wire/ruby-json.js";
 import {
   argsPreview,
   clip,
-  closeApi,
   COMMON_HELP,
   COMMON_OPTIONS,
   intFlag,
   isoSeconds,
   jobJson,
-  openApi,
   parseFlags,
   printJson,
   printTable,
-  redisUrl,
   runCommand,
   UsageError,
+  withApi,
 } from "./common.js";
 
 type Action = "list" | "retry" | "delete" | "kill" | "add-to-queue";
@@ -112,18 +109,12 @@ ${COMMON_HELP}`;
       }
       const limit = intFlag("limit", values.limit, 25, 1);
       const offset = intFlag("offset", values.offset, 0);
-      const url = redisUrl(values.redis);
-      setUrl(url);
-      let api: SidekiqApi | undefined;
-      try {
-        api = await openApi(url, values.dialect !== undefined ? { dialect: values.dialect } : {});
+      return withApi(values.redis, setUrl, values.dialect !== undefined ? { dialect: values.dialect } : {}, async (api) => {
         const set = api.set(key);
         if (action === "list") return await list(set, filter, offset, limit, values.json === true);
         if (values.all) return await bulk(set, action, filtered ? filter : undefined, values.json === true);
         return await byJid(set, action, jids, values.json === true);
-      } finally {
-        await closeApi(api);
-      }
+      });
     });
   }
 

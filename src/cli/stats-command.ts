@@ -1,6 +1,5 @@
 // `sidekiq-bridge stats`: Sidekiq::Stats and the queue summaries.
-import type { SidekiqApi } from "../api/sidekiq-api.js";
-import { apiVersionFlag, closeApi, COMMON_HELP, COMMON_OPTIONS, formatDuration, openApi, parseFlags, printJson, printTable, redisUrl, runCommand, UsageError } from "./common.js";
+import { apiVersionFlag, COMMON_HELP, COMMON_OPTIONS, formatDuration, parseFlags, printJson, printTable, runCommand, UsageError, withApi } from "./common.js";
 
 export const summary = "show Sidekiq::Stats: processed, failed, sets, queues, latency";
 
@@ -24,11 +23,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
     const apiVersion = apiVersionFlag(values["api-version"]);
-    const url = redisUrl(values.redis);
-    setUrl(url);
-    let api: SidekiqApi | undefined;
-    try {
-      api = await openApi(url, apiVersion !== undefined ? { apiVersion } : {});
+    return withApi(values.redis, setUrl, apiVersion !== undefined ? { apiVersion } : {}, async (api) => {
       const s = await api.stats();
       const queues = await api.queueSummaries();
       if (values.json) {
@@ -72,8 +67,6 @@ export async function run(argv: string[]): Promise<number> {
         );
       }
       return 0;
-    } finally {
-      await closeApi(api);
-    }
+    });
   });
 }
