@@ -238,6 +238,10 @@ describeEachSidekiq("server: a Node worker in the Sidekiq fleet", (sk) => {
       await waitFor("the job to finish", async () => (w.dump().length === 0 ? true : undefined));
       await sk.ruby(`Sidekiq::ProcessSet.new.find { |p| p.identity == ${JSON.stringify(w.identity)} }.quiet!`);
       await (w as unknown as { heartbeat: { beat(): Promise<void> } }).heartbeat.beat();
+      // The beat that pops TSTP writes quiet "false" (its hash is built first); quietDown()
+      // writes "true" in a beat of its own, not awaited by ours. A timer beat may also
+      // have popped the signal and still be flushing metrics before acting on it.
+      await waitFor("the quiet flag", async () => ((await sk.redis.hget(w.identity, "quiet")) === "true" ? true : undefined));
       expect(w.quiet).toBe(true);
       const quietFlag = await sk.ruby<string>(`Sidekiq.redis { |r| r.hget(${JSON.stringify(w.identity)}, "quiet") }`);
       expect(quietFlag).toBe("true");
