@@ -6,7 +6,7 @@
 import { expect, it } from "vitest";
 import { Worker } from "../src/server/index.js";
 import { makeCapsule } from "../src/server/capsule.js";
-import { BasicFetch, ReliableFetch, wipKey } from "../src/server/fetch.js";
+import { BasicFetch, ReliableFetch, WIP_REGISTRY, wipKey } from "../src/server/fetch.js";
 import { detectFeatures, featuresOf } from "../src/server/server-features.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
 
@@ -86,11 +86,17 @@ describeEachSidekiq(
       });
       await w.start();
       await waitFor("4 jobs to start", async () => (started === 4 ? true : undefined));
+      // The lanes share one working list, announced for recovery while the process runs.
+      const wip = wipKey(w.identity, `queue:${queue}`);
+      expect(await sk.redis.smembers(WIP_REGISTRY)).toContain(wip);
       const t0 = Date.now();
       await w.stop();
       expect(Date.now() - t0).toBeLessThan(4000);
       const back = await sk.ruby<string[]>(`Sidekiq::Queue.new(${JSON.stringify(queue)}).map(&:jid)`);
       expect(new Set(back)).toEqual(new Set(jids));
+      // Emptied by the requeue, it leaves the registry at the clean stop.
+      expect(await sk.redis.llen(wip)).toBe(0);
+      expect(await sk.redis.smembers(WIP_REGISTRY)).not.toContain(wip);
     });
 
     it("servers without BLMPOP / RPOP count get the one-job commands; with them, one round trip fills the free slots; a repeated requeue queues nothing twice", async () => {

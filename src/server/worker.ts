@@ -112,7 +112,8 @@ export class Worker {
   private loops: Promise<void>[] = [];
   private tidSeq = 0;
   private stopped?: Promise<void>;
-  private readonly fetchers: Fetcher[] = [];
+  /** One fetcher per capsule: its lanes share the working lists, so one registers and deregisters them. */
+  private readonly firstLanes: Fetcher[] = [];
   private readonly slots: Slots[] = [];
   private recoveryTimer?: NodeJS.Timeout;
 
@@ -230,7 +231,7 @@ export class Worker {
         } else fetcher = new BasicFetch(this.conn.redis, blocking, cap, features);
         fetchers.push(fetcher);
       }
-      this.fetchers.push(...fetchers);
+      this.firstLanes.push(fetchers[0]!);
       for (const fetcher of fetchers) this.loops.push(this.fetchLoop(cap, fetcher, fetchers, slots, perLane, retry));
     }
     this.logger.info(`sidekiq-bridge worker ${this.identity} started`, {
@@ -256,7 +257,7 @@ export class Worker {
     try {
       // Re-announce our working lists: a recovery that ran while our heartbeat was
       // missing (a long Redis outage) may have dropped them from the registry.
-      for (const f of this.fetchers) if (f instanceof ReliableFetch) await f.register();
+      for (const f of this.firstLanes) if (f instanceof ReliableFetch) await f.register();
       const host = this.identity.split(":").slice(0, -2).join(":");
       await recoverOrphans(this.conn.redis, host, this.logger, force);
     } catch (e) {
@@ -464,7 +465,7 @@ export class Worker {
     }
     for (let i = 0; i < 20 && this.inFlight.size > 0; i++) await new Promise((r) => setTimeout(r, 250));
     if (this.recoveryTimer) clearInterval(this.recoveryTimer);
-    for (const f of this.fetchers) await f.close().catch(() => undefined);
+    for (const f of this.firstLanes) await f.close().catch(() => undefined);
     await this.heartbeat?.stop();
     await this.heartbeat?.clear().catch((e: Error) => this.logger.warn("could not clear the heartbeat", { error: e.message }));
     this.state = "stopped";
