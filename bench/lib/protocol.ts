@@ -107,3 +107,54 @@ export async function paced(n: number, rate: number, fn: (t: number) => Promise<
   }
   return late;
 }
+
+/** Child side: how one system enqueues, for serveClient. */
+export interface Enqueuer {
+  /** Builds `n` jobs (not timed) and returns the timed part: sending them through the bulk API, `batch` per round trip. */
+  bulk(n: number, batch: number): () => Promise<unknown>;
+  /** Enqueues one job whose argument is `arg`: its index (single) or its push time in epoch ms (paced). */
+  one(arg: number, paced: boolean): Promise<unknown>;
+}
+
+/** Child side, role "client": announces itself, then times each enqueue command until "exit". */
+export async function serveClient(e: Enqueuer): Promise<void> {
+  emit({ type: "ready", pid: process.pid, runtime: `node ${process.version}` });
+  for await (const cmd of commands()) {
+    if (cmd.op === "exit") break;
+    const c0 = cpuUs();
+    if (cmd.op === "bulk") {
+      const send = e.bulk(cmd.n, cmd.batch);
+      const t0 = nowMs();
+      await send();
+      emit({ type: "result", ms: nowMs() - t0, n: cmd.n, cpuUs: cpuUs() - c0 });
+    } else if (cmd.op === "single") {
+      const t0 = nowMs();
+      await withInflight(cmd.n, cmd.inflight, (i) => e.one(i, false));
+      emit({ type: "result", ms: nowMs() - t0, n: cmd.n, cpuUs: cpuUs() - c0 });
+    } else if (cmd.op === "paced") {
+      const t0 = nowMs();
+      const lateMs = await paced(cmd.n, cmd.rate, (t) => e.one(t, true));
+      emit({ type: "result", ms: nowMs() - t0, n: cmd.n, cpuUs: cpuUs() - c0, lateMs });
+    }
+  }
+}
+
+/** Child side, role "worker" (already running, counting into `counter`): announces itself, then arms the counter on each "expect" until "exit". */
+export async function serveWorker(counter: JobCounter): Promise<void> {
+  emit({ type: "ready", pid: process.pid, runtime: `node ${process.version}` });
+  for await (const cmd of commands()) {
+    if (cmd.op === "exit") break;
+    if (cmd.op === "expect") counter.arm(cmd.n, cmd.latency);
+  }
+}
+
+/** Child side: runs the process's main, then exits 0; on an error, reports it to the harness and exits 1. */
+export async function runChild(main: () => Promise<void>): Promise<never> {
+  try {
+    await main();
+    process.exit(0);
+  } catch (e) {
+    emit({ type: "error", message: (e as Error).stack ?? String(e) });
+    process.exit(1);
+  }
+}

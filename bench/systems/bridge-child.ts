@@ -5,7 +5,7 @@
 import { Client } from "../../src/client/client.js";
 import { Worker, type WorkerOptions } from "../../src/server/worker.js";
 import type { Logger } from "../../src/server/logger.js";
-import { commands, cpuUs, emit, JobCounter, nowMs, paced, withInflight } from "../lib/protocol.js";
+import { JobCounter, runChild, serveClient, serveWorker } from "../lib/protocol.js";
 
 const url = process.env.BENCH_REDIS_URL!;
 const role = process.env.BENCH_ROLE;
@@ -15,25 +15,13 @@ async function client(): Promise<void> {
   const sidekiq = new Client({ redis: url, dialect: "8.1.7" });
   const Noop = sidekiq.job<[number]>("BenchNoopJob", { queue: "bench" });
   await sidekiq.profile("bench");
-  emit({ type: "ready", pid: process.pid, runtime: `node ${process.version}` });
-  for await (const cmd of commands()) {
-    if (cmd.op === "exit") break;
-    const c0 = cpuUs();
-    if (cmd.op === "bulk") {
-      const args = Array.from({ length: cmd.n }, (_, i) => [i]);
-      const t0 = nowMs();
-      await sidekiq.pushBulk({ class: "BenchNoopJob", queue: "bench", args, batchSize: cmd.batch });
-      emit({ type: "result", ms: nowMs() - t0, n: cmd.n, cpuUs: cpuUs() - c0 });
-    } else if (cmd.op === "single") {
-      const t0 = nowMs();
-      await withInflight(cmd.n, cmd.inflight, (i) => Noop.performAsync(i));
-      emit({ type: "result", ms: nowMs() - t0, n: cmd.n, cpuUs: cpuUs() - c0 });
-    } else if (cmd.op === "paced") {
-      const t0 = nowMs();
-      const lateMs = await paced(cmd.n, cmd.rate, (t) => Noop.performAsync(t));
-      emit({ type: "result", ms: nowMs() - t0, n: cmd.n, cpuUs: cpuUs() - c0, lateMs });
-    }
-  }
+  await serveClient({
+    bulk(n, batch) {
+      const args = Array.from({ length: n }, (_, i) => [i]);
+      return () => sidekiq.pushBulk({ class: "BenchNoopJob", queue: "bench", args, batchSize: batch });
+    },
+    one: (arg) => Noop.performAsync(arg),
+  });
   await sidekiq.close();
 }
 
@@ -52,18 +40,8 @@ async function worker(): Promise<void> {
   });
   w.register<[unknown]>("BenchNoopJob", (args) => counter.tick(args[0]));
   await w.start();
-  emit({ type: "ready", pid: process.pid, runtime: `node ${process.version}` });
-  for await (const cmd of commands()) {
-    if (cmd.op === "exit") break;
-    if (cmd.op === "expect") counter.arm(cmd.n, cmd.latency);
-  }
+  await serveWorker(counter);
   await w.stop();
 }
 
-try {
-  await (role === "worker" ? worker() : client());
-  process.exit(0);
-} catch (e) {
-  emit({ type: "error", message: (e as Error).stack ?? String(e) });
-  process.exit(1);
-}
+await runChild(role === "worker" ? worker : client);
