@@ -1,6 +1,7 @@
 // What the Redis server can do, read once from INFO: fetch uses BLMPOP (7.0+)
 // and RPOP with a count (6.2+) when present, and the one-job commands otherwise.
 import type { Redis } from "ioredis";
+import { versionAtLeast } from "../wire/dialect.js";
 
 export interface ServerFeatures {
   /** BLMPOP / LMPOP (Redis 7.0+, Valkey). Cleared if the server refuses it after all. */
@@ -9,14 +10,9 @@ export interface ServerFeatures {
   popCount: boolean;
 }
 
-function atLeast(version: string, major: number, minor: number): boolean {
-  const [a = 0, b = 0] = version.split(".").map(Number);
-  return a > major || (a === major && b >= minor);
-}
-
 export function featuresOf(redisVersion: string | undefined): ServerFeatures {
   const v = redisVersion ?? "0.0.0";
-  return { lmpop: atLeast(v, 7, 0), popCount: atLeast(v, 6, 2) };
+  return { lmpop: versionAtLeast(v, "7.0"), popCount: versionAtLeast(v, "6.2") };
 }
 
 export async function detectFeatures(redis: Redis): Promise<ServerFeatures> {
