@@ -11,7 +11,7 @@ import type { JsonValue } from "../wire/json-scan.js";
 import { makeCapsule, type Capsule, type CapsuleConfig } from "./capsule.js";
 import { AckQueue, BasicFetch, ReliableFetch, type Fetcher, type UnitOfWork } from "./fetch.js";
 import { Heartbeat, newIdentity, type WorkEntry } from "./heartbeat.js";
-import { recoverOrphans } from "./recovery.js";
+import { identityHost, recoverOrphans } from "./recovery.js";
 import { detectFeatures } from "./server-features.js";
 import { LazyAbort } from "./lazy-abort.js";
 import type { RetryConfig } from "./job-retry.js";
@@ -72,7 +72,6 @@ interface InFlight {
   className?: string;
 }
 
-/** A capsule's slots: how many run, who waits for one, the hand-back backoff. */
 /**
  * A capsule's slots, shared by its fetch lanes: how many run, how many a
  * lane's fetch in flight has reserved, who waits for one, the hand-back
@@ -258,8 +257,7 @@ export class Worker {
       // Re-announce our working lists: a recovery that ran while our heartbeat was
       // missing (a long Redis outage) may have dropped them from the registry.
       for (const f of this.firstLanes) if (f instanceof ReliableFetch) await f.register();
-      const host = this.identity.split(":").slice(0, -2).join(":");
-      await recoverOrphans(this.conn.redis, host, this.logger, force);
+      await recoverOrphans(this.conn.redis, identityHost(this.identity), this.logger, force);
     } catch (e) {
       this.logger.warn("could not recover orphaned jobs", { error: (e as Error).message });
     }
@@ -283,10 +281,9 @@ export class Worker {
       logger: this.logger,
       work: this.work,
     };
-    const waitForSlot = () => new Promise<void>((r) => slots.waiters.push(r));
     while (this.state === "running") {
       if (slots.busy + slots.reserved >= cap.concurrency) {
-        await waitForSlot();
+        await this.waitForLanes(slots);
         continue;
       }
       // Let the jobs that finish in this same tick (those just started too)
@@ -337,6 +334,11 @@ export class Worker {
     this.wakeLanes(slots);
   }
 
+  /** Until a slot frees, a lane's fetch ends, or quiet (wakeLanes). */
+  private waitForLanes(slots: Slots): Promise<void> {
+    return new Promise<void>((r) => slots.waiters.push(r));
+  }
+
   private wakeLanes(slots: Slots): void {
     for (const w of slots.waiters.splice(0)) w();
   }
@@ -349,7 +351,7 @@ export class Worker {
   private async reclaimLanes(lanes: readonly Fetcher[], slots: Slots): Promise<void> {
     if (slots.reclaiming) return slots.reclaiming;
     if (slots.fetching > 0) {
-      await new Promise<void>((r) => slots.waiters.push(r));
+      await this.waitForLanes(slots);
       return;
     }
     slots.reclaiming = (async () => {
