@@ -15,7 +15,7 @@ import { connectRedis, retryingOnce, type OwnedRedis, type RedisSource } from ".
 import { DialectDetectionError, SidekiqArgumentError } from "./errors.js";
 import { liveProcesses, profileForFleet } from "./fleet.js";
 import { runClientMiddleware, type ClientMiddleware } from "./middleware.js";
-import { bulkTemplate, DEFAULT_JOB_OPTIONS, fillTemplate, normalizeItem, type BulkTemplate, type JobHash, type JobOptions, type PushItem } from "./normalize.js";
+import { bulkTemplate, DEFAULT_JOB_OPTIONS, fillTemplate, normalizeItem, schemaKind, type BulkTemplate, type JobHash, type JobOptions, type PushItem } from "./normalize.js";
 import { pushOnNextTick } from "./push-batch.js";
 import { verifyArgs, type StrictArgsMode } from "./strict-args.js";
 import type { RubyJsonValue } from "../wire/ruby-json.js";
@@ -387,10 +387,7 @@ export class Client {
 
   private encode(profile: WireProfile, payload: JobHash, kind: RecordKind): string {
     const json = toRubyJson(payload);
-    if (this.validate) {
-      const k: RecordKind = payload.wrapped !== undefined && /ActiveJob/.test(String(payload.class)) ? "activejob" : kind;
-      assertValidRecord(profile.dialect, k, parseJson(json));
-    }
+    if (this.validate) assertValidRecord(profile.dialect, schemaKind(payload, kind), parseJson(json));
     return json;
   }
 

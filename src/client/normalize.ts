@@ -138,7 +138,7 @@ export interface BulkTemplate {
   tpl: PayloadTemplate;
   scheduled: boolean;
   queue: string;
-  /** The schema to validate against, as Client#encode picks it. */
+  /** The schema to validate against (schemaKind). */
   kind: RecordKind;
 }
 
@@ -152,12 +152,15 @@ export function bulkTemplate(normed: JobHash, scheduled: boolean, profile: WireP
   const base: JobHash = { ...normed };
   if (!scheduled) base.enqueued_at = null;
   else if (versionAtLeast(profile.version, "7.1.2")) delete base.enqueued_at;
-  const kind: RecordKind =
-    normed.wrapped !== undefined && /ActiveJob/.test(String(normed.class)) ? "activejob" : scheduled ? "scheduled" : "job";
   return {
     tpl: payloadTemplate(base, scheduled ? ["args", "jid"] : ["args", "jid", "enqueued_at"]),
     scheduled,
     queue: String(normed.queue),
-    kind,
+    kind: schemaKind(normed, scheduled ? "scheduled" : "job"),
   };
+}
+
+/** The schema a payload of `kind` is validated against: ActiveJob's wrapped jobs have their own. */
+export function schemaKind(payload: JobHash, kind: RecordKind): RecordKind {
+  return payload.wrapped !== undefined && /ActiveJob/.test(String(payload.class)) ? "activejob" : kind;
 }
