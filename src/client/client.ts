@@ -16,7 +16,7 @@ import { DialectDetectionError, SidekiqArgumentError } from "./errors.js";
 import { liveProcesses, profileForFleet } from "./fleet.js";
 import { runClientMiddleware, type ClientMiddleware } from "./middleware.js";
 import { bulkTemplate, DEFAULT_JOB_OPTIONS, fillTemplate, normalizeItem, schemaKind, type BulkTemplate, type JobHash, type JobOptions, type PushItem } from "./normalize.js";
-import { pushOnNextTick } from "./push-batch.js";
+import { pipeQueuePushes, pushOnNextTick } from "./push-batch.js";
 import { verifyArgs, type StrictArgsMode } from "./strict-args.js";
 import type { RubyJsonValue } from "../wire/ruby-json.js";
 import { JobDefinition } from "./job.js";
@@ -323,8 +323,7 @@ export class Client {
           if (!list) byQueue.set(q, (list = []));
           list.push(this.encode(profile, p, "job"));
         }
-        pipe.sadd("queues", ...byQueue.keys());
-        for (const [q, list] of byQueue) pipe.lpush(`queue:${q}`, ...list);
+        pipeQueuePushes(pipe, byQueue);
       }
       return pipe;
     };

@@ -3,7 +3,7 @@
 // `SADD queues` and one `LPUSH queue:<q>` per queue with the payloads in the
 // order the pushes were made, as Sidekiq's push_bulk writes them. Redis ends
 // up holding exactly what one raw_push per job would leave.
-import type { Redis } from "ioredis";
+import type { ChainableCommander, Redis } from "ioredis";
 import { RECONNECT_ERRORS } from "./connection.js";
 
 interface PendingPush {
@@ -13,6 +13,17 @@ interface PendingPush {
   encode: () => string;
   resolve: () => void;
   reject: (e: unknown) => void;
+}
+
+/**
+ * Sidekiq's push_bulk writes for jobs grouped by queue, added to `pipe`: one
+ * `SADD queues` with every queue's name, then one `LPUSH queue:<q>` per queue
+ * with its payloads in push order (replies: the SADD's, then one per queue).
+ */
+export function pipeQueuePushes(pipe: ChainableCommander, byQueue: ReadonlyMap<string, readonly string[]>): ChainableCommander {
+  pipe.sadd("queues", ...byQueue.keys());
+  for (const [q, list] of byQueue) pipe.lpush(`queue:${q}`, ...list);
+  return pipe;
 }
 
 /** At most this many jobs per pipeline (pushBulk's default batch). */
@@ -57,8 +68,7 @@ async function send(redis: Redis, batch: PendingPush[]): Promise<unknown[]> {
     if (list) list.push(p.json);
     else byQueue.set(p.queue, [p.json]);
   }
-  const pipe = redis.pipeline().sadd("queues", ...byQueue.keys());
-  for (const [q, list] of byQueue) pipe.lpush(`queue:${q}`, ...list);
+  const pipe = pipeQueuePushes(redis.pipeline(), byQueue);
   let results: Array<[Error | null, unknown]>;
   try {
     results = (await pipe.exec()) ?? [];

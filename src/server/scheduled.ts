@@ -19,6 +19,7 @@
 // Dragonfly) and uses ZRANGEBYSCORE, so Redis older than 6.2 works too.
 import type { Redis } from "ioredis";
 import { execRetryingOnce, type Client, type PreparedPush } from "../client/client.js";
+import { pipeQueuePushes } from "../client/push-batch.js";
 import { retryingOnce } from "../client/connection.js";
 import { JobRecord } from "../wire/job-record.js";
 import { versionAtLeast, type WireProfile } from "../wire/dialect.js";
@@ -140,16 +141,19 @@ interface Planned {
   push: PreparedPush;
 }
 
-/** Groups by queue, keeping each queue's jobs in order (and the queues in first-seen order). */
-function byQueue(plans: readonly Planned[]): Map<string, Planned[]> {
-  const m = new Map<string, Planned[]>();
-  for (const p of plans) {
-    let l = m.get(p.push.queue);
-    if (!l) m.set(p.push.queue, (l = []));
-    l.push(p);
+/** Groups by `key`, keeping each group's items in order (and the groups in first-seen order). */
+function groupBy<K, T>(items: readonly T[], key: (t: T) => K): Map<K, T[]> {
+  const m = new Map<K, T[]>();
+  for (const t of items) {
+    const k = key(t);
+    let l = m.get(k);
+    if (!l) m.set(k, (l = []));
+    l.push(t);
   }
   return m;
 }
+
+const byQueue = (plans: readonly Planned[]) => groupBy(plans, (p) => p.push.queue);
 
 /** The pass in progress for each identity in this process. */
 const passes = new Map<string, Promise<number>>();
@@ -219,7 +223,7 @@ export class Poller {
   private async promote(set: string, jobs: readonly string[]): Promise<number> {
     const promoting = this.promotingKey(set);
     const home: Planned[] = [];
-    const remote = new Map<Redis, Planned[]>();
+    const remote: Planned[] = [];
     const failed: string[] = [];
     let firstError: unknown;
     let remotePushed = 0;
@@ -247,24 +251,14 @@ export class Poller {
           continue;
         }
         if (!push) continue; // a client middleware stopped it
-        const plan = { original: job, push };
-        if (push.redis === this.o.redis) home.push(plan);
-        else {
-          let l = remote.get(push.redis);
-          if (!l) remote.set(push.redis, (l = []));
-          l.push(plan);
-        }
+        (push.redis === this.o.redis ? home : remote).push({ original: job, push });
       }
       // Queues routed to another Redis (sharding, rare) cannot share the commit:
       // they are pushed first, so a crash before the commit pushes them again
       // after recovery (at least once, never lost).
-      for (const [redis, plans] of remote) {
-        const groups = byQueue(plans);
-        await execRetryingOnce(redis, () => {
-          const pipe = redis.pipeline().sadd("queues", ...groups.keys());
-          for (const [q, l] of groups) pipe.lpush(`queue:${q}`, ...l.map((p) => p.push.json));
-          return pipe;
-        });
+      for (const [redis, plans] of groupBy(remote, (p) => p.push.redis)) {
+        const payloads = new Map([...byQueue(plans)].map(([q, l]) => [q, l.map((p) => p.push.json)]));
+        await execRetryingOnce(redis, () => pipeQueuePushes(redis.pipeline(), payloads));
         remotePushed += plans.length;
       }
     } catch (e) {
