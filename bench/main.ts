@@ -5,8 +5,8 @@
 import { Redis } from "ioredis";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ensureDebianPackages } from "../interop-tests/support/prepare.js";
-import { startRedis, type RedisServer } from "../interop-tests/support/redis-server.js";
+import { ensureDebianPackages } from "../harness/prepare.js";
+import { startRedis, type RedisServer } from "../harness/redis-server.js";
 import { Client } from "../src/client/client.js";
 import { loadConfig } from "./config.js";
 import { Child } from "./lib/child.js";

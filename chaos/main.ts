@@ -4,9 +4,9 @@
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { installFixtures, LocalBackend, removeFixtures } from "../interop-tests/support/local-backend.js";
-import { ensureDebianPackages, prepareRootfs } from "../interop-tests/support/prepare.js";
-import { selectedTargets } from "../interop-tests/support/versions.js";
+import { installFixtures, LocalBackend, removeFixtures } from "../harness/local-backend.js";
+import { ensureDebianPackages, prepareRootfs } from "../harness/prepare.js";
+import { selectedTargets } from "../harness/versions.js";
 import { buildCli, kill9Node, kill9Ruby, redisFreeze, redisRestart, sentinelFailover, type ScenarioResult } from "./scenarios.js";
 
 ensureDebianPackages({ "redis-server": "redis-server" });

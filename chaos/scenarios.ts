@@ -6,12 +6,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { Client, type RedisSource } from "../src/client/index.js";
-import { redisServerBinary } from "../interop-tests/support/redis-server.js";
+import { redisServerBinary } from "../harness/redis-server.js";
 import { writeFileSync } from "node:fs";
-import type { SidekiqBackend } from "../interop-tests/support/backend.js";
-import { REPO_ROOT } from "../interop-tests/support/local-backend.js";
-import { freePort, startRedis, type RedisServer } from "../interop-tests/support/redis-server.js";
-import type { SidekiqTarget } from "../interop-tests/support/versions.js";
+import type { SidekiqBackend } from "../harness/backend.js";
+import { REPO_ROOT } from "../harness/local-backend.js";
+import { freePort, startRedis, type RedisServer } from "../harness/redis-server.js";
+import type { SidekiqTarget } from "../harness/versions.js";
 
 export interface ScenarioResult {
   scenario: string;

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import type { RubyResult, RunRubyOptions, SidekiqBackend, SidekiqProcess, StartSidekiqOptions } from "./backend.js";
 import type { Suite, SidekiqTarget } from "./versions.js";
 
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const FIXTURES_SRC = join(REPO_ROOT, "ruby-fixtures");
 
 /** Builds (or finds in the cache) the root filesystem for a suite; returns its path. */

@@ -57,7 +57,7 @@ export async function prepareRootfs(targets: readonly SidekiqTarget[]): Promise<
   for (const t of targets) {
     const found = installedSidekiqVersion(roots[t.suite]!);
     if (found !== t.version) {
-      throw new Error(`the ${t.suite} root filesystem holds Sidekiq ${found ?? "nothing"}, not ${t.version}: Debian moved on; update interop-tests/support/versions.ts`);
+      throw new Error(`the ${t.suite} root filesystem holds Sidekiq ${found ?? "nothing"}, not ${t.version}: Debian moved on; update harness/versions.ts`);
     }
   }
   return roots;

@@ -4,7 +4,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Worker, type Logger } from "../src/server/index.js";
 import { JobRecord } from "../src/wire/index.js";
-import { startRedis, type RedisServer } from "./support/redis-server.js";
+import { startRedis, type RedisServer } from "../harness/redis-server.js";
 
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 const JID = (n: number) => n.toString(16).padStart(24, "0");

@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { expect, it } from "vitest";
 import { JobRecord, validateRaw, validateRecord, type RecordKind } from "../src/wire/index.js";
-import { capture, type CaptureDocument } from "./support/capture.js";
+import { capture, type CaptureDocument } from "../harness/capture.js";
 import { backend, describeEachSidekiq } from "./support/harness.js";
 
 const KINDS = new Set<RecordKind>(["job", "scheduled", "retry", "dead", "activejob", "process", "process-info", "work"]);

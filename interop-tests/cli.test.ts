@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { SidekiqApi } from "../src/api/sidekiq-api.js";
 import { JobRecord } from "../src/wire/index.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
-import { REPO_ROOT } from "./support/local-backend.js";
+import { REPO_ROOT } from "../harness/local-backend.js";
 
 // dist/ is built once per run by the interop global setup.
 const MAIN = join(REPO_ROOT, "dist", "cli", "main.js");

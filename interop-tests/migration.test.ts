@@ -19,10 +19,10 @@ import type { MoveReport } from "../src/migration/move.js";
 import { convertPayloadTimes, migrateTimestamps, type TimestampReport } from "../src/migration/timestamps.js";
 import type { ExportSummary } from "../src/migration/dump.js";
 import type { ImportSummary } from "../src/migration/restore.js";
-import { REPO_ROOT } from "./support/local-backend.js";
+import { REPO_ROOT } from "../harness/local-backend.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
-import type { RedisServer } from "./support/redis-server.js";
-import { startServer } from "./support/servers.js";
+import type { RedisServer } from "../harness/redis-server.js";
+import { startServer } from "../harness/servers.js";
 
 // The binary is built once by the global setup (interop-tests/support/global-setup.ts),
 // before any suite spawns it; building here again would rewrite dist/ under other suites.

@@ -3,8 +3,8 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../src/client/index.js";
 import { Worker, type Logger } from "../src/server/index.js";
-import { freePort, startRedis, type RedisServer } from "./support/redis-server.js";
-import { makeTestCerts, type TestCerts } from "./support/tls.js";
+import { freePort, startRedis, type RedisServer } from "../harness/redis-server.js";
+import { makeTestCerts, type TestCerts } from "../harness/tls.js";
 
 describe("worker connections: ACL user over TLS", () => {
   let certs: TestCerts;

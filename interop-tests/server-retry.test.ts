@@ -9,7 +9,7 @@ import { handleFailure, sendToDead, type RetryConfig } from "../src/server/job-r
 import { describeError, type HandlerOptions } from "../src/server/types.js";
 import { decodeBacktrace, JobRecord, profileForVersion, validateRaw, versionAtLeast, type RecordKind } from "../src/wire/index.js";
 import { describeEachSidekiq, type SidekiqContext } from "./support/harness.js";
-import { startMonitor } from "./support/monitor.js";
+import { startMonitor } from "../harness/monitor.js";
 
 interface CapturedRecord {
   kind: string;

@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { expect, it } from "vitest";
 import { Client } from "../src/client/index.js";
 import { JobRecord } from "../src/wire/index.js";
-import { REPO_ROOT } from "./support/local-backend.js";
+import { REPO_ROOT } from "../harness/local-backend.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 
 describeEachSidekiq("server: shutdown of the CLI worker", (sk) => {

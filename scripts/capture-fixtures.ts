@@ -3,11 +3,11 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { capture } from "../interop-tests/support/capture.js";
-import { FIXTURES_SRC, LocalBackend, installFixtures, removeFixtures } from "../interop-tests/support/local-backend.js";
-import { ensureDebianPackages, prepareRootfs } from "../interop-tests/support/prepare.js";
-import { startRedis } from "../interop-tests/support/redis-server.js";
-import { selectedTargets } from "../interop-tests/support/versions.js";
+import { capture } from "../harness/capture.js";
+import { FIXTURES_SRC, LocalBackend, installFixtures, removeFixtures } from "../harness/local-backend.js";
+import { ensureDebianPackages, prepareRootfs } from "../harness/prepare.js";
+import { startRedis } from "../harness/redis-server.js";
+import { selectedTargets } from "../harness/versions.js";
 import { tmpdir } from "node:os";
 
 const targets = selectedTargets();

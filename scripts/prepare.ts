@@ -1,7 +1,7 @@
 // npm run rootfs: builds (or checks) the root filesystems of the Sidekiq
 // matrix and installs Debian's redis-server, so a later test run starts fast.
-import { ensureDebianPackages, prepareRootfs } from "../interop-tests/support/prepare.js";
-import { selectedTargets } from "../interop-tests/support/versions.js";
+import { ensureDebianPackages, prepareRootfs } from "../harness/prepare.js";
+import { selectedTargets } from "../harness/versions.js";
 
 const targets = selectedTargets();
 ensureDebianPackages({ "redis-server": "redis-server" });

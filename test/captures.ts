@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import type { CaptureDocument, CapturedRecord } from "../interop-tests/support/capture.js";
+import type { CaptureDocument, CapturedRecord } from "../harness/capture.js";
 
 // The capture format is defined where capture.rb's output is read.
 export type { CapturedRecord };

@@ -53,7 +53,10 @@ export class Child {
 
   private onLine(line: string): void {
     const at = line.indexOf(MARK);
-    if (at < 0) return this.keep(line);
+    if (at < 0) {
+      this.keep(line);
+      return;
+    }
     const msg = JSON.parse(line.slice(at + MARK.length)) as Message;
     if (msg.type === "error") {
       this.keep(msg.message);

@@ -107,7 +107,7 @@ export class Results {
 
   summary(system: string, metric: string): Summary | undefined {
     const list = this.runs.get(metric)?.get(system)?.filter((r) => !r.warmup);
-    return list && list.length ? summarize(list.map((r) => r.value)) : undefined;
+    return list?.length ? summarize(list.map((r) => r.value)) : undefined;
   }
 
   median(system: string, metric: string): number | undefined {

@@ -15,7 +15,7 @@ async function openLatency(ctx: ScenarioContext): Promise<Session> {
   const { cfg, results, system } = ctx;
   const c = cfg.counts;
   const worker = await startWorker(ctx, { concurrency: c.latencyConcurrency });
-  let client;
+  let client: Awaited<ReturnType<typeof startClient>> | undefined;
   try {
     client = await startClient(ctx, AUX_CPU);
   } catch (e) {

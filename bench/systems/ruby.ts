@@ -2,14 +2,14 @@
 // (prepareRootfs, installFixtures). Client: Sidekiq::Client.push_bulk and
 // perform_async in `ruby lib/bench_jobs.rb client`; worker: a real `sidekiq`
 // process requiring lib/bench_jobs.rb. Processes are entered the way
-// interop-tests/support/local-backend.ts does it (private mount namespace with
+// harness/local-backend.ts does it (private mount namespace with
 // its own /proc, chroot, exec all the way so the pid is Ruby's), with
 // `taskset` in front so Ruby starts on the CPU the harness chose.
 import { randomBytes } from "node:crypto";
 import { spawnSync } from "node:child_process";
-import { installFixtures, installedSidekiqVersion, removeFixtures } from "../../interop-tests/support/local-backend.js";
-import { prepareRootfs } from "../../interop-tests/support/prepare.js";
-import { MATRIX, type SidekiqTarget } from "../../interop-tests/support/versions.js";
+import { installFixtures, installedSidekiqVersion, removeFixtures } from "../../harness/local-backend.js";
+import { prepareRootfs } from "../../harness/prepare.js";
+import { MATRIX, type SidekiqTarget } from "../../harness/versions.js";
 import { Child } from "../lib/child.js";
 import { SidekiqFamily } from "./sidekiq-family.js";
 import type { BenchRedis, SystemUnderTest, WorkerSpec } from "./types.js";
@@ -27,7 +27,7 @@ export class RubySystem implements SystemUnderTest {
 
   constructor(version = "8.1.7") {
     const t = MATRIX.find((m) => m.version === version);
-    if (!t) throw new Error(`Sidekiq ${version} is not in interop-tests/support/versions.ts`);
+    if (!t) throw new Error(`Sidekiq ${version} is not in harness/versions.ts`);
     this.target = t;
   }
 

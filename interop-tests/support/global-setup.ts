@@ -6,13 +6,13 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { HarnessInfo } from "./backend.js";
-import { composeDown, composeUp } from "./docker-backend.js";
-import { installFixtures, removeFixtures, REPO_ROOT } from "./local-backend.js";
-import { startServer } from "./servers.js";
+import type { HarnessInfo } from "../../harness/backend.js";
+import { composeDown, composeUp } from "../../harness/docker-backend.js";
+import { installFixtures, removeFixtures, REPO_ROOT } from "../../harness/local-backend.js";
+import { startServer } from "../../harness/servers.js";
 import { spawnSync } from "node:child_process";
-import { ensureDebianPackages, prepareRootfs } from "./prepare.js";
-import { selectedTargets } from "./versions.js";
+import { ensureDebianPackages, prepareRootfs } from "../../harness/prepare.js";
+import { selectedTargets } from "../../harness/versions.js";
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -3,10 +3,10 @@
 // and real `sidekiq` server processes, all cleaned up after the suite.
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, inject, it } from "vitest";
-import type { SidekiqBackend, SidekiqProcess, StartSidekiqOptions } from "./backend.js";
-import { DockerBackend } from "./docker-backend.js";
-import { LocalBackend } from "./local-backend.js";
-import { MATRIX, type SidekiqTarget } from "./versions.js";
+import type { SidekiqBackend, SidekiqProcess, StartSidekiqOptions } from "../../harness/backend.js";
+import { DockerBackend } from "../../harness/docker-backend.js";
+import { LocalBackend } from "../../harness/local-backend.js";
+import { MATRIX, type SidekiqTarget } from "../../harness/versions.js";
 
 let backendSingleton: SidekiqBackend | undefined;
 export function backend(): SidekiqBackend {

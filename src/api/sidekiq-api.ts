@@ -7,7 +7,7 @@
 //   await api.processes.quiet(identity);
 import type { Redis } from "ioredis";
 import { Client } from "../client/client.js";
-import { connectRedis, type OwnedRedis, type RedisSource } from "../client/connection.js";
+import { connectRedis, type OwnedRedis, type RedisSource } from "../redis/connection.js";
 import { DialectDetectionError } from "../client/errors.js";
 import { DIALECT_VERSION, profileFor, type DialectLike, type WireProfile } from "../wire/dialect.js";
 import type { JobRecord } from "../wire/job-record.js";

@@ -4,7 +4,7 @@
 // table output, and the exit codes: 0 ok, 1 failure, 2 usage error.
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { SidekiqApi, type ApiOptions } from "../api/sidekiq-api.js";
-import { connectRedis } from "../client/connection.js";
+import { connectRedis } from "../redis/connection.js";
 import type { JobView } from "../api/job-entry.js";
 import type { JobRecord } from "../wire/job-record.js";
 import { RawJson, toRubyJson, type RubyJsonValue } from "../wire/ruby-json.js";

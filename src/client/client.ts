@@ -11,7 +11,7 @@ import { parseJson } from "../wire/json-scan.js";
 import { newJid } from "../wire/jid.js";
 import type { JobRecord } from "../wire/job-record.js";
 import type { RecordKind } from "../wire/dialect.js";
-import { connectRedis, retryingOnce, type OwnedRedis, type RedisSource } from "./connection.js";
+import { connectRedis, retryingOnce, type OwnedRedis, type RedisSource } from "../redis/connection.js";
 import { DialectDetectionError, SidekiqArgumentError } from "./errors.js";
 import { liveProcesses, profileForFleet } from "./fleet.js";
 import { runClientMiddleware, type ClientMiddleware } from "./middleware.js";

@@ -267,7 +267,7 @@ export async function handleFailure(
   }
   if (exhausted) return retriesExhausted(redis, rec, error, handler, config, now);
 
-  let rv: RetryInResult = undefined;
+  let rv: RetryInResult ;
   if (handler?.retryIn) {
     try {
       rv = await handler.retryIn(count, error, rec);

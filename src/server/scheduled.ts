@@ -20,7 +20,7 @@
 import type { Redis } from "ioredis";
 import { execRetryingOnce, type Client, type PreparedPush } from "../client/client.js";
 import { pipeQueuePushes } from "../client/push-batch.js";
-import { retryingOnce } from "../client/connection.js";
+import { retryingOnce } from "../redis/connection.js";
 import { JobRecord } from "../wire/job-record.js";
 import { versionAtLeast, type WireProfile } from "../wire/dialect.js";
 import { rubyFloatToS } from "../wire/ruby-json.js";

@@ -4,7 +4,7 @@
 // Web UI and API see it as one more Sidekiq process.
 import type { Redis } from "ioredis";
 import { Client } from "../client/client.js";
-import { connectRedis, type OwnedRedis, type RedisSource } from "../client/connection.js";
+import { connectRedis, type OwnedRedis, type RedisSource } from "../redis/connection.js";
 import { BRIDGE_LABEL } from "../client/fleet.js";
 import type { DialectLike, WireProfile } from "../wire/dialect.js";
 import type { JsonValue } from "../wire/json-scan.js";

@@ -50,7 +50,7 @@ describe("strict arguments", () => {
     ["2^60 as a number", [2 ** 60], "beyond 2^53"],
     ["a Symbol", [Symbol("s")], "a Symbol"],
     ["a class instance", [new (class Foo {})()], "a Foo"],
-    // eslint-disable-next-line no-sparse-arrays
+    // biome-ignore lint/suspicious/noSparseArray: the hole is what is tested
     ["a sparse array", [[1, , 3]], "a hole in a sparse array"],
   ];
   it.each(cases)("refuses %s", (_name, args, what) => {
@@ -92,7 +92,7 @@ describe("client middleware", () => {
   it("runs links in order and pushes only when every link calls next", async () => {
     const order: string[] = [];
     const c = ctx();
-    expect(await runClientMiddleware([async (x, n) => { order.push("a"); x.job.a = 1; await n(); }, (x, n) => { order.push("b"); return n(); }], c)).toBe(true);
+    expect(await runClientMiddleware([async (x, n) => { order.push("a"); x.job.a = 1; await n(); }, (_x, n) => { order.push("b"); return n(); }], c)).toBe(true);
     expect(order).toEqual(["a", "b"]);
     expect(c.job.a).toBe(1);
     expect(await runClientMiddleware([async () => {}], ctx())).toBe(false);
