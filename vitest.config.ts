@@ -5,7 +5,16 @@ export default defineConfig({
     // Ruby processes and Redis share 2 cores: keep file parallelism modest.
     maxWorkers: 3,
     // The Valkey run (npm run test:valkey) reports to its own file; .ci/summary.mjs adds both.
-    reporters: ["verbose", ["json", { outputFile: process.env.SIDEKIQ_BRIDGE_SERVER === "valkey" ? ".vitest-results-valkey.json" : ".vitest-results.json" }]],
+    reporters: [
+      "verbose",
+      [
+        "json",
+        {
+          outputFile:
+            process.env.SIDEKIQ_BRIDGE_SERVER === "valkey" ? ".vitest-results-valkey.json" : ".vitest-results.json",
+        },
+      ],
+    ],
     projects: [
       { test: { name: "unit", include: ["test/**/*.test.ts"] } },
       {

@@ -111,9 +111,12 @@ export function loadConfig(env = process.env): BenchConfig {
   const full = !quick && flag(env.BENCH_FULL);
   const list = (v: string | undefined) => (v ?? "").split(/[\s,]+/).filter(Boolean);
   const scenarios = list(env.BENCH_SCENARIOS);
-  for (const s of scenarios) if (!(SCENARIOS as readonly string[]).includes(s)) throw new Error(`BENCH_SCENARIOS: unknown scenario "${s}" (${SCENARIOS.join(", ")})`);
+  for (const s of scenarios)
+    if (!(SCENARIOS as readonly string[]).includes(s))
+      throw new Error(`BENCH_SCENARIOS: unknown scenario "${s}" (${SCENARIOS.join(", ")})`);
   const systems = list(env.BENCH_SYSTEMS);
-  const outDir = env.BENCH_OUT ?? (quick ? mkdtempSync(join(tmpdir(), "sidekiq-bridge-bench-")) : join(BENCH_DIR, "results"));
+  const outDir =
+    env.BENCH_OUT ?? (quick ? mkdtempSync(join(tmpdir(), "sidekiq-bridge-bench-")) : join(BENCH_DIR, "results"));
   return {
     quick,
     size: quick ? "quick" : full ? "full" : "standard",
@@ -122,7 +125,10 @@ export function loadConfig(env = process.env): BenchConfig {
     warmupScale: quick ? 1 : 0.2,
     systems: systems.length ? systems : "all",
     scenarios: new Set((scenarios.length ? scenarios : SCENARIOS) as ScenarioName[]),
-    counts: { ...(quick ? QUICK : full ? FULL : STANDARD), ...(env.BENCH_DRAIN_JOBS ? { drain: int("BENCH_DRAIN_JOBS", 0) || 1 } : {}) },
+    counts: {
+      ...(quick ? QUICK : full ? FULL : STANDARD),
+      ...(env.BENCH_DRAIN_JOBS ? { drain: int("BENCH_DRAIN_JOBS", 0) || 1 } : {}),
+    },
     outDir,
     outName: "latest",
   };

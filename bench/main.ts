@@ -30,11 +30,18 @@ import type { BenchRedis, SystemUnderTest } from "./systems/types.js";
 
 const cfg = loadConfig();
 const started = Date.now();
-const say = (m: string) => process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)}s] ${m}\n`);
+const say = (m: string) =>
+  process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)}s] ${m}\n`);
 
-const FIGURES: Figure[] = [enqueueFigures(cfg), drainFigures(cfg), latencyFigures(cfg), scheduledFigures(cfg)].flat().filter((f) => cfg.scenarios.has(f.scenario));
+const FIGURES: Figure[] = [enqueueFigures(cfg), drainFigures(cfg), latencyFigures(cfg), scheduledFigures(cfg)]
+  .flat()
+  .filter((f) => cfg.scenarios.has(f.scenario));
 
-const all: SystemUnderTest[] = [...BRIDGE_VARIANTS.map((v) => new BridgeSystem(v)), new RubySystem("8.1.7"), new BullMQSystem()];
+const all: SystemUnderTest[] = [
+  ...BRIDGE_VARIANTS.map((v) => new BridgeSystem(v)),
+  new RubySystem("8.1.7"),
+  new BullMQSystem(),
+];
 /** BENCH_SYSTEMS: ids ("bridge", "bridge-reliable", "ruby", "bullmq", "ceiling"), or a prefix with "*" ("bridge*": every bridge variant). */
 const wanted = (id: string) =>
   cfg.systems === "all" || cfg.systems.some((t) => (t.endsWith("*") ? id.startsWith(t.slice(0, -1)) : t === id));
@@ -101,15 +108,24 @@ async function main(): Promise<number> {
   pinPid(process.pid, AUX_CPU);
   const results = new Results();
   const defs = metricDefs(cfg.counts);
-  say(`${cfg.quick ? "quick smoke run" : "full run"}: ${systems.map((s) => s.id).join(", ")}${withCeiling ? ", ceiling" : ""}; ${cfg.warmups} warm-up + ${cfg.runs} run(s); ${placement()}`);
+  say(
+    `${cfg.quick ? "quick smoke run" : "full run"}: ${systems.map((s) => s.id).join(", ")}${withCeiling ? ", ceiling" : ""}; ${cfg.warmups} warm-up + ${cfg.runs} run(s); ${placement()}`,
+  );
 
   let rbVersion: string | undefined;
   if (withCeiling) {
     rbVersion = await redisBenchmarkVersion();
-    results.systems.push({ id: "ceiling", label: "redis-benchmark", ours: false, description: `${rbVersion || "redis-benchmark"}: LPUSH and BRPOP of a ${"real job payload"} on a fresh Redis` });
+    results.systems.push({
+      id: "ceiling",
+      label: "redis-benchmark",
+      ours: false,
+      description: `${rbVersion || "redis-benchmark"}: LPUSH and BRPOP of a ${"real job payload"} on a fresh Redis`,
+    });
     say("ceiling: redis-benchmark");
     try {
-      await withRedis(async (r) => ceilingScenario(cfg, r, results, await samplePayload(r), (m) => say(`ceiling ${m}`)));
+      await withRedis(async (r) =>
+        ceilingScenario(cfg, r, results, await samplePayload(r), (m) => say(`ceiling ${m}`)),
+      );
     } catch (e) {
       results.errors.push({ system: "ceiling", scenario: "ceiling", message: (e as Error).message });
       say(`ceiling failed: ${(e as Error).message}`);
@@ -124,9 +140,22 @@ async function main(): Promise<number> {
       await system.setup();
       cleanups.push(() => system.teardown());
       const r = await startBenchRedis();
-      const ctx: ScenarioContext = { cfg, system, r, family: system.family(r), results, log: (m) => say(`${system.id} ${m}`) };
+      const ctx: ScenarioContext = {
+        cfg,
+        system,
+        r,
+        family: system.family(r),
+        results,
+        log: (m) => say(`${system.id} ${m}`),
+      };
       ready.push({ system, ctx });
-      results.systems.push({ id: system.id, label: system.label, ours: system.ours, ...(system.basicFetch ? { basicFetch: true } : {}), description: system.describe() });
+      results.systems.push({
+        id: system.id,
+        label: system.label,
+        ours: system.ours,
+        ...(system.basicFetch ? { basicFetch: true } : {}),
+        description: system.describe(),
+      });
     } catch (e) {
       results.errors.push({ system: system.id, scenario: "setup", message: (e as Error).message });
       say(`${system.id}: setup failed: ${(e as Error).message}`);
@@ -176,7 +205,9 @@ async function main(): Promise<number> {
     const median = sorted[Math.floor(sorted.length / 2)]!;
     results.notes.push(
       `Other processes used a median ${median.toFixed(0)}% (max ${sorted[sorted.length - 1]!.toFixed(0)}%) of the machine's CPUs during the measured windows` +
-        (median > 10 ? ": the machine was shared while this ran, so absolute figures are low and noisy; the ratios (runs interleaved) hold up better." : "."),
+        (median > 10
+          ? ": the machine was shared while this ran, so absolute figures are low and noisy; the ratios (runs interleaved) hold up better."
+          : "."),
     );
   }
   if (!canPin()) results.notes.push("Processes were not pinned to CPUs (taskset missing or fewer than 2 CPUs).");
@@ -187,7 +218,10 @@ async function main(): Promise<number> {
   console.log(`\n${renderTable(results, defs)}\n`);
   if (targets.length) {
     console.log("Targets (medians):");
-    for (const t of targets) console.log(`  ${t.status === "met" ? "met   " : t.status === "missed" ? "MISSED" : "n/a   "} ${t.system}: ${t.target} — ${t.detail}`);
+    for (const t of targets)
+      console.log(
+        `  ${t.status === "met" ? "met   " : t.status === "missed" ? "MISSED" : "n/a   "} ${t.system}: ${t.target} — ${t.detail}`,
+      );
   }
   mkdirSync(cfg.outDir, { recursive: true });
   const json = join(cfg.outDir, `${cfg.outName}.json`);

@@ -8,7 +8,11 @@ import { Redis } from "ioredis";
 // Through Sentinel when the scenario uses it, so records follow the master.
 const sentinel = process.env.CHAOS_SENTINEL;
 const redis = sentinel
-  ? new Redis({ sentinels: [{ host: sentinel.split(":")[0], port: Number(sentinel.split(":")[1]) }], name: "mymaster", maxRetriesPerRequest: null })
+  ? new Redis({
+      sentinels: [{ host: sentinel.split(":")[0], port: Number(sentinel.split(":")[1]) }],
+      name: "mymaster",
+      maxRetriesPerRequest: null,
+    })
   : new Redis(process.env.REDIS_URL, { maxRetriesPerRequest: null });
 redis.on("error", () => {}); // outages are the point of these scenarios
 

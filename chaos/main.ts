@@ -7,7 +7,15 @@ import { join } from "node:path";
 import { installFixtures, LocalBackend, removeFixtures } from "../harness/local-backend.js";
 import { ensureDebianPackages, prepareRootfs } from "../harness/prepare.js";
 import { selectedTargets } from "../harness/versions.js";
-import { buildCli, kill9Node, kill9Ruby, redisFreeze, redisRestart, sentinelFailover, type ScenarioResult } from "./scenarios.js";
+import {
+  buildCli,
+  kill9Node,
+  kill9Ruby,
+  redisFreeze,
+  redisRestart,
+  sentinelFailover,
+  type ScenarioResult,
+} from "./scenarios.js";
 
 ensureDebianPackages({ "redis-server": "redis-server" });
 console.error("building the CLI and preparing Ruby Sidekiq 8.1.7 for the comparison...");
@@ -39,9 +47,12 @@ try {
 if (process.argv.includes("--json")) console.log(JSON.stringify(results, null, 2));
 else {
   const head = ["scenario", "system", "sent", "completed", "lost", "duplicated", "recovery s"];
-  const rows = results.map((r) => [r.scenario, r.system, r.sent, r.completed, r.lost, r.duplicated, r.recoverySeconds.toFixed(2)].map(String));
+  const rows = results.map((r) =>
+    [r.scenario, r.system, r.sent, r.completed, r.lost, r.duplicated, r.recoverySeconds.toFixed(2)].map(String),
+  );
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i >= 2 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ");
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i >= 2 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ");
   console.log(line(head));
   for (const r of rows) console.log(line(r));
   for (const r of results) if (r.notes) console.log(`- ${r.scenario}, ${r.system}: ${r.notes}`);

@@ -41,10 +41,29 @@ export function buildCli(): void {
   if (r.status !== 0) throw new Error(`build failed:\n${r.stdout}${r.stderr}`);
 }
 
-export function spawnNodeWorker(url: string, concurrency: number, extra: string[] = [], env: Record<string, string> = {}): ChildProcess & { output: () => string } {
+export function spawnNodeWorker(
+  url: string,
+  concurrency: number,
+  extra: string[] = [],
+  env: Record<string, string> = {},
+): ChildProcess & { output: () => string } {
   const child = spawn(
     process.execPath,
-    ["dist/cli/main.js", "worker", "-q", "chaos", "-c", String(concurrency), "-t", "5", "-r", "chaos/handlers.mjs", "--dialect", "8.1.7", ...extra],
+    [
+      "dist/cli/main.js",
+      "worker",
+      "-q",
+      "chaos",
+      "-c",
+      String(concurrency),
+      "-t",
+      "5",
+      "-r",
+      "chaos/handlers.mjs",
+      "--dialect",
+      "8.1.7",
+      ...extra,
+    ],
     { cwd: REPO_ROOT, env: { ...process.env, REDIS_URL: url, ...env }, stdio: ["ignore", "pipe", "pipe"] },
   ) as ChildProcess & { output: () => string };
   let out = "";
@@ -82,7 +101,9 @@ async function count(redis: Redis, sent: string[]): Promise<{ completed: number;
 
 async function enqueue(url: RedisSource, n: number, ms: number): Promise<string[]> {
   const c = new Client({ redis: url, dialect: "8.1.7", validate: false });
-  const jids = (await c.job("ChaosJob", { queue: "chaos" }).performBulk(Array.from({ length: n }, () => [ms]))) as string[];
+  const jids = (await c
+    .job("ChaosJob", { queue: "chaos" })
+    .performBulk(Array.from({ length: n }, () => [ms]))) as string[];
   await c.close();
   return jids;
 }
@@ -106,11 +127,21 @@ export async function kill9Node(queued = 5000, inFlight = 50): Promise<ScenarioR
     const killedAt = Date.now();
     const second = spawnNodeWorker(url, inFlight);
     children.push(second);
-    await until("the dead worker's jobs to be recovered", async () => /Recovered \d+ jobs/.test(second.output()), 60_000);
+    await until(
+      "the dead worker's jobs to be recovered",
+      async () => /Recovered \d+ jobs/.test(second.output()),
+      60_000,
+    );
     const recoverySeconds = (Date.now() - killedAt) / 1000;
     await until("every job", async () => (await count(redis, sent)).lost === 0, 120_000);
     await stopChild(second);
-    return { scenario: "kill -9 worker", system: "sidekiq-bridge (reliable fetch)", sent: sent.length, ...(await count(redis, sent)), recoverySeconds };
+    return {
+      scenario: "kill -9 worker",
+      system: "sidekiq-bridge (reliable fetch)",
+      sent: sent.length,
+      ...(await count(redis, sent)),
+      recoverySeconds,
+    };
   } finally {
     for (const c of children) c.kill("SIGKILL");
     redis.disconnect();
@@ -119,7 +150,12 @@ export async function kill9Node(queued = 5000, inFlight = 50): Promise<ScenarioR
 }
 
 /** The same scenario with Ruby Sidekiq's basic fetch, for comparison. */
-export async function kill9Ruby(backend: SidekiqBackend, target: SidekiqTarget, queued = 5000, inFlight = 50): Promise<ScenarioResult> {
+export async function kill9Ruby(
+  backend: SidekiqBackend,
+  target: SidekiqTarget,
+  queued = 5000,
+  inFlight = 50,
+): Promise<ScenarioResult> {
   const server = await startRedis();
   const url = `${server.url}/0`;
   const redis = new Redis(url);
@@ -134,11 +170,15 @@ export async function kill9Ruby(backend: SidekiqBackend, target: SidekiqTarget, 
     const second = await backend.startSidekiq(target, opts);
     await until("the queue to drain", async () => (await redis.llen("queue:chaos")) === 0, 120_000);
     // Whatever was running at the kill is gone with basic fetch; let the rest finish.
-    await until("the runs to settle", async () => {
-      const a = await redis.llen("chaos:runs");
-      await sleep(1500);
-      return (await redis.llen("chaos:runs")) === a;
-    }, 60_000);
+    await until(
+      "the runs to settle",
+      async () => {
+        const a = await redis.llen("chaos:runs");
+        await sleep(1500);
+        return (await redis.llen("chaos:runs")) === a;
+      },
+      60_000,
+    );
     const recoverySeconds = (Date.now() - killedAt) / 1000;
     await second.stop();
     return {
@@ -179,7 +219,14 @@ export async function redisRestart(total = 20_000): Promise<ScenarioResult> {
     await until("every job", async () => (await count(redis, sent)).lost === 0, 180_000);
     const alive = worker.exitCode === null;
     await stopChild(worker);
-    return { scenario: "Redis killed and restarted (AOF always)", system: "sidekiq-bridge (reliable fetch)", sent: sent.length, ...(await count(redis, sent)), recoverySeconds, notes: alive ? "worker kept running" : "WORKER DIED" };
+    return {
+      scenario: "Redis killed and restarted (AOF always)",
+      system: "sidekiq-bridge (reliable fetch)",
+      sent: sent.length,
+      ...(await count(redis, sent)),
+      recoverySeconds,
+      notes: alive ? "worker kept running" : "WORKER DIED",
+    };
   } finally {
     worker.kill("SIGKILL");
     redis.disconnect();
@@ -207,7 +254,14 @@ export async function redisFreeze(total = 5000, seconds = 5): Promise<ScenarioRe
     await until("every job", async () => (await count(redis, sent)).lost === 0, 120_000);
     const alive = worker.exitCode === null;
     await stopChild(worker);
-    return { scenario: `Redis frozen ${seconds} s (SIGSTOP)`, system: "sidekiq-bridge (reliable fetch)", sent: sent.length, ...(await count(redis, sent)), recoverySeconds, notes: alive ? "worker kept running" : "WORKER DIED" };
+    return {
+      scenario: `Redis frozen ${seconds} s (SIGSTOP)`,
+      system: "sidekiq-bridge (reliable fetch)",
+      sent: sent.length,
+      ...(await count(redis, sent)),
+      recoverySeconds,
+      notes: alive ? "worker kept running" : "WORKER DIED",
+    };
   } finally {
     worker.kill("SIGKILL");
     redis.disconnect();
@@ -230,7 +284,11 @@ async function startSentinelSetup(): Promise<SentinelSetup> {
   const master = await startRedis({ config: ["repl-diskless-sync-delay 0"] });
   const replica = await startRedis({ config: [`replicaof 127.0.0.1 ${master.port}`] });
   const rc = new Redis({ port: replica.port });
-  await until("the replica to be in sync", async () => (await rc.info("replication")).includes("master_link_status:up"), 30_000);
+  await until(
+    "the replica to be in sync",
+    async () => (await rc.info("replication")).includes("master_link_status:up"),
+    30_000,
+  );
   // "link up" can come before the master streams to the replica: see a write arrive.
   const mc = new Redis({ port: master.port });
   await mc.set("chaos:probe", "1");
@@ -243,17 +301,35 @@ async function startSentinelSetup(): Promise<SentinelSetup> {
   const conf = join(dir, "sentinel.conf");
   writeFileSync(
     conf,
-    [`port ${sentinelPort}`, "bind 127.0.0.1", `dir ${dir}`, `sentinel monitor mymaster 127.0.0.1 ${master.port} 1`, "sentinel down-after-milliseconds mymaster 1000", "sentinel failover-timeout mymaster 5000", ""].join("\n"),
+    [
+      `port ${sentinelPort}`,
+      "bind 127.0.0.1",
+      `dir ${dir}`,
+      `sentinel monitor mymaster 127.0.0.1 ${master.port} 1`,
+      "sentinel down-after-milliseconds mymaster 1000",
+      "sentinel failover-timeout mymaster 5000",
+      "",
+    ].join("\n"),
   );
   // redis-server in sentinel mode: no extra package needed.
   const sentinel = spawn(redisServerBinary(), [conf, "--sentinel"], { stdio: "ignore" });
-  const probe = new Redis({ port: sentinelPort, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const probe = new Redis({
+    port: sentinelPort,
+    host: "127.0.0.1",
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   probe.on("error", () => {});
-  await until("Sentinel to know the replica", async () => {
-    if (probe.status !== "ready") await probe.connect().catch(() => undefined);
-    const replicas = (await probe.call("SENTINEL", "REPLICAS", "mymaster")) as unknown[];
-    return replicas.length > 0;
-  }, 30_000);
+  await until(
+    "Sentinel to know the replica",
+    async () => {
+      if (probe.status !== "ready") await probe.connect().catch(() => undefined);
+      const replicas = (await probe.call("SENTINEL", "REPLICAS", "mymaster")) as unknown[];
+      return replicas.length > 0;
+    },
+    30_000,
+  );
   probe.disconnect();
   return {
     master,

@@ -21,7 +21,10 @@ export interface CaptureDocument {
 }
 
 export async function capture(backend: SidekiqBackend, target: SidekiqTarget, db: number): Promise<CaptureDocument> {
-  const r = await backend.runRuby(target, "capture.rb", [], { env: { REDIS_URL: backend.rubyRedisUrl(db) }, timeoutMs: 180_000 });
+  const r = await backend.runRuby(target, "capture.rb", [], {
+    env: { REDIS_URL: backend.rubyRedisUrl(db) },
+    timeoutMs: 180_000,
+  });
   if (r.code !== 0) throw new Error(`capture.rb failed on Sidekiq ${target.version} (exit ${r.code}):\n${r.stderr}`);
   const doc = JSON.parse(r.stdout) as CaptureDocument;
   if (doc.sidekiq_version !== target.version) {

@@ -56,7 +56,15 @@ export class DockerBackend implements SidekiqBackend {
   async startSidekiq(target: SidekiqTarget, o: StartSidekiqOptions): Promise<SidekiqProcess> {
     const name = `bridge-${randomBytes(4).toString("hex")}`;
     const logPath = `/tmp/${name}.log`;
-    const args = ["sidekiq", "-r", `${FIXTURES}/${o.require ?? "lib/jobs.rb"}`, "-c", String(o.concurrency ?? 5), "-t", String(o.timeout ?? 5)];
+    const args = [
+      "sidekiq",
+      "-r",
+      `${FIXTURES}/${o.require ?? "lib/jobs.rb"}`,
+      "-c",
+      String(o.concurrency ?? 5),
+      "-t",
+      String(o.timeout ?? 5),
+    ];
     for (const q of o.queues) args.push("-q", q);
     if (o.tag) args.push("-g", o.tag);
     const script = `echo $$ > /tmp/${name}.pid; exec ${args.map((a) => `'${a}'`).join(" ")} > ${logPath} 2>&1`;
@@ -74,7 +82,11 @@ export class DockerBackend implements SidekiqBackend {
       log: () => log,
       async stop(signal: NodeJS.Signals = "SIGTERM", timeoutMs = 30_000) {
         const sig = signal.replace(/^SIG/, "");
-        await execIn(target.service, ["sh", "-c", `kill -${sig} ${pid}; for i in $(seq ${Math.ceil(timeoutMs / 100)}); do kill -0 ${pid} 2>/dev/null || exit 0; sleep 0.1; done; kill -KILL ${pid}`]);
+        await execIn(target.service, [
+          "sh",
+          "-c",
+          `kill -${sig} ${pid}; for i in $(seq ${Math.ceil(timeoutMs / 100)}); do kill -0 ${pid} 2>/dev/null || exit 0; sleep 0.1; done; kill -KILL ${pid}`,
+        ]);
         log = (await execIn(target.service, ["cat", logPath])).stdout;
       },
     };

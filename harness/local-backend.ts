@@ -18,15 +18,20 @@ export function buildRootfs(suite: Suite | "valkey"): string {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
   });
-  if (r.status !== 0) throw new Error(`could not prepare the ${suite} root filesystem (build-rootfs exited ${r.status})`);
+  if (r.status !== 0)
+    throw new Error(`could not prepare the ${suite} root filesystem (build-rootfs exited ${r.status})`);
   return r.stdout.trim().split("\n").pop()!;
 }
 
 /** Installed Sidekiq version inside a root filesystem, from the gem directory name. */
 export function installedSidekiqVersion(root: string): string | undefined {
-  const r = spawnSync("sh", ["-c", `ls "${root}/usr/share/rubygems-integration/all/gems/" | sed -n 's/^sidekiq-\\([0-9.]*\\)$/\\1/p'`], {
-    encoding: "utf8",
-  });
+  const r = spawnSync(
+    "sh",
+    ["-c", `ls "${root}/usr/share/rubygems-integration/all/gems/" | sed -n 's/^sidekiq-\\([0-9.]*\\)$/\\1/p'`],
+    {
+      encoding: "utf8",
+    },
+  );
   return r.stdout.trim() || undefined;
 }
 
@@ -62,16 +67,34 @@ export class LocalBackend implements SidekiqBackend {
 
   private root(target: SidekiqTarget): string {
     const root = this.rootfs[target.suite];
-    if (!root || !existsSync(root)) throw new Error(`no root filesystem prepared for ${target.suite} (Sidekiq ${target.version})`);
+    if (!root || !existsSync(root))
+      throw new Error(`no root filesystem prepared for ${target.suite} (Sidekiq ${target.version})`);
     return root;
   }
 
   /** argv that runs `cmd` inside the target's root filesystem with a private /proc. */
   private command(target: SidekiqTarget, cmd: string[], env: Record<string, string>): string[] {
-    const envArgs = Object.entries({ PATH: "/usr/sbin:/usr/bin:/sbin:/bin", HOME: "/root", LANG: "C.UTF-8", ...env }).map(
-      ([k, v]) => `${k}=${v}`,
-    );
-    return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", ENTER, this.root(target), "/usr/bin/env", "-i", ...envArgs, ...cmd];
+    const envArgs = Object.entries({
+      PATH: "/usr/sbin:/usr/bin:/sbin:/bin",
+      HOME: "/root",
+      LANG: "C.UTF-8",
+      ...env,
+    }).map(([k, v]) => `${k}=${v}`);
+    return [
+      "unshare",
+      "--mount",
+      "--propagation",
+      "private",
+      "--",
+      "sh",
+      "-c",
+      ENTER,
+      this.root(target),
+      "/usr/bin/env",
+      "-i",
+      ...envArgs,
+      ...cmd,
+    ];
   }
 
   runRuby(target: SidekiqTarget, script: string, args: string[] = [], opts: RunRubyOptions = {}): Promise<RubyResult> {
@@ -97,9 +120,20 @@ export class LocalBackend implements SidekiqBackend {
 
   async startSidekiq(target: SidekiqTarget, opts: StartSidekiqOptions): Promise<SidekiqProcess> {
     mkdirSync(this.logDir, { recursive: true });
-    const logPath = join(this.logDir, `sidekiq-${target.version}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.log`);
+    const logPath = join(
+      this.logDir,
+      `sidekiq-${target.version}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.log`,
+    );
     const fd = openSync(logPath, "a");
-    const args = ["sidekiq", "-r", `${this.fixturesDir}/${opts.require ?? "lib/jobs.rb"}`, "-c", String(opts.concurrency ?? 5), "-t", String(opts.timeout ?? 5)];
+    const args = [
+      "sidekiq",
+      "-r",
+      `${this.fixturesDir}/${opts.require ?? "lib/jobs.rb"}`,
+      "-c",
+      String(opts.concurrency ?? 5),
+      "-t",
+      String(opts.timeout ?? 5),
+    ];
     for (const q of opts.queues) args.push("-q", q);
     if (opts.tag) args.push("-g", opts.tag);
     const argv = this.command(target, args, opts.env ?? {});

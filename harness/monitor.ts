@@ -21,7 +21,9 @@ export function parseMonitorArgs(text: string): string[] {
     .split('" "')
     .map((a) =>
       a.replace(/\\(x[0-9a-fA-F]{2}|.)/g, (_s, e: string) =>
-        e[0] === "x" ? String.fromCharCode(parseInt(e.slice(1), 16)) : ({ n: "\n", r: "\r", t: "\t", a: "\x07", b: "\b" } as Record<string, string>)[e] ?? e,
+        e[0] === "x"
+          ? String.fromCharCode(parseInt(e.slice(1), 16))
+          : (({ n: "\n", r: "\r", t: "\t", a: "\x07", b: "\b" } as Record<string, string>)[e] ?? e),
       ),
     );
 }

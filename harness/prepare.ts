@@ -11,12 +11,15 @@ function have(cmd: string): boolean {
 
 /** Installs Debian packages whose command is missing (root and apt needed). */
 export function ensureDebianPackages(wanted: Record<string, string>): void {
-  const missing = Object.entries(wanted).filter(([cmd]) => !have(cmd)).map(([, pkg]) => pkg);
+  const missing = Object.entries(wanted)
+    .filter(([cmd]) => !have(cmd))
+    .map(([, pkg]) => pkg);
   if (missing.length === 0) return;
   if (process.getuid?.() !== 0) {
     throw new Error(`missing ${missing.join(", ")}; install them as root: apt-get install ${missing.join(" ")}`);
   }
-  if (!have("apt-get")) throw new Error(`missing ${missing.join(", ")} and this machine has no apt-get: install them by hand`);
+  if (!have("apt-get"))
+    throw new Error(`missing ${missing.join(", ")} and this machine has no apt-get: install them by hand`);
   console.error(`[sidekiq-bridge] installing ${missing.join(", ")} with apt-get`);
   const upd = spawnSync("apt-get", ["update", "-qq"], { stdio: "inherit" });
   const inst = spawnSync("apt-get", ["install", "-y", "-qq", ...missing], {
@@ -33,7 +36,9 @@ function buildRootfsAsync(suite: Suite): Promise<string> {
     child.stdout.on("data", (d) => (out += d));
     child.on("error", reject);
     child.on("close", (code) =>
-      code === 0 ? resolve(out.trim().split("\n").pop()!) : reject(new Error(`build-rootfs ${suite} failed (exit ${code})`)),
+      code === 0
+        ? resolve(out.trim().split("\n").pop()!)
+        : reject(new Error(`build-rootfs ${suite} failed (exit ${code})`)),
     );
   });
 }
@@ -44,7 +49,9 @@ function buildRootfsAsync(suite: Suite): Promise<string> {
  */
 export async function prepareRootfs(targets: readonly SidekiqTarget[]): Promise<Record<string, string>> {
   if (process.getuid?.() !== 0) {
-    throw new Error("the local backend needs root (debootstrap, chroot, mount). Run the tests as root, or set SIDEKIQ_BRIDGE_BACKEND=docker on a machine with a Docker engine.");
+    throw new Error(
+      "the local backend needs root (debootstrap, chroot, mount). Run the tests as root, or set SIDEKIQ_BRIDGE_BACKEND=docker on a machine with a Docker engine.",
+    );
   }
   ensureDebianPackages({ debootstrap: "debootstrap", unshare: "util-linux" });
   const suites = new Set(targets.map((t) => t.suite));
@@ -57,7 +64,9 @@ export async function prepareRootfs(targets: readonly SidekiqTarget[]): Promise<
   for (const t of targets) {
     const found = installedSidekiqVersion(roots[t.suite]!);
     if (found !== t.version) {
-      throw new Error(`the ${t.suite} root filesystem holds Sidekiq ${found ?? "nothing"}, not ${t.version}: Debian moved on; update harness/versions.ts`);
+      throw new Error(
+        `the ${t.suite} root filesystem holds Sidekiq ${found ?? "nothing"}, not ${t.version}: Debian moved on; update harness/versions.ts`,
+      );
     }
   }
   return roots;

@@ -69,19 +69,28 @@ export interface StartRedisOptions {
 export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisServer> {
   const bin = opts.binary ?? (opts.root ? "redis-server" : redisServerBinary());
   const ownDir = opts.dir === undefined;
-  const dir = opts.dir ?? mkdtempSync(opts.root ? join(opts.root, "tmp", "sidekiq-bridge-redis-") : join(tmpdir(), "sidekiq-bridge-redis-"));
+  const dir =
+    opts.dir ??
+    mkdtempSync(opts.root ? join(opts.root, "tmp", "sidekiq-bridge-redis-") : join(tmpdir(), "sidekiq-bridge-redis-"));
   // Paths as the server sees them (inside the root filesystem when chrooted).
   const inside = opts.root ? dir.slice(opts.root.replace(/\/$/, "").length) : dir;
   for (let attempt = 0; ; attempt++) {
     const port = opts.port ?? (await freePort());
     const args = [
-      "--port", String(port),
-      "--bind", "127.0.0.1",
-      "--dir", inside,
-      "--save", "",
-      "--appendonly", "no",
-      "--databases", String(opts.databases ?? 256),
-      "--logfile", join(inside, "redis.log"),
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      inside,
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--databases",
+      String(opts.databases ?? 256),
+      "--logfile",
+      join(inside, "redis.log"),
     ];
     for (const line of opts.config ?? []) {
       const [k, ...v] = line.split(/\s+/);
@@ -89,7 +98,22 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisSer
     }
     const child: ChildProcess = opts.root
       ? // sh and chroot exec in place, so the pid is the server's own.
-        spawn("unshare", ["--mount", "--propagation", "private", "--", "sh", "-c", 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"', opts.root, bin, ...args], { stdio: "ignore" })
+        spawn(
+          "unshare",
+          [
+            "--mount",
+            "--propagation",
+            "private",
+            "--",
+            "sh",
+            "-c",
+            'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"',
+            opts.root,
+            bin,
+            ...args,
+          ],
+          { stdio: "ignore" },
+        )
       : spawn(bin, args, { stdio: "ignore", detached: false });
     const pid = child.pid!;
     let exited = false;

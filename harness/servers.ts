@@ -8,10 +8,13 @@ export type ServerKind = "redis" | "valkey";
 
 export function serverKind(): ServerKind {
   const kind = process.env.SIDEKIQ_BRIDGE_SERVER ?? "redis";
-  if (kind !== "redis" && kind !== "valkey") throw new Error(`SIDEKIQ_BRIDGE_SERVER must be redis or valkey, not "${kind}"`);
+  if (kind !== "redis" && kind !== "valkey")
+    throw new Error(`SIDEKIQ_BRIDGE_SERVER must be redis or valkey, not "${kind}"`);
   return kind;
 }
 
 export function startServer(opts: StartRedisOptions = {}): Promise<RedisServer> {
-  return serverKind() === "valkey" ? startRedis({ ...opts, root: buildRootfs("valkey"), binary: "valkey-server" }) : startRedis(opts);
+  return serverKind() === "valkey"
+    ? startRedis({ ...opts, root: buildRootfs("valkey"), binary: "valkey-server" })
+    : startRedis(opts);
 }

@@ -60,12 +60,22 @@ describeEachSidekiq("api: Sidekiq::API for Node", (sk) => {
       Sidekiq.redis { |c| c.set("stat:processed", "12"); c.set("stat:failed", "3") }
       nil`);
     const nowS = Date.now() / 1000;
-    const job = (q: string, times: string) => `{"retry":true,"queue":"${q}","class":"RecordJob","args":[],"jid":"${q.padEnd(24, "0").slice(0, 24)}"${times}}`;
+    const job = (q: string, times: string) =>
+      `{"retry":true,"queue":"${q}","class":"RecordJob","args":[],"jid":"${q.padEnd(24, "0").slice(0, 24)}"${times}}`;
     await sk.redis
       .multi()
       .sadd("queues", "floaty", "millis", "created", "created_f", "ghostq")
-      .lpush("queue:floaty", job("floaty", `,"created_at":${rubyFloatToS(nowS - 40)},"enqueued_at":${rubyFloatToS(nowS - 30.25)}`))
-      .lpush("queue:millis", job("millis", `,"created_at":${Math.floor((nowS - 45) * 1000)},"enqueued_at":${Math.floor((nowS - 40) * 1000)}`))
+      .lpush(
+        "queue:floaty",
+        job("floaty", `,"created_at":${rubyFloatToS(nowS - 40)},"enqueued_at":${rubyFloatToS(nowS - 30.25)}`),
+      )
+      .lpush(
+        "queue:millis",
+        job(
+          "millis",
+          `,"created_at":${Math.floor((nowS - 45) * 1000)},"enqueued_at":${Math.floor((nowS - 40) * 1000)}`,
+        ),
+      )
       .lpush("queue:created", job("created", `,"created_at":${Math.floor((nowS - 50) * 1000)}`))
       .lpush("queue:created_f", job("created_f", `,"created_at":${rubyFloatToS(nowS - 55)}`))
       .sadd("processes", "fake:1:aaaaaaaaaaaa", "fake:2:bbbbbbbbbbbb", "gone:3:cccccccccccc")
@@ -102,15 +112,30 @@ describeEachSidekiq("api: Sidekiq::API for Node", (sk) => {
       processesSize: ruby.processes_size,
       workersSize: ruby.workers_size,
     };
-    expect(exact).toEqual({ processed: 12, failed: 3, scheduledSize: 2, retrySize: 1, deadSize: 2, enqueued: 7, processesSize: 3, workersSize: 3 });
+    expect(exact).toEqual({
+      processed: 12,
+      failed: 3,
+      scheduledSize: 2,
+      retrySize: 1,
+      deadSize: 2,
+      enqueued: 7,
+      processesSize: 3,
+      workersSize: 3,
+    });
     expect(before.stats).toMatchObject(exact);
     expect(after.stats).toMatchObject(exact);
-    between(ruby.default_queue_latency, before.stats.defaultQueueLatency, after.stats.defaultQueueLatency, "default_queue_latency");
+    between(
+      ruby.default_queue_latency,
+      before.stats.defaultQueueLatency,
+      after.stats.defaultQueueLatency,
+      "default_queue_latency",
+    );
 
     // Stats#queues: name => size; Queue.all: every name, each with its latency.
     expect(Object.fromEntries(after.summaries.map((q) => [q.name, q.size]))).toEqual(ruby.queues);
     expect(Object.keys(after.latency)).toEqual(Object.keys(ruby.latency));
-    for (const [name, lat] of Object.entries(ruby.latency)) between(lat, before.latency[name]!, after.latency[name]!, `Queue#latency ${name}`);
+    for (const [name, lat] of Object.entries(ruby.latency))
+      between(lat, before.latency[name]!, after.latency[name]!, `Queue#latency ${name}`);
     for (const q of ruby.summaries ?? []) {
       const b = before.summaries.find((x) => x.name === q.name)!;
       const n = after.summaries.find((x) => x.name === q.name)!;
@@ -225,7 +250,15 @@ describeEachSidekiq("api: Sidekiq::API for Node", (sk) => {
     expect(r.retried_equal).toBe(true);
     expect(r.retried_classes).toEqual(v8 ? ["Integer", "Integer"] : ["Float", "Float"]);
     expect(r.node_retried.retry_count).toBe(1);
-    expect(r.node_retried.args).toEqual({ Array: [{ Integer: "1" }, { Integer: "18446744073709551616" }, { Float: "1.0" }, { String: '"é"' }, { Hash: [[{ String: '"k"' }, { Array: [{ NilClass: "nil" }, { TrueClass: "true" }] }]] }] });
+    expect(r.node_retried.args).toEqual({
+      Array: [
+        { Integer: "1" },
+        { Integer: "18446744073709551616" },
+        { Float: "1.0" },
+        { String: '"é"' },
+        { Hash: [[{ String: '"k"' }, { Array: [{ NilClass: "nil" }, { TrueClass: "true" }] }]] },
+      ],
+    });
     // Node's entry is the original string with exactly two members changed.
     const nodeRaw = (await sk.redis.lrange("queue:parity", 0, -1)).find((x) => x.includes(jidOf("b")))!;
     const expected = JobRecord.parse(originals.get(jidOf("b"))!)
@@ -288,10 +321,26 @@ describeEachSidekiq("api: Sidekiq::API for Node", (sk) => {
 
   it("remote signals as Process#quiet!/#stop! write them; embedded processes refused; the process_cleanup lock as the release has it", async () => {
     const info = (id: string, embedded: boolean) =>
-      JSON.stringify({ hostname: "fake", started_at: 1795303460.5, pid: 1, tag: "", concurrency: 2, queues: ["default"], labels: [], identity: id, version: sk.target.version, embedded });
+      JSON.stringify({
+        hostname: "fake",
+        started_at: 1795303460.5,
+        pid: 1,
+        tag: "",
+        concurrency: 2,
+        queues: ["default"],
+        labels: [],
+        identity: id,
+        version: sk.target.version,
+        embedded,
+      });
     const [f1, f2, emb] = ["fake:1:aaaaaaaaaaaa", "fake:2:bbbbbbbbbbbb", "emb:3:cccccccccccc"] as const;
     const tx = sk.redis.multi().sadd("processes", f1, f2, emb);
-    for (const [id, e] of [[f1, false], [f2, false], [emb, true]] as const) tx.hset(id, "info", info(id, e), "busy", "0", "beat", "1795303600.0", "quiet", "false").expire(id, 60);
+    for (const [id, e] of [
+      [f1, false],
+      [f2, false],
+      [emb, true],
+    ] as const)
+      tx.hset(id, "info", info(id, e), "busy", "0", "beat", "1795303600.0", "quiet", "false").expire(id, 60);
     await tx.exec();
 
     const a = api();
@@ -347,7 +396,15 @@ describeEachSidekiq("api: Sidekiq::API for Node", (sk) => {
 
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
-    const worker = new Worker({ redis: sk.url, dialect: sk.target.version, queues: ["nodeq"], concurrency: 2, scheduler: false, timeout: 3, tag: "nodeapi" });
+    const worker = new Worker({
+      redis: sk.url,
+      dialect: sk.target.version,
+      queues: ["nodeq"],
+      concurrency: 2,
+      scheduler: false,
+      timeout: 3,
+      tag: "nodeapi",
+    });
     worker.register("NodeSlowJob", async (_args, ctx) => {
       await Promise.race([released, new Promise((r) => ctx.signal.addEventListener("abort", r))]);
     });
@@ -358,7 +415,11 @@ describeEachSidekiq("api: Sidekiq::API for Node", (sk) => {
       // Quiet goes to the Ruby server as soon as it is registered (its first beat):
       // the next beat pops it, the one after shows quiet. Meanwhile (from the
       // next beat) both running jobs are visible: a quiet process still runs them.
-      const rubyId = await waitFor("the Ruby server's first heartbeat", async () => (await a.processes.list()).find((p) => p.runtime === "ruby")?.identity, 60_000);
+      const rubyId = await waitFor(
+        "the Ruby server's first heartbeat",
+        async () => (await a.processes.list()).find((p) => p.runtime === "ruby")?.identity,
+        60_000,
+      );
       await a.processes.quiet(rubyId);
       const work = await waitFor(
         "both processes and their work",
@@ -374,7 +435,10 @@ describeEachSidekiq("api: Sidekiq::API for Node", (sk) => {
       expect(rubyProc.tag).toBe("rubyapi");
       expect(nodeProc.identity).toBe(worker.identity);
 
-      const ruby = await sk.ruby<{ procs: Array<Record<string, unknown>>; work: Array<[string, string, string, string, number]> }>(`
+      const ruby = await sk.ruby<{
+        procs: Array<Record<string, unknown>>;
+        work: Array<[string, string, string, string, number]>;
+      }>(`
         {procs: Sidekiq::ProcessSet.new.map { |p| {"identity" => p.identity, "hostname" => p["hostname"], "pid" => p["pid"], "tag" => p.tag,
             "labels" => p.labels, "queues" => p.queues, "concurrency" => p["concurrency"], "version" => p["version"],
             "embedded" => p["embedded"] || false, "started_at" => p["started_at"]} },
@@ -396,7 +460,9 @@ describeEachSidekiq("api: Sidekiq::API for Node", (sk) => {
       // Sorted by run_at on both sides; equal run_ats (same second) in any order.
       const key = (w: readonly unknown[]) => `${String(w[0])} ${String(w[1])}`;
       const byKey = (x: unknown[], y: unknown[]) => (key(x) < key(y) ? -1 : 1);
-      expect(work.map((w) => [w.process, w.tid, w.queue, w.jid, w.runAt]).sort(byKey)).toEqual([...ruby.work].sort(byKey));
+      expect(work.map((w) => [w.process, w.tid, w.queue, w.jid, w.runAt]).sort(byKey)).toEqual(
+        [...ruby.work].sort(byKey),
+      );
       release();
 
       // The Node worker beats as soon as it goes quiet.
@@ -408,7 +474,11 @@ describeEachSidekiq("api: Sidekiq::API for Node", (sk) => {
       // Stop: TERM; both shut down and leave the registry.
       await a.processes.stop(rubyProc.identity);
       await a.processes.stop(nodeProc.identity);
-      await waitFor("both stopped", async () => (await sk.redis.smembers("processes")).length === 0, (beat + 15) * 1000);
+      await waitFor(
+        "both stopped",
+        async () => (await sk.redis.smembers("processes")).length === 0,
+        (beat + 15) * 1000,
+      );
       expect(await sk.ruby<number>(`Sidekiq::ProcessSet.new.to_a.size`)).toBe(0);
     } finally {
       release();

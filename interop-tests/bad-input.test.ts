@@ -8,7 +8,8 @@ import { startRedis, type RedisServer } from "../harness/redis-server.js";
 
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 const JID = (n: number) => n.toString(16).padStart(24, "0");
-const good = (n: number, extra = "") => `{"retry":true,"queue":"bad","class":"GoodJob","args":[${n}],"jid":"${JID(n)}","created_at":1795000000.5${extra}}`;
+const good = (n: number, extra = "") =>
+  `{"retry":true,"queue":"bad","class":"GoodJob","args":[${n}],"jid":"${JID(n)}","created_at":1795000000.5${extra}}`;
 
 describe("bad input: every case has a defined outcome and the worker survives", () => {
   let server: RedisServer;
@@ -19,7 +20,15 @@ describe("bad input: every case has a defined outcome and the worker survives", 
   beforeAll(async () => {
     server = await startRedis();
     redis = new Redis(`${server.url}/0`);
-    worker = new Worker({ redis: `${server.url}/0`, dialect: "7.3.2", queues: ["bad"], concurrency: 4, scheduler: false, timeout: 3, logger: quiet });
+    worker = new Worker({
+      redis: `${server.url}/0`,
+      dialect: "7.3.2",
+      queues: ["bad"],
+      concurrency: 4,
+      scheduler: false,
+      timeout: 3,
+      logger: quiet,
+    });
     worker.register("GoodJob", (args) => {
       ran.push(args);
     });
@@ -43,7 +52,8 @@ describe("bad input: every case has a defined outcome and the worker survives", 
     const deadline = Date.now() + 20_000;
     for (;;) {
       const left = (await redis.llen("queue:bad")) + worker.dump().length;
-      const happened = ran.length > before || (await redis.zcard("dead")) > deadBefore || (await redis.zcard("retry")) > retryBefore;
+      const happened =
+        ran.length > before || (await redis.zcard("dead")) > deadBefore || (await redis.zcard("retry")) > retryBefore;
       if (left === 0 && happened) return;
       if (Date.now() > deadline) throw new Error("no outcome within 20 s");
       await new Promise((r) => setTimeout(r, 20));
@@ -69,19 +79,27 @@ describe("bad input: every case has a defined outcome and the worker survives", 
   });
 
   it("bytes that are not UTF-8: the dead set holds the very same bytes", async () => {
-    const raw = Buffer.concat([Buffer.from('{"class":"GoodJob","args":["'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"]}')]);
+    const raw = Buffer.concat([
+      Buffer.from('{"class":"GoodJob","args":["'),
+      Buffer.from([0xff, 0xfe, 0xc3]),
+      Buffer.from('"]}'),
+    ]);
     await deliver(raw);
     expect(await deadHas(raw)).toBe(true);
   });
 
   it("a 10 MB payload runs", async () => {
     const big = "x".repeat(10 * 1024 * 1024);
-    await deliver(`{"retry":true,"queue":"bad","class":"GoodJob","args":["${big}"],"jid":"${JID(10)}","created_at":1795000000.5}`);
+    await deliver(
+      `{"retry":true,"queue":"bad","class":"GoodJob","args":["${big}"],"jid":"${JID(10)}","created_at":1795000000.5}`,
+    );
     expect((ran.at(-1)![0] as string).length).toBe(big.length);
   });
 
   it("10,000-deep nesting runs (the scanner is iterative)", async () => {
-    await deliver(`{"retry":true,"queue":"bad","class":"GoodJob","args":[${"[".repeat(10_000)}1${"]".repeat(10_000)}],"jid":"${JID(11)}","created_at":1795000000.5}`);
+    await deliver(
+      `{"retry":true,"queue":"bad","class":"GoodJob","args":[${"[".repeat(10_000)}1${"]".repeat(10_000)}],"jid":"${JID(11)}","created_at":1795000000.5}`,
+    );
     let v: unknown = ran.at(-1)![0];
     let depth = 0;
     while (Array.isArray(v)) {

@@ -6,10 +6,21 @@ import { JobRecord, validateRaw, validateRecord, type RecordKind } from "../src/
 import { capture, type CaptureDocument } from "../harness/capture.js";
 import { backend, describeEachSidekiq } from "./support/harness.js";
 
-const KINDS = new Set<RecordKind>(["job", "scheduled", "retry", "dead", "activejob", "process", "process-info", "work"]);
+const KINDS = new Set<RecordKind>([
+  "job",
+  "scheduled",
+  "retry",
+  "dead",
+  "activejob",
+  "process",
+  "process-info",
+  "work",
+]);
 
 function committed(version: string): CaptureDocument {
-  return JSON.parse(readFileSync(new URL(`../ruby-fixtures/captures/${version}.json`, import.meta.url), "utf8")) as CaptureDocument;
+  return JSON.parse(
+    readFileSync(new URL(`../ruby-fixtures/captures/${version}.json`, import.meta.url), "utf8"),
+  ) as CaptureDocument;
 }
 
 describeEachSidekiq("golden captures from real Sidekiq", (sk) => {
@@ -24,7 +35,10 @@ describeEachSidekiq("golden captures from real Sidekiq", (sk) => {
         continue;
       }
       expect(KINDS.has(kind)).toBe(true);
-      const result = kind === "process" ? validateRecord(sk.target.dialect, kind, rec.hash) : validateRaw(sk.target.dialect, kind, rec.raw!);
+      const result =
+        kind === "process"
+          ? validateRecord(sk.target.dialect, kind, rec.hash)
+          : validateRaw(sk.target.dialect, kind, rec.raw!);
       expect(result, `${rec.kind} "${rec.name}"`).toEqual({ ok: true });
       // Same keys in the same order as when the fixtures were captured.
       const g = golden.records[i]!;

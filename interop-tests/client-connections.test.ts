@@ -20,10 +20,16 @@ describeEachSidekiq("client connections", (sk) => {
     const c = new Client({ redis: url, dialect: sk.target.version });
     const jid = await c.job("RecordJob", { queue: "acl" }).performAsync(1);
     await c.close();
-    const r = await backend().runRuby(sk.target, "eval.rb", [`Sidekiq::Queue.new("acl").first&.jid`], { env: { REDIS_URL: url } });
+    const r = await backend().runRuby(sk.target, "eval.rb", [`Sidekiq::Queue.new("acl").first&.jid`], {
+      env: { REDIS_URL: url },
+    });
     expect(r.stdout).toContain(`__BRIDGE_RESULT__ "${jid}"`);
     // And without the password Redis refuses us: the login really was used.
-    const anon = new Redis(`redis://127.0.0.1:${redis.port}/0`, { enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const anon = new Redis(`redis://127.0.0.1:${redis.port}/0`, {
+      enableReadyCheck: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     anon.on("error", () => {}); // the refusal is what we assert below
     await expect(anon.llen("queue:acl")).rejects.toThrow(/NOAUTH/);
     anon.disconnect();
@@ -32,12 +38,18 @@ describeEachSidekiq("client connections", (sk) => {
   it("several shards: each queue's jobs land in the Redis its route names, readable by Ruby there", async () => {
     const other = await startRedis();
     servers.push(other);
-    const c = new Client({ redis: sk.url, dialect: sk.target.version, route: (q) => (q === "critical" ? `${other.url}/0` : sk.url) });
+    const c = new Client({
+      redis: sk.url,
+      dialect: sk.target.version,
+      route: (q) => (q === "critical" ? `${other.url}/0` : sk.url),
+    });
     const a = await c.job("RecordJob", { queue: "routine" }).performAsync(1);
     const b = await c.job("RecordJob", { queue: "critical" }).performAsync(2);
     await c.close();
     expect(await sk.ruby(`Sidekiq::Queue.new("routine").map(&:jid)`)).toEqual([a]);
-    const r = await backend().runRuby(sk.target, "eval.rb", [`Sidekiq::Queue.new("critical").map(&:jid)`], { env: { REDIS_URL: `${other.url}/0` } });
+    const r = await backend().runRuby(sk.target, "eval.rb", [`Sidekiq::Queue.new("critical").map(&:jid)`], {
+      env: { REDIS_URL: `${other.url}/0` },
+    });
     expect(r.stdout).toContain(`__BRIDGE_RESULT__ ["${b}"]`);
     expect(await sk.redis.exists("queue:critical")).toBe(0);
   });
@@ -60,7 +72,13 @@ describe("client: TLS and READONLY (Redis only, no Ruby needed)", () => {
       const plain = new Redis(`${redis.url}/0`);
       expect(await plain.lindex("queue:tls", 0)).toContain(jid);
       plain.disconnect();
-      const untrusted = new Client({ redis: { url: `rediss://127.0.0.1:${tlsPort}/0`, ioredis: { maxRetriesPerRequest: 0, retryStrategy: () => null } }, dialect: 8 });
+      const untrusted = new Client({
+        redis: {
+          url: `rediss://127.0.0.1:${tlsPort}/0`,
+          ioredis: { maxRetriesPerRequest: 0, retryStrategy: () => null },
+        },
+        dialect: 8,
+      });
       await expect(untrusted.job("RecordJob", { queue: "tls" }).performAsync(2)).rejects.toThrow();
       await untrusted.close();
     } finally {
@@ -72,7 +90,10 @@ describe("client: TLS and READONLY (Redis only, no Ruby needed)", () => {
     const master = await startRedis();
     const replica = await startRedis({ config: [`replicaof 127.0.0.1 ${master.port}`] });
     try {
-      const c = new Client({ redis: { url: `${replica.url}/0`, ioredis: { reconnectOnError: () => false } }, dialect: 8 });
+      const c = new Client({
+        redis: { url: `${replica.url}/0`, ioredis: { reconnectOnError: () => false } },
+        dialect: 8,
+      });
       await expect(c.job("RecordJob").performAsync(1)).rejects.toThrow(/READONLY/);
       await c.close();
       const stats = await new Redis(replica.url).info("commandstats");

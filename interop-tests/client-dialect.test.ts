@@ -49,7 +49,9 @@ describe(`client: dialect auto · mixed fleet Sidekiq ${v7?.version ?? "7 (not s
     const url = `${inject("harness").redisUrl}/${db}`;
     const redis = new Redis(url);
     const env = { REDIS_URL: backend().rubyRedisUrl(db) };
-    const servers = await Promise.all([v7, v8].map((t) => backend().startSidekiq(t, { queues: ["unused"], concurrency: 1, env })));
+    const servers = await Promise.all(
+      [v7, v8].map((t) => backend().startSidekiq(t, { queues: ["unused"], concurrency: 1, env })),
+    );
     try {
       await waitFor("both heartbeats", async () => (await redis.scard("processes")) >= 2 || undefined);
       const c = new Client({ redis: url });

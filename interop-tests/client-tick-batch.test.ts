@@ -17,7 +17,8 @@ describeEachSidekiq("client: single pushes of one tick", (sk) => {
       f = ->(q) { Sidekiq::Queue.new(q).map { |j| [j.jid, j.args[0]] }.reverse }
       {"a" => f.(${JSON.stringify(qa)}), "b" => f.(${JSON.stringify(qb)}), "queues" => Sidekiq::Queue.all.map(&:name)}
     `);
-    const expected = (pred: (i: number) => boolean) => jids.map((j, i) => [j, i] as [string, number]).filter(([, i]) => pred(i));
+    const expected = (pred: (i: number) => boolean) =>
+      jids.map((j, i) => [j, i] as [string, number]).filter(([, i]) => pred(i));
     expect(seen.a).toEqual(expected((i) => i % 3 !== 0));
     expect(seen.b).toEqual(expected((i) => i % 3 === 0));
     expect(seen.queues).toEqual(expect.arrayContaining([qa, qb]));

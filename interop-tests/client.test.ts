@@ -27,11 +27,28 @@ describeEachSidekiq("client: Node enqueues for Ruby workers", (sk) => {
   it("every JSON-native argument shape arrives equal in value and Ruby class", async () => {
     await sk.startSidekiq({ queues: ["default", "critical"], concurrency: 5 });
     const c = client();
-    const jid = await c.job("RecordJob").performAsync(
-      1, -2, 1.5, new RubyFloat(2), "str", "é😀\u2028/", true, false, null, [], {}, { a: [1, { b: null }], "k y": "v" },
-      18446744073709551617n, 9007199254740991, -0.25, 1e-7,
-    );
-    const want = await sk.ruby(`Bridge.typed([1, -2, 1.5, 2.0, "str", "é😀\\u2028/", true, false, nil, [], {}, {"a" => [1, {"b" => nil}], "k y" => "v"},
+    const jid = await c
+      .job("RecordJob")
+      .performAsync(
+        1,
+        -2,
+        1.5,
+        new RubyFloat(2),
+        "str",
+        "é😀\u2028/",
+        true,
+        false,
+        null,
+        [],
+        {},
+        { a: [1, { b: null }], "k y": "v" },
+        18446744073709551617n,
+        9007199254740991,
+        -0.25,
+        1e-7,
+      );
+    const want =
+      await sk.ruby(`Bridge.typed([1, -2, 1.5, 2.0, "str", "é😀\\u2028/", true, false, nil, [], {}, {"a" => [1, {"b" => nil}], "k y" => "v"},
       18446744073709551617, 9007199254740991, -0.25, 1.0e-7])`);
     const got = await receivedJid(sk, jid!);
     expect(got.args_typed).toEqual(want);
@@ -98,12 +115,23 @@ describeEachSidekiq("client: Node enqueues for Ruby workers", (sk) => {
     const shape = (raw: string) => {
       const r = JobRecord.parse(raw);
       // Times compare by lexeme form (integer ms, or float s with a point), not by digits.
-      return r.keys().map((k) => `${k}=${/_at$/.test(k) ? r.raw(k)!.replace(/\d+/g, "9") : k === "jid" ? "" : r.raw(k)}`);
+      return r
+        .keys()
+        .map((k) => `${k}=${/_at$/.test(k) ? r.raw(k)!.replace(/\d+/g, "9") : k === "jid" ? "" : r.raw(k)}`);
     };
     const pairs: Array<[string, () => Promise<unknown>]> = [
-      [`Sidekiq::Client.push("class" => "RecordJob", "args" => [1], "queue" => "shape-a")`, () => c.push({ class: "RecordJob", args: [1], queue: "shape-b" })],
-      [`RecordJob.set(queue: "shape-a").perform_async(1)`, () => c.job("RecordJob").set({ queue: "shape-b" }).performAsync(1)],
-      [`Sidekiq::Client.push_bulk("class" => "RecordJob", "args" => [[1], [2]], "queue" => "shape-a")`, () => c.pushBulk({ class: "RecordJob", args: [[1], [2]], queue: "shape-b" })],
+      [
+        `Sidekiq::Client.push("class" => "RecordJob", "args" => [1], "queue" => "shape-a")`,
+        () => c.push({ class: "RecordJob", args: [1], queue: "shape-b" }),
+      ],
+      [
+        `RecordJob.set(queue: "shape-a").perform_async(1)`,
+        () => c.job("RecordJob").set({ queue: "shape-b" }).performAsync(1),
+      ],
+      [
+        `Sidekiq::Client.push_bulk("class" => "RecordJob", "args" => [[1], [2]], "queue" => "shape-a")`,
+        () => c.pushBulk({ class: "RecordJob", args: [[1], [2]], queue: "shape-b" }),
+      ],
     ];
     for (const [ruby, node] of pairs) {
       await sk.redis.del("queue:shape-a", "queue:shape-b");
@@ -112,7 +140,9 @@ describeEachSidekiq("client: Node enqueues for Ruby workers", (sk) => {
       const a = await sk.redis.lrange("queue:shape-a", 0, -1);
       const b = await sk.redis.lrange("queue:shape-b", 0, -1);
       expect(b.length).toBe(a.length);
-      expect(b.map(shape).map((x) => x.join(",").replace(/shape-b/g, "shape-a"))).toEqual(a.map(shape).map((x) => x.join(",")));
+      expect(b.map(shape).map((x) => x.join(",").replace(/shape-b/g, "shape-a"))).toEqual(
+        a.map(shape).map((x) => x.join(",")),
+      );
     }
     // Scheduled: same members shape, score in float seconds.
     await sk.redis.del("schedule");
@@ -132,7 +162,11 @@ describeEachSidekiq("client: Node enqueues for Ruby workers", (sk) => {
     expect(jids).toHaveLength(20_000);
     expect(new Set(jids).size).toBe(20_000);
     await sk.startSidekiq({ queues: ["bulk"], concurrency: 10 });
-    await waitFor("20,000 bulk jobs to run", async () => (await sk.redis.llen("bridge:received")) >= 20_000 || undefined, 240_000);
+    await waitFor(
+      "20,000 bulk jobs to run",
+      async () => (await sk.redis.llen("bridge:received")) >= 20_000 || undefined,
+      240_000,
+    );
     await new Promise((r) => setTimeout(r, 1000)); // would a duplicate still arrive?
     const runs = await received(sk);
     expect(runs).toHaveLength(20_000);

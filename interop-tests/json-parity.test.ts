@@ -27,7 +27,17 @@ function randomFloats(): number[] {
 
 const rest: RubyJsonValue = {
   ints: [0, -1, 9007199254740991, -9007199254740991, 18446744073709551617n, -(2n ** 70n)],
-  strings: ["", "plain", "é\u2028\u2029", "😀 emoji", "/slash", "tab\tnl\ncr\r", "\u0000\u0001\u001f\u007f", '"quoted" \\back', "日本語"],
+  strings: [
+    "",
+    "plain",
+    "é\u2028\u2029",
+    "😀 emoji",
+    "/slash",
+    "tab\tnl\ncr\r",
+    "\u0000\u0001\u001f\u007f",
+    '"quoted" \\back',
+    "日本語",
+  ],
   nested: { a: [], b: {}, c: [null, true, false, { "k y": [1, [2, [3]]] }] },
 };
 

@@ -28,7 +28,8 @@ import { startServer } from "../harness/servers.js";
 // before any suite spawns it; building here again would rewrite dist/ under other suites.
 beforeAll(() => {
   for (const f of ["main", "migrate-command", "export-command", "import-command"]) {
-    if (!existsSync(join(REPO_ROOT, "dist/cli", `${f}.js`))) throw new Error(`dist/cli/${f}.js is missing: the global setup should have built it (npm run build)`);
+    if (!existsSync(join(REPO_ROOT, "dist/cli", `${f}.js`)))
+      throw new Error(`dist/cli/${f}.js is missing: the global setup should have built it (npm run build)`);
   }
 });
 
@@ -44,7 +45,11 @@ interface CliResult<T> {
 function cli<T = unknown>(url: string, args: string[]): Promise<CliResult<T>> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["dist/cli/main.js", ...args], { cwd: REPO_ROOT, env: { ...process.env, REDIS_URL: url }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["dist/cli/main.js", ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, REDIS_URL: url },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
@@ -77,7 +82,9 @@ function unitOf(raw: string, field = "created_at"): "ms" | "s" | "none" {
 }
 
 function templates(version: string): Record<string, string[]> {
-  const doc = JSON.parse(readFileSync(new URL(`../ruby-fixtures/captures/${version}.json`, import.meta.url), "utf8")) as {
+  const doc = JSON.parse(
+    readFileSync(new URL(`../ruby-fixtures/captures/${version}.json`, import.meta.url), "utf8"),
+  ) as {
     records: Array<{ kind: string; name: string; raw?: string; score?: string }>;
   };
   const by: Record<string, string[]> = {};
@@ -139,10 +146,17 @@ describeEachSidekiq(
       const now = Date.now();
       const mk = (raw: string, queue: string, i: number, ageMs: number): string => {
         const r = JobRecord.parse(raw).set("jid", newJid()).set("queue", queue);
-        for (const f of ["created_at", "enqueued_at", "failed_at", "retried_at"]) if (r.has(f)) r.set(f, now - ageMs - (i % 997));
+        for (const f of ["created_at", "enqueued_at", "failed_at", "retried_at"])
+          if (r.has(f)) r.set(f, now - ageMs - (i % 997));
         return r.toString();
       };
-      const fill = async (kind: string, key: string, queue: (i: number) => string, score: ((i: number) => number) | undefined, age: number) => {
+      const fill = async (
+        kind: string,
+        key: string,
+        queue: (i: number) => string,
+        score: ((i: number) => number) | undefined,
+        age: number,
+      ) => {
         const t = tpl[kind]!;
         for (let s = 0; s < N; s += 5000) {
           const batch: string[] = [];
@@ -163,28 +177,69 @@ describeEachSidekiq(
           await sk.redis.lpush(`queue:${q}`, ...batch);
         }
       }
-      await fill("scheduled", "schedule", (i) => (i % 2 ? "mig-a" : "mig-b"), (i) => nowS + 3600 + i / 1000, 5_000);
-      await fill("retry", "retry", () => "mig-a", (i) => nowS + 7200 + i / 1000, 60_000);
-      await fill("dead", "dead", () => "mig-b", (i) => nowS - 86_400 + i / 1000, 120_000);
+      await fill(
+        "scheduled",
+        "schedule",
+        (i) => (i % 2 ? "mig-a" : "mig-b"),
+        (i) => nowS + 3600 + i / 1000,
+        5_000,
+      );
+      await fill(
+        "retry",
+        "retry",
+        () => "mig-a",
+        (i) => nowS + 7200 + i / 1000,
+        60_000,
+      );
+      await fill(
+        "dead",
+        "dead",
+        () => "mig-b",
+        (i) => nowS - 86_400 + i / 1000,
+        120_000,
+      );
       // A queue a real 7.3.2 server will run after the migration.
-      const run = Array.from({ length: 20 }, (_, i) => JobRecord.parse(tpl.job![2]!).set("jid", newJid()).set("queue", "mig-run").set("args", [i]).set("created_at", now).set("enqueued_at", now).toString());
+      const run = Array.from({ length: 20 }, (_, i) =>
+        JobRecord.parse(tpl.job![2]!)
+          .set("jid", newJid())
+          .set("queue", "mig-run")
+          .set("args", [i])
+          .set("created_at", now)
+          .set("enqueued_at", now)
+          .toString(),
+      );
       await sk.redis.lpush("queue:mig-run", ...run);
       await sk.redis.sadd("queues", "mig-a", "mig-b", "mig-run");
-      for (const k of KEYS) before.set(k, k.startsWith("queue:") ? await sk.redis.lrange(k, 0, -1) : await sk.redis.zrange(k, 0, -1, "WITHSCORES"));
-      expect(before.get("schedule")!.length / 2 + before.get("retry")!.length / 2 + before.get("dead")!.length / 2).toBe(3 * N);
+      for (const k of KEYS)
+        before.set(
+          k,
+          k.startsWith("queue:") ? await sk.redis.lrange(k, 0, -1) : await sk.redis.zrange(k, 0, -1, "WITHSCORES"),
+        );
+      expect(
+        before.get("schedule")!.length / 2 + before.get("retry")!.length / 2 + before.get("dead")!.length / 2,
+      ).toBe(3 * N);
       expect(before.get("queue:mig-a")!.length + before.get("queue:mig-b")!.length).toBe(N);
       // Sidekiq 7.3.2 misreads the 8 form: integer ms taken as seconds (year ~58,000).
       const view = await sk.ruby<RubyView>(RUBY_VIEW);
       expect(view.latency).toBeLessThan(-1e9);
       expect(view.created).toBeGreaterThan(1e12);
-      console.log(`[timestamps] filled ${4 * N} entries + 20 in ${Date.now() - t0} ms; 7.3.2 on the 8 form: latency ${view.latency.toExponential(2)} s, created_at year ~${Math.round(view.created / 31_557_600 + 1970)}`);
+      console.log(
+        `[timestamps] filled ${4 * N} entries + 20 in ${Date.now() - t0} ms; 7.3.2 on the 8 form: latency ${view.latency.toExponential(2)} s, created_at year ~${Math.round(view.created / 31_557_600 + 1970)}`,
+      );
     }, 60_000);
 
     it("--dry-run counts per key; then 8 -> 7 while Node clients keep pushing: nothing lost, what was written meanwhile in ms is reported, a second pass fixes it", async () => {
       const dry = await cli<TimestampReport>(sk.url, ["migrate", "timestamps", "--to", "7", "--dry-run", "--json"]);
       expect(dry.code, dry.stderr).toBe(0);
       const dryBy = Object.fromEntries(dry.json.keys.map((k) => [k.key, k.converted]));
-      expect(dryBy).toMatchObject({ schedule: N, retry: N, dead: N, "queue:mig-a": N / 2, "queue:mig-b": N / 2, "queue:mig-run": 20 });
+      expect(dryBy).toMatchObject({
+        schedule: N,
+        retry: N,
+        dead: N,
+        "queue:mig-a": N / 2,
+        "queue:mig-b": N / 2,
+        "queue:mig-run": 20,
+      });
       expect(await sk.redis.lrange("queue:mig-a", 0, -1)).toEqual(before.get("queue:mig-a")); // dry: untouched
 
       const c8 = new Client({ redis: sk.url, dialect: 8 });
@@ -215,7 +270,8 @@ describeEachSidekiq(
 
       // No concurrent push lost; each dialect-8 one is now 7 (converted in the pass) or counted as remaining.
       const all = new Map<string, string>();
-      for (const k of ["queue:mig-a", "queue:mig-b"]) for (const raw of await sk.redis.lrange(k, 0, -1)) all.set(jidOf(raw), raw);
+      for (const k of ["queue:mig-a", "queue:mig-b"])
+        for (const raw of await sk.redis.lrange(k, 0, -1)) all.set(jidOf(raw), raw);
       for (const raw of await sk.redis.zrange("schedule", 0, -1)) all.set(jidOf(raw), raw);
       for (const j of [...pushed8, ...pushed7]) expect(all.has(j), `pushed job ${j} is missing`).toBe(true);
       const left8 = pushed8.filter((j) => unitOf(all.get(j)!) === "ms").length;
@@ -239,7 +295,9 @@ describeEachSidekiq(
       expect(second.code, second.stderr).toBe(0);
       expect(second.json.totals.converted).toBe(left8);
       expect(second.json.totals.remaining).toBe(0);
-      console.log(`[timestamps] second pass: ${second.json.totals.converted} converted, 0 remaining, ${second.json.durationMs} ms`);
+      console.log(
+        `[timestamps] second pass: ${second.json.totals.converted} converted, 0 remaining, ${second.json.durationMs} ms`,
+      );
     }, 90_000);
 
     it("real Sidekiq 7.3.2 reads the 7 form: latency, created_at/enqueued_at/failed_at are sane Times, and a 7.3.2 server runs a migrated job", async () => {
@@ -248,22 +306,36 @@ describeEachSidekiq(
       expect(v.latency).toBeGreaterThanOrEqual(0);
       expect(v.latency).toBeLessThan(600);
       expect(v.job_latency).toBeGreaterThanOrEqual(0);
-      for (const f of ["created", "enqueued", "retry_created", "retry_failed", "dead_failed", "dead_created", "scheduled_created"] as const) {
+      for (const f of [
+        "created",
+        "enqueued",
+        "retry_created",
+        "retry_failed",
+        "dead_failed",
+        "dead_created",
+        "scheduled_created",
+      ] as const) {
         expect(Math.abs(v[f] - v.now), `${f} = ${v[f]}`).toBeLessThan(2 * day);
       }
       expect(v.retry_at - v.now).toBeGreaterThan(3000); // scores untouched
       expect(v.scheduled_at - v.now).toBeGreaterThan(3000);
       const server = await sk.startSidekiq({ queues: ["mig-run"], concurrency: 2 });
-      const received = await waitFor("the 20 migrated mig-run jobs to run on 7.3.2", async () => {
-        const got = await sk.redis.lrange("bridge:received", 0, -1);
-        return got.length >= 20 ? got : undefined;
-      }, 60_000);
+      const received = await waitFor(
+        "the 20 migrated mig-run jobs to run on 7.3.2",
+        async () => {
+          const got = await sk.redis.lrange("bridge:received", 0, -1);
+          return got.length >= 20 ? got : undefined;
+        },
+        60_000,
+      );
       await server.stop();
       for (const e of received) {
         expect((JSON.parse(e) as { class: string }).class).toBe("RecordJob");
         expect(e).toMatch(/"created_at":\d{10}\.\d+[,}]/); // the job hash 7.3.2 ran: float seconds
       }
-      console.log(`[timestamps] 7.3.2: queue latency ${v.latency.toFixed(1)} s, created_at ${new Date(v.created * 1000).toISOString()}; a 7.3.2 server ran all 20 migrated jobs`);
+      console.log(
+        `[timestamps] 7.3.2: queue latency ${v.latency.toFixed(1)} s, created_at ${new Date(v.created * 1000).toISOString()}; a 7.3.2 server ran all 20 migrated jobs`,
+      );
     }, 90_000);
 
     it("--to 8 gives back every original byte, scores included", async () => {
@@ -281,14 +353,17 @@ describeEachSidekiq(
         } else {
           const flat = await sk.redis.zrange(k, 0, -1, "WITHSCORES");
           const now: string[] = [];
-          for (let i = 0; i < flat.length; i += 2) if (originalJids.has(jidOf(flat[i]!))) now.push(flat[i]!, flat[i + 1]!);
+          for (let i = 0; i < flat.length; i += 2)
+            if (originalJids.has(jidOf(flat[i]!))) now.push(flat[i]!, flat[i + 1]!);
           expect(now.length, k).toBe(orig.length);
           expect(now, k).toEqual(orig);
           compared += now.length / 2;
         }
       }
       expect(compared).toBe(4 * N);
-      console.log(`[timestamps] 7->8: ${back.json.totals.converted} converted in ${back.json.durationMs} ms; ${compared} original entries byte-identical to before`);
+      console.log(
+        `[timestamps] 7->8: ${back.json.totals.converted} converted in ${back.json.durationMs} ms; ${compared} original entries byte-identical to before`,
+      );
     }, 60_000);
   },
   (t) => t.version === "7.3.2",
@@ -315,7 +390,10 @@ describeEachSidekiq(
       const origRetry = Array.from({ length: 5_000 }, (_, i) => mk(tpl.retry![0]!, "race", i));
       for (let i = 0; i < origQueue.length; i += 5000) await R.lpush("queue:race", ...origQueue.slice(i, i + 5000));
       // Retries: half due now (the poller takes them during the run), half later.
-      await R.zadd("retry", ...origRetry.flatMap((m, i) => [rubyFloatToS(now / 1000 + (i % 2 ? 3600 : -1) + i / 1e6), m]));
+      await R.zadd(
+        "retry",
+        ...origRetry.flatMap((m, i) => [rubyFloatToS(now / 1000 + (i % 2 ? 3600 : -1) + i / 1e6), m]),
+      );
       const conv = new Map<string, string>();
       for (const o of [...origQueue, ...origRetry]) conv.set(o, convertPayloadTimes(o, 7).raw!);
       const originals = new Map([...origQueue, ...origRetry].map((o) => [jidOf(o), o]));
@@ -347,15 +425,22 @@ describeEachSidekiq(
       const deleter = (async () => {
         for (let i = 0; !stop; i++) {
           const o = origQueue[(i * 7919) % origQueue.length]!;
-          if ((await dr.lrem("queue:race", 1, o)) === 1 || (await dr.lrem("queue:race", 1, conv.get(o)!)) === 1) deleted.push(jidOf(o));
+          if ((await dr.lrem("queue:race", 1, o)) === 1 || (await dr.lrem("queue:race", 1, conv.get(o)!)) === 1)
+            deleted.push(jidOf(o));
           await sleep(20);
         }
       })();
       const pl = sk.newRedis();
-      pl.defineCommand("raceZpop", { numberOfKeys: 1, lua: `local j = redis.call("zrangebyscore", KEYS[1], "-inf", ARGV[1], "limit", 0, 1) if j[1] then redis.call("zrem", KEYS[1], j[1]) return j[1] end` });
+      pl.defineCommand("raceZpop", {
+        numberOfKeys: 1,
+        lua: `local j = redis.call("zrangebyscore", KEYS[1], "-inf", ARGV[1], "limit", 0, 1) if j[1] then redis.call("zrem", KEYS[1], j[1]) return j[1] end`,
+      });
       const poller = (async () => {
         while (!stop) {
-          const j = (await (pl as unknown as { raceZpop(k: string, n: string): Promise<string | null> }).raceZpop("retry", String(Date.now() / 1000))) as string | null;
+          const j = (await (pl as unknown as { raceZpop(k: string, n: string): Promise<string | null> }).raceZpop(
+            "retry",
+            String(Date.now() / 1000),
+          )) as string | null;
           if (j) promoted.push(j);
           else await sleep(5);
           await sleep(1);
@@ -377,7 +462,8 @@ describeEachSidekiq(
       // Exactly once: popped + promoted + deleted + left = originals + pushed.
       const left = [...(await R.lrange("queue:race", 0, -1)), ...(await R.zrange("retry", 0, -1))];
       const seen = new Map<string, number>();
-      for (const id of [...popped, ...promoted, ...left].map(jidOf).concat(deleted)) seen.set(id, (seen.get(id) ?? 0) + 1);
+      for (const id of [...popped, ...promoted, ...left].map(jidOf).concat(deleted))
+        seen.set(id, (seen.get(id) ?? 0) + 1);
       const expected = [...originals.keys(), ...pushed.map(jidOf)];
       expect(seen.size).toBe(expected.length);
       for (const id of expected) expect(seen.get(id), id).toBe(1);
@@ -386,7 +472,8 @@ describeEachSidekiq(
       expect(leftOrigInMs).toBeLessThanOrEqual(report.totals.remaining);
       const second = await migrateTimestamps(mr, { to: 7, queues: ["race"], sets: ["retry"] });
       expect(second.totals.remaining).toBe(0);
-      for (const m of [...(await R.lrange("queue:race", 0, -1)), ...(await R.zrange("retry", 0, -1))]) expect(unitOf(m)).toBe("s");
+      for (const m of [...(await R.lrange("queue:race", 0, -1)), ...(await R.zrange("retry", 0, -1))])
+        expect(unitOf(m)).toBe("s");
       const by = Object.fromEntries(report.keys.map((k) => [k.key, k]));
       console.log(
         `[race] ${report.durationMs} ms: queue converted ${by["queue:race"]!.converted}, gone ${by["queue:race"]!.gone}; retry converted ${by.retry!.converted}, gone ${by.retry!.gone}; ` +
@@ -445,13 +532,24 @@ describeEachSidekiq(
         Sidekiq.redis { |c| c.set("stat:processed", "123456"); c.set("stat:failed", "78"); c.set("stat:processed:2026-11-21", "9"); c.expire("stat:processed:2026-11-21", 86400 * 365) }
         true`);
       const c = new Client({ redis: sk.url, dialect: 8 });
-      await c.job("NodeJob", { queue: "ex-c" }).performBulk(Array.from({ length: 1000 }, (_, i) => [i, { nested: [i, null, true] }]));
+      await c
+        .job("NodeJob", { queue: "ex-c" })
+        .performBulk(Array.from({ length: 1000 }, (_, i) => [i, { nested: [i, null, true] }]));
       await c.close();
       await sk.redis.rpush("queue:ex-c", Buffer.from([0xff, 0xfe, 0x00, 0x7b]), ""); // not UTF-8, and an empty element
       await sk.redis.zadd("dead", "1795305964.1108546", Buffer.from([0xc3, 0x28, 0x0a, 0x00]));
-      await sk.redis.zadd("schedule", "1e+300", '{"class":"Far","queue":"ex-b"}', "-12.5", '{"class":"Past","queue":"ex-b"}');
+      await sk.redis.zadd(
+        "schedule",
+        "1e+300",
+        '{"class":"Far","queue":"ex-b"}',
+        "-12.5",
+        '{"class":"Past","queue":"ex-b"}',
+      );
       const source = await contents(sk.redis);
-      const entries = Object.values(source).reduce((n, k) => n + (k.type === "zset" ? k.data.length / 2 : k.data.length), 0);
+      const entries = Object.values(source).reduce(
+        (n, k) => n + (k.type === "zset" ? k.data.length / 2 : k.data.length),
+        0,
+      );
 
       dir = mkdtempSync(join(tmpdir(), "sidekiq-bridge-export-"));
       const file = join(dir, "fleet.msgpack");
@@ -503,7 +601,9 @@ describeEachSidekiq(
           expect(await d.dbsize()).toBe(0);
           d.disconnect();
         }
-        console.log(`[export] ${ex.json.keys.length} keys, ${entries} entries, ${ex.json.bytes} bytes in ${ex.json.durationMs} ms; import ${im.json.durationMs} ms; every key identical; re-import refused, --force replaced, truncated and damaged files refused`);
+        console.log(
+          `[export] ${ex.json.keys.length} keys, ${entries} entries, ${ex.json.bytes} bytes in ${ex.json.durationMs} ms; import ${im.json.durationMs} ms; every key identical; re-import refused, --force replaced, truncated and damaged files refused`,
+        );
       } finally {
         t.disconnect();
       }
@@ -525,13 +625,21 @@ describeEachSidekiq(
 
     it("READY for the queue Node's handlers cover, BLOCKED naming the missing classes otherwise; the Ruby and Node processes with their versions", async () => {
       // One Ruby thread, kept busy by a SlowJob, so the other jobs stay where they are.
-      const server = await sk.startSidekiq({ queues: ["a", "b", "c"], concurrency: 1, require: "lib/migration_jobs.rb" });
+      const server = await sk.startSidekiq({
+        queues: ["a", "b", "c"],
+        concurrency: 1,
+        require: "lib/migration_jobs.rb",
+      });
       await sk.ruby(`SlowJob.set(queue: "a").perform_async(60)`);
-      await waitFor("the Ruby process to be busy", async () => {
-        const ids = await sk.redis.smembers("processes");
-        const busy = await Promise.all(ids.map((id) => sk.redis.hget(id, "busy")));
-        return busy.includes("1") ? true : undefined;
-      }, 30_000);
+      await waitFor(
+        "the Ruby process to be busy",
+        async () => {
+          const ids = await sk.redis.smembers("processes");
+          const busy = await Promise.all(ids.map((id) => sk.redis.hget(id, "busy")));
+          return busy.includes("1") ? true : undefined;
+        },
+        30_000,
+      );
       await sk.ruby(`
         3.times { |i| RecordJob.set(queue: "a").perform_async(i) }
         2.times { |i| FailJob.set(queue: "a").perform_async(i) }
@@ -579,15 +687,36 @@ describeEachSidekiq(
         expect(q.c!.verdict).toBe("BLOCKED");
         expect(q.c!.missing).toEqual(["SlowJob", "UnknownToNode"]);
         for (const name of ["a", "b", "c"]) {
-          expect(q[name]!.servedBy).toEqual([expect.objectContaining({ runtime: "ruby", version: "8.1.7", pid: expect.any(Number) })]);
+          expect(q[name]!.servedBy).toEqual([
+            expect.objectContaining({ runtime: "ruby", version: "8.1.7", pid: expect.any(Number) }),
+          ]);
         }
         const rubyProc = r.json.processes.find((p) => p.runtime === "ruby")!;
         expect(rubyProc.queues.sort()).toEqual(["a", "b", "c"]);
-        expect(r.json.node.processes).toEqual([expect.objectContaining({ identity: node.identity, runtime: "node", version: "8.1.7-sidekiq-bridge.0.1.0", queues: ["n"] })]);
+        expect(r.json.node.processes).toEqual([
+          expect.objectContaining({
+            identity: node.identity,
+            runtime: "node",
+            version: "8.1.7-sidekiq-bridge.0.1.0",
+            queues: ["n"],
+          }),
+        ]);
         expect(q.n!.servedBy).toEqual([expect.objectContaining({ runtime: "node" })]);
 
         // --node-classes adds to the module: a becomes READY.
-        const r2 = await cli<AuditReport>(sk.url, ["migrate", "audit", "-r", handlers, "--node-classes", "FailJob,SlowJob", "-q", "a", "-q", "b", "--json"]);
+        const r2 = await cli<AuditReport>(sk.url, [
+          "migrate",
+          "audit",
+          "-r",
+          handlers,
+          "--node-classes",
+          "FailJob,SlowJob",
+          "-q",
+          "a",
+          "-q",
+          "b",
+          "--json",
+        ]);
         expect(r2.code, r2.stderr).toBe(0);
         expect(r2.json.queues.map((x) => [x.queue, x.verdict])).toEqual([
           ["a", "READY"],
@@ -640,25 +769,53 @@ describeEachSidekiq(
         %w[MigXJob MigYJob].each { |k| 50.times { |i| Sidekiq::RetrySet.new.schedule(Time.now.to_f + 3600 + i, {"class" => k, "args" => [i], "queue" => "b", "jid" => SecureRandom.hex(12), "created_at" => (Time.now.to_f * 1000).to_i, "retry_count" => 0, "failed_at" => (Time.now.to_f * 1000).to_i, "error_class" => "RuntimeError", "error_message" => "x"}) } }
         true`);
       const initialQueue = await R.lrange("queue:b", 0, -1);
-      const initialSets = { schedule: await R.zrange("schedule", 0, -1, "WITHSCORES"), retry: await R.zrange("retry", 0, -1, "WITHSCORES") };
+      const initialSets = {
+        schedule: await R.zrange("schedule", 0, -1, "WITHSCORES"),
+        retry: await R.zrange("retry", 0, -1, "WITHSCORES"),
+      };
       // A Ruby server runs b (slowly: 5 ms a job, one thread) while a Ruby producer keeps pushing to b.
       const server = await sk.startSidekiq({ queues: ["b"], concurrency: 1, require: "lib/migration_jobs.rb" });
       const producer = rubyProducer(sk, "b");
-      await waitFor("the producer and the server to get going", async () => ((await R.llen("mig:produced")) > 100 && (await R.llen("mig:runs")) > 20 ? true : undefined), 30_000);
+      await waitFor(
+        "the producer and the server to get going",
+        async () => ((await R.llen("mig:produced")) > 100 && (await R.llen("mig:runs")) > 20 ? true : undefined),
+        30_000,
+      );
 
-      const first = await cli<MoveReport>(sk.url, ["migrate", "move", "--from", "b", "--to", "b-node", "--class", "MigXJob", "--json"]);
+      const first = await cli<MoveReport>(sk.url, [
+        "migrate",
+        "move",
+        "--from",
+        "b",
+        "--to",
+        "b-node",
+        "--class",
+        "MigXJob",
+        "--json",
+      ]);
       expect([0, 3], first.stderr).toContain(first.code);
       await R.set("mig:stop", "1");
       const produced = Number(await producer);
       // What arrived after the last pass: a second run (traffic stopped) moves it.
-      const second = await cli<MoveReport>(sk.url, ["migrate", "move", "--from", "b", "--to", "b-node", "--class", "MigXJob", "--json"]);
+      const second = await cli<MoveReport>(sk.url, [
+        "migrate",
+        "move",
+        "--from",
+        "b",
+        "--to",
+        "b-node",
+        "--class",
+        "MigXJob",
+        "--json",
+      ]);
       expect(second.code, second.stderr).toBe(0);
       expect(second.json.remaining).toBe(0);
       await server.stop();
 
       const xJids = new Set<string>();
       const yJids = new Set<string>();
-      for (const raw of initialQueue) (JobRecord.parse(raw).getString("class") === "MigXJob" ? xJids : yJids).add(jidOf(raw));
+      for (const raw of initialQueue)
+        (JobRecord.parse(raw).getString("class") === "MigXJob" ? xJids : yJids).add(jidOf(raw));
       for (const line of await R.lrange("mig:produced", 0, -1)) {
         const [k, j] = line.split(" ");
         (k === "MigXJob" ? xJids : yJids).add(j!);
@@ -683,7 +840,9 @@ describeEachSidekiq(
       const inB = new Map<string, number>();
       for (const r of bLeft) inB.set(r.getString("jid")!, (inB.get(r.getString("jid")!) ?? 0) + 1);
       for (const j of yJids) expect((ran.get(j) ?? 0) + (inB.get(j) ?? 0), `Y job ${j}`).toBe(1);
-      expect(bNode.every(({ rec }) => rec.getString("class") === "MigXJob" && rec.getString("queue") === "b-node")).toBe(true);
+      expect(
+        bNode.every(({ rec }) => rec.getString("class") === "MigXJob" && rec.getString("queue") === "b-node"),
+      ).toBe(true);
       // Moved payloads: only `queue` changed, byte for byte.
       const initialByJid = new Map(initialQueue.map((raw) => [jidOf(raw), raw]));
       let checkedBytes = 0;
@@ -695,9 +854,15 @@ describeEachSidekiq(
         }
       }
       // FIFO kept: b-node runs the initial jobs in their original order.
-      const order = bNode.map(({ rec }) => rec.getString("jid")!).filter((j) => initialByJid.has(j)).reverse();
+      const order = bNode
+        .map(({ rec }) => rec.getString("jid")!)
+        .filter((j) => initialByJid.has(j))
+        .reverse();
       const inOrder = new Set(order);
-      const origOrder = [...initialQueue].reverse().map(jidOf).filter((j) => inOrder.has(j));
+      const origOrder = [...initialQueue]
+        .reverse()
+        .map(jidOf)
+        .filter((j) => inOrder.has(j));
       expect(order).toEqual(origOrder);
       // Sets: X bound for b rewritten to b-node with its score; everything else as it was.
       for (const set of ["schedule", "retry"] as const) {
@@ -709,7 +874,10 @@ describeEachSidekiq(
         for (let i = 0; i < before.length; i += 2) {
           const raw = before[i]!;
           const rec = JobRecord.parse(raw);
-          const expected = rec.getString("class") === "MigXJob" && rec.getString("queue") === "b" ? raw.replace('"queue":"b"', '"queue":"b-node"') : raw;
+          const expected =
+            rec.getString("class") === "MigXJob" && rec.getString("queue") === "b"
+              ? raw.replace('"queue":"b"', '"queue":"b-node"')
+              : raw;
           expect(nowMap.get(expected), `${set}: ${expected.slice(0, 80)}`).toBe(before[i + 1]);
         }
       }
@@ -717,7 +885,10 @@ describeEachSidekiq(
       console.log(
         `[move] the Ruby producer pushed ${produced} jobs (half X) while the server ran b and the move ran; first run: ${f.moved} moved in ${f.passes} pass(es), ${f.durationMs} ms, ` +
           `gone ${f.locations.reduce((a, l) => a + l.gone, 0)} (run by Ruby first), remaining ${f.remaining}; second run moved ${second.json.moved}. ` +
-          `X jobs: ${xJids.size} = ${movedX} in b-node + ${ranX} run by Ruby; ${checkedBytes} moved payloads byte-checked; sets: ${f.locations.filter((l) => l.key !== "queue:b").map((l) => `${l.key} ${l.moved}`).join(", ")}`,
+          `X jobs: ${xJids.size} = ${movedX} in b-node + ${ranX} run by Ruby; ${checkedBytes} moved payloads byte-checked; sets: ${f.locations
+            .filter((l) => l.key !== "queue:b")
+            .map((l) => `${l.key} ${l.moved}`)
+            .join(", ")}`,
       );
       expect(f.locations.find((l) => l.key === "schedule")!.moved).toBe(100);
       expect(f.locations.find((l) => l.key === "retry")!.moved).toBe(50);
@@ -751,10 +922,14 @@ describeEachSidekiq(
 
     /** Waits until a live process lists exactly these queues (a restarted server is up). */
     const serving = (queues: string[]) =>
-      waitFor(`a Ruby process serving ${queues.join(",")}`, async () => {
-        const procs = await sk.ruby<string[][]>(`Sidekiq::ProcessSet.new.map { |p| p["queues"].sort }`);
-        return procs.some((q) => q.join(",") === [...queues].sort().join(",")) ? true : undefined;
-      }, 40_000);
+      waitFor(
+        `a Ruby process serving ${queues.join(",")}`,
+        async () => {
+          const procs = await sk.ruby<string[][]>(`Sidekiq::ProcessSet.new.map { |p| p["queues"].sort }`);
+          return procs.some((q) => q.join(",") === [...queues].sort().join(",")) ? true : undefined;
+        },
+        40_000,
+      );
 
     it("audit READY, Node takes b, Ruby stops serving it, roll-back: every job once, none lost, b's retries run by b's owner when due", async () => {
       const R = sk.redis;
@@ -776,21 +951,36 @@ describeEachSidekiq(
         end
         i`);
       await serving(["a", "b", "c"]);
-      await waitFor("Ruby to run jobs and fail some", async () => ((await R.llen("mig:runs")) > 30 && (await R.zcard("retry")) > 0 ? true : undefined), 30_000);
+      await waitFor(
+        "Ruby to run jobs and fail some",
+        async () => ((await R.llen("mig:runs")) > 30 && (await R.zcard("retry")) > 0 ? true : undefined),
+        30_000,
+      );
 
       // A batch of flaky jobs that fail on Ruby right before the hand-over: their retries come due after it.
       const flakyBatch = async (n: number, tag: string): Promise<string[]> =>
-        sk.ruby<string[]>(`(1..${n}).map { |i| jid = Sidekiq::Client.push("class" => "MigFlakyJob", "queue" => "b", "args" => ["${tag}#{i}"]); Sidekiq.redis { |r| r.rpush("mig:produced", jid) }; jid }`);
+        sk.ruby<string[]>(
+          `(1..${n}).map { |i| jid = Sidekiq::Client.push("class" => "MigFlakyJob", "queue" => "b", "args" => ["${tag}#{i}"]); Sidekiq.redis { |r| r.rpush("mig:produced", jid) }; jid }`,
+        );
       const failedAll = (jids: string[]) =>
-        waitFor(`${jids.length} batch jobs to fail once`, async () => {
-          const f = new Set((await R.lrange("mig:failures", 0, -1)).map((e) => (JSON.parse(e) as { jid: string }).jid));
-          return jids.every((j) => f.has(j)) ? true : undefined;
-        }, 20_000);
+        waitFor(
+          `${jids.length} batch jobs to fail once`,
+          async () => {
+            const f = new Set(
+              (await R.lrange("mig:failures", 0, -1)).map((e) => (JSON.parse(e) as { jid: string }).jid),
+            );
+            return jids.every((j) => f.has(j)) ? true : undefined;
+          },
+          20_000,
+        );
 
       // Audit with the handlers the Node worker will run.
       dir = mkdtempSync(join(tmpdir(), "sidekiq-bridge-e2e-"));
       const handlersFile = join(dir, "handlers.mjs");
-      writeFileSync(handlersFile, `export default (w) => { w.register("MigXJob", () => {}); w.register("MigFlakyJob", () => {}, { retryIn: () => 1 }); };\n`);
+      writeFileSync(
+        handlersFile,
+        `export default (w) => { w.register("MigXJob", () => {}); w.register("MigFlakyJob", () => {}, { retryIn: () => 1 }); };\n`,
+      );
       const audit = await cli<AuditReport>(sk.url, ["migrate", "audit", "-r", handlersFile, "-q", "b", "--json"]);
       expect(audit.code, audit.stderr).toBe(0);
       const b = audit.json.queues[0]!;
@@ -806,7 +996,10 @@ describeEachSidekiq(
       // Hand-over: the Node worker takes b, then the Ruby process restarts without it.
       const rec = sk.newRedis();
       const record = (ctx: { jid: string; queue: string; className: string }) =>
-        rec.rpush("mig:runs", JSON.stringify({ class: ctx.className, jid: ctx.jid, queue: ctx.queue, side: "node", at: Date.now() / 1000 }));
+        rec.rpush(
+          "mig:runs",
+          JSON.stringify({ class: ctx.className, jid: ctx.jid, queue: ctx.queue, side: "node", at: Date.now() / 1000 }),
+        );
       const node = new Worker({ redis: sk.url, queues: ["b"], concurrency: 5, logger: quiet, pollIntervalAverage: 1 });
       node.register("MigXJob", async ([, ms], ctx) => {
         await sleep(Number(ms ?? 0));
@@ -816,7 +1009,10 @@ describeEachSidekiq(
         "MigFlakyJob",
         async (_args, ctx) => {
           if ((await rec.sadd("mig:failed-once", ctx.jid)) === 1) {
-            await rec.rpush("mig:failures", JSON.stringify({ jid: ctx.jid, queue: ctx.queue, side: "node", at: Date.now() / 1000 }));
+            await rec.rpush(
+              "mig:failures",
+              JSON.stringify({ jid: ctx.jid, queue: ctx.queue, side: "node", at: Date.now() / 1000 }),
+            );
             throw new Error(`first attempt of ${ctx.jid} fails on purpose`);
           }
           await record(ctx);
@@ -848,11 +1044,15 @@ describeEachSidekiq(
 
       // Drain: every job that was pushed has run.
       const all = await R.lrange("mig:produced", 0, -1);
-      const runs = await waitFor("every job to have run (retries included)", async () => {
-        const rs = (await R.lrange("mig:runs", 0, -1)).map((e) => JSON.parse(e) as Run);
-        const done = new Set(rs.map((r) => r.jid));
-        return all.every((j) => done.has(j)) ? rs : undefined;
-      }, 45_000);
+      const runs = await waitFor(
+        "every job to have run (retries included)",
+        async () => {
+          const rs = (await R.lrange("mig:runs", 0, -1)).map((e) => JSON.parse(e) as Run);
+          const done = new Set(rs.map((r) => r.jid));
+          return all.every((j) => done.has(j)) ? rs : undefined;
+        },
+        45_000,
+      );
       await sleep(1500); // anything running twice would show up now
       const final = (await R.lrange("mig:runs", 0, -1)).map((e) => JSON.parse(e) as Run);
       const failures = (await R.lrange("mig:failures", 0, -1)).map((e) => JSON.parse(e) as Run);
@@ -866,7 +1066,13 @@ describeEachSidekiq(
       const failCount = new Map<string, number>();
       for (const f of failures) failCount.set(f.jid, (failCount.get(f.jid) ?? 0) + 1);
       for (const [j, n] of failCount) expect(n, `failures of ${j}`).toBe(1);
-      expect((await R.zcard("retry")) + (await R.zcard("dead")) + (await R.llen("queue:b")) + (await R.llen("queue:a")) + (await R.llen("queue:c"))).toBe(0);
+      expect(
+        (await R.zcard("retry")) +
+          (await R.zcard("dead")) +
+          (await R.llen("queue:b")) +
+          (await R.llen("queue:a")) +
+          (await R.llen("queue:c")),
+      ).toBe(0);
 
       // Who ran what: Node only b; only Node between the hand-over and the roll-back; only Ruby after Node left.
       const nodeRuns = final.filter((r) => r.side === "node");

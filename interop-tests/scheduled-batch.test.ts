@@ -8,7 +8,13 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { Redis } from "ioredis";
 import { Client } from "../src/client/index.js";
 import { Poller, Worker, type Logger } from "../src/server/index.js";
-import { PROMOTING_REGISTRY, promotingKey, recoverOrphans, recoverPromoting, restorePromoting } from "../src/server/recovery.js";
+import {
+  PROMOTING_REGISTRY,
+  promotingKey,
+  recoverOrphans,
+  recoverPromoting,
+  restorePromoting,
+} from "../src/server/recovery.js";
 import { JobRecord, profileForVersion } from "../src/wire/index.js";
 import { allocateDb, describeEachSidekiq, waitFor } from "./support/harness.js";
 
@@ -17,7 +23,12 @@ const arg0 = (raw: string): number => (JobRecord.parse(raw).get("args") as numbe
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 const DEAD_ID = "gone-host:4242:0123456789ab";
 
-function poller(redis: Redis, client: Client, identity: string, extra: { batchSize?: number; logger?: Logger } = {}): Poller {
+function poller(
+  redis: Redis,
+  client: Client,
+  identity: string,
+  extra: { batchSize?: number; logger?: Logger } = {},
+): Poller {
   return new Poller({
     redis,
     client,
@@ -126,7 +137,13 @@ describe("scheduled poller: batched promotion against a real Redis", () => {
     const gonePid = `${hostname()}:999999:cccccccccccc`;
     pipe.hset(gonePid, "beat", String(now)).expire(gonePid, 60);
     pipe.zadd(promotingKey(gonePid, "retry"), (now - 500).toFixed(6), payload(1000, "crash", Date.now()));
-    pipe.sadd(PROMOTING_REGISTRY, promotingKey(DEAD_ID, "retry"), promotingKey(DEAD_ID, "schedule"), promotingKey(live, "schedule"), promotingKey(gonePid, "retry"));
+    pipe.sadd(
+      PROMOTING_REGISTRY,
+      promotingKey(DEAD_ID, "retry"),
+      promotingKey(DEAD_ID, "schedule"),
+      promotingKey(live, "schedule"),
+      promotingKey(gonePid, "retry"),
+    );
     await pipe.exec();
 
     const r = await recoverOrphans(redis, hostname(), quiet, true);
@@ -154,7 +171,8 @@ describe("scheduled poller: batched promotion against a real Redis", () => {
   it("a commit after recovery took the batch back pushes nothing; the jobs are promoted once, later", async () => {
     await redis.flushdb();
     const identity = `${hostname()}:${process.pid}:eeeeeeeeeeee`;
-    for (let i = 0; i < 10; i++) await redis.zadd("schedule", (Date.now() / 1000 - 10 + i).toFixed(6), payload(i, "late", Date.now()));
+    for (let i = 0; i < 10; i++)
+      await redis.zadd("schedule", (Date.now() / 1000 - 10 + i).toFixed(6), payload(i, "late", Date.now()));
     const client = new Client({ redis, dialect: "8.1.7", validate: false });
     let stolen = false;
     // While the batch is being prepared, "recovery" (as for a process whose heartbeat lapsed) takes it back.
@@ -200,11 +218,17 @@ describe("scheduled poller: batched promotion against a real Redis", () => {
   it("a real crash (kill -9) between the pop and the push: recovery returns the batch; each job is then promoted once", async () => {
     await redis.flushdb();
     const pipe = redis.pipeline();
-    for (let i = 0; i < 250; i++) pipe.zadd("schedule", (Date.now() / 1000 - 300 + i).toFixed(6), payload(i, "killed", Date.now()));
+    for (let i = 0; i < 250; i++)
+      pipe.zadd("schedule", (Date.now() / 1000 - 300 + i).toFixed(6), payload(i, "killed", Date.now()));
     await pipe.exec();
     // A child process (the built package) pops a batch of 100, then dies with SIGKILL while preparing it.
     const dist = fileURLToPath(new URL("../dist/index.js", import.meta.url));
-    const child = spawnSync(process.execPath, ["--input-type=module", "-e", `
+    const child = spawnSync(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `
       import { hostname } from "node:os";
       import { Redis } from "ioredis";
       import { Client, Poller, profileForVersion } from ${JSON.stringify(dist)};
@@ -214,7 +238,10 @@ describe("scheduled poller: batched promotion against a real Redis", () => {
       const quiet = { debug() {}, info() {}, warn() {}, error() {} };
       await new Poller({ redis, client, identity: hostname() + ":" + process.pid + ":0a0a0a0a0a0a", profile: () => profileForVersion("8.1.7"),
         retry: () => ({ profile: profileForVersion("8.1.7") }), logger: quiet }).enqueue();
-    `], { cwd: fileURLToPath(new URL("..", import.meta.url)), encoding: "utf8", timeout: 60_000 });
+    `,
+      ],
+      { cwd: fileURLToPath(new URL("..", import.meta.url)), encoding: "utf8", timeout: 60_000 },
+    );
     expect(child.signal).toBe("SIGKILL");
     const [orphan] = await redis.smembers(PROMOTING_REGISTRY);
     expect(orphan).toBe(promotingKey(`${hostname()}:${child.pid}:0a0a0a0a0a0a`, "schedule"));
@@ -235,8 +262,18 @@ describe("scheduled poller: batched promotion against a real Redis", () => {
     const farUrl = `${inject("harness").redisUrl}/${await allocateDb()}`;
     const farRedis = new Redis(farUrl);
     conns.push(farRedis);
-    for (let i = 0; i < 40; i++) await redis.zadd("retry", (Date.now() / 1000 - 100 + i).toFixed(6), payload(i, i % 4 === 0 ? "far" : "near", Date.now()));
-    const client = new Client({ redis, dialect: "8.1.7", validate: false, route: (q) => (q === "far" ? farRedis : redis) });
+    for (let i = 0; i < 40; i++)
+      await redis.zadd(
+        "retry",
+        (Date.now() / 1000 - 100 + i).toFixed(6),
+        payload(i, i % 4 === 0 ? "far" : "near", Date.now()),
+      );
+    const client = new Client({
+      redis,
+      dialect: "8.1.7",
+      validate: false,
+      route: (q) => (q === "far" ? farRedis : redis),
+    });
     expect(await poller(redis, client, `${hostname()}:${process.pid}:0c0c0c0c0c0c`).enqueue()).toBe(40);
     const argsOf = async (r: Redis, q: string) => (await r.lrange(`queue:${q}`, 0, -1)).reverse().map((s) => arg0(s));
     expect(await argsOf(farRedis, "far")).toEqual([0, 4, 8, 12, 16, 20, 24, 28, 32, 36]);
@@ -251,17 +288,25 @@ describe("scheduled poller: batched promotion against a real Redis", () => {
     await redis.flushdb();
     const now = Date.now();
     const pipe = redis.pipeline();
-    for (let i = 0; i < 5000; i++) pipe.zadd(i % 5 ? "schedule" : "retry", (now / 1000 - 50 + i / 1000).toFixed(6), payload(i, `race${i % 2}`, now));
+    for (let i = 0; i < 5000; i++)
+      pipe.zadd(i % 5 ? "schedule" : "retry", (now / 1000 - 50 + i / 1000).toFixed(6), payload(i, `race${i % 2}`, now));
     await pipe.exec();
     const mk = (id: string) => {
       const c = conn();
-      return poller(c, new Client({ redis: c, dialect: "8.1.7", validate: false }), `${hostname()}:${process.pid}:${id}`, { batchSize: 50 });
+      return poller(
+        c,
+        new Client({ redis: c, dialect: "8.1.7", validate: false }),
+        `${hostname()}:${process.pid}:${id}`,
+        { batchSize: 50 },
+      );
     };
     const [a, b] = await Promise.all([mk("111111111111").enqueue(), mk("222222222222").enqueue()]);
     expect(a + b).toBe(5000);
     expect(a).toBeGreaterThan(0);
     expect(b).toBeGreaterThan(0);
-    const jids = [...(await redis.lrange("queue:race0", 0, -1)), ...(await redis.lrange("queue:race1", 0, -1))].map((s) => JobRecord.parse(s).getString("jid"));
+    const jids = [...(await redis.lrange("queue:race0", 0, -1)), ...(await redis.lrange("queue:race1", 0, -1))].map(
+      (s) => JobRecord.parse(s).getString("jid"),
+    );
     expect(jids).toHaveLength(5000);
     expect(new Set(jids).size).toBe(5000);
     expect(await redis.zcard("schedule")).toBe(0);
@@ -271,7 +316,8 @@ describe("scheduled poller: batched promotion against a real Redis", () => {
   it("malformed JSON goes to the dead set as-is; a batch larger than Lua's unpack limit moves in one pop", async () => {
     await redis.flushdb();
     const pipe = redis.pipeline();
-    for (let i = 0; i < 12_000; i++) pipe.zadd("schedule", (Date.now() / 1000 - 100 + i / 1000).toFixed(6), payload(i, "big", Date.now()));
+    for (let i = 0; i < 12_000; i++)
+      pipe.zadd("schedule", (Date.now() / 1000 - 100 + i / 1000).toFixed(6), payload(i, "big", Date.now()));
     pipe.zadd("schedule", (Date.now() / 1000 - 200).toFixed(6), '{"class":"Broken","args":[1,');
     await pipe.exec();
     const client = new Client({ redis, dialect: "8.1.7", validate: false });
@@ -286,7 +332,13 @@ describe("scheduled poller: batched promotion against a real Redis", () => {
     await redis.flushdb();
     const identity = `${hostname()}:${process.pid}:0e0e0e0e0e0e`;
     const now = Date.now() / 1000;
-    await redis.zadd(promotingKey(identity, "retry"), (now - 50).toFixed(6), payload(1, "left", Date.now()), (now - 40).toFixed(6), payload(2, "left", Date.now()));
+    await redis.zadd(
+      promotingKey(identity, "retry"),
+      (now - 50).toFixed(6),
+      payload(1, "left", Date.now()),
+      (now - 40).toFixed(6),
+      payload(2, "left", Date.now()),
+    );
     await redis.zadd("retry", (now - 45).toFixed(6), payload(3, "left", Date.now()));
     await redis.sadd(PROMOTING_REGISTRY, promotingKey(identity, "retry"));
     const client = new Client({ redis, dialect: "8.1.7", validate: false });
@@ -299,7 +351,8 @@ describe("scheduled poller: batched promotion against a real Redis", () => {
   it("two passes of the same identity at once (a manual enqueue() beside the loop) run one after the other", async () => {
     await redis.flushdb();
     const pipe = redis.pipeline();
-    for (let i = 0; i < 2000; i++) pipe.zadd("schedule", (Date.now() / 1000 - 100 + i / 100).toFixed(6), payload(i, "same", Date.now()));
+    for (let i = 0; i < 2000; i++)
+      pipe.zadd("schedule", (Date.now() / 1000 - 100 + i / 100).toFixed(6), payload(i, "same", Date.now()));
     await pipe.exec();
     const id = `${hostname()}:${process.pid}:0f0f0f0f0f0f`;
     const a = poller(redis, new Client({ redis, dialect: "8.1.7", validate: false }), id, { batchSize: 30 });
@@ -314,7 +367,8 @@ describe("scheduled poller: batched promotion against a real Redis", () => {
   it("stops promptly: a stopped poller takes no further batch", async () => {
     await redis.flushdb();
     const pipe = redis.pipeline();
-    for (let i = 0; i < 1000; i++) pipe.zadd("schedule", (Date.now() / 1000 - 10).toFixed(6), payload(i, "stop", Date.now()));
+    for (let i = 0; i < 1000; i++)
+      pipe.zadd("schedule", (Date.now() / 1000 - 10).toFixed(6), payload(i, "stop", Date.now()));
     await pipe.exec();
     const client = new Client({ redis, dialect: "8.1.7", validate: false });
     const p = poller(redis, client, `${hostname()}:${process.pid}:999999999999`, { batchSize: 10 });
@@ -338,14 +392,33 @@ describeEachSidekiq("scheduled poller: Ruby reads and runs what Node's batched p
     `);
     expect(made.size).toBe(200);
     // A Node worker with its poller, fetching another queue: only the promotion is Node's.
-    const w = new Worker({ redis: sk.url, dialect: sk.target.version, queues: ["sched-none"], concurrency: 1, pollIntervalAverage: 1, timeout: 3, logger: quiet });
+    const w = new Worker({
+      redis: sk.url,
+      dialect: sk.target.version,
+      queues: ["sched-none"],
+      concurrency: 1,
+      pollIntervalAverage: 1,
+      timeout: 3,
+      logger: quiet,
+    });
     await w.start();
     try {
-      await waitFor("Node's poller to promote all 200", async () => ((await sk.redis.llen("queue:sched-ruby")) === 200 ? true : undefined), 30_000);
+      await waitFor(
+        "Node's poller to promote all 200",
+        async () => ((await sk.redis.llen("queue:sched-ruby")) === 200 ? true : undefined),
+        30_000,
+      );
     } finally {
       await w.stop();
     }
-    const seen = await sk.ruby<{ size: number; scheduled: number; jids: string[]; args_ok: boolean; at: boolean; enq: boolean }>(`
+    const seen = await sk.ruby<{
+      size: number;
+      scheduled: number;
+      jids: string[];
+      args_ok: boolean;
+      at: boolean;
+      enq: boolean;
+    }>(`
       q = Sidekiq::Queue.new("sched-ruby")
       jobs = q.to_a
       {"size" => q.size, "scheduled" => Sidekiq::ScheduledSet.new.size, "jids" => jobs.map(&:jid),
@@ -358,10 +431,16 @@ describeEachSidekiq("scheduled poller: Ruby reads and runs what Node's batched p
 
     const ruby = await sk.startSidekiq({ queues: ["sched-ruby"], concurrency: 5 });
     try {
-      const ran = await waitFor("Ruby to run all 200", async () => {
-        const r = (await sk.redis.lrange("bridge:received", 0, -1)).map((s) => JSON.parse(s) as { jid: string; pid: number });
-        return r.length >= 200 ? r : undefined;
-      }, 60_000);
+      const ran = await waitFor(
+        "Ruby to run all 200",
+        async () => {
+          const r = (await sk.redis.lrange("bridge:received", 0, -1)).map(
+            (s) => JSON.parse(s) as { jid: string; pid: number },
+          );
+          return r.length >= 200 ? r : undefined;
+        },
+        60_000,
+      );
       await new Promise((r) => setTimeout(r, 500));
       expect(await sk.redis.llen("bridge:received")).toBe(200);
       expect(ran.map((r) => r.jid).sort()).toEqual([...made.jids].sort());

@@ -13,7 +13,9 @@ describe("worker connections: ACL user over TLS", () => {
   beforeAll(async () => {
     certs = makeTestCerts();
     tlsPort = await freePort();
-    server = await startRedis({ config: [...certs.redisConfig(tlsPort), "user default off", "user bridge on >s3cret-pw ~* &* +@all"] });
+    server = await startRedis({
+      config: [...certs.redisConfig(tlsPort), "user default off", "user bridge on >s3cret-pw ~* &* +@all"],
+    });
   });
   afterAll(async () => {
     await server.stop();
@@ -22,10 +24,19 @@ describe("worker connections: ACL user over TLS", () => {
 
   it("runs jobs, reports failures and logs without ever showing the password", async () => {
     const lines: string[] = [];
-    const log = (l: string) => (m: string, ctx?: Record<string, unknown>) => lines.push(`${l} ${m} ${JSON.stringify(ctx ?? {})}`);
+    const log = (l: string) => (m: string, ctx?: Record<string, unknown>) =>
+      lines.push(`${l} ${m} ${JSON.stringify(ctx ?? {})}`);
     const logger: Logger = { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") };
     const redis = { url: `rediss://bridge:s3cret-pw@127.0.0.1:${tlsPort}/0`, tls: { ca: certs.ca } };
-    const w = new Worker({ redis, dialect: 8, queues: ["secure"], concurrency: 2, scheduler: false, timeout: 3, logger });
+    const w = new Worker({
+      redis,
+      dialect: 8,
+      queues: ["secure"],
+      concurrency: 2,
+      scheduler: false,
+      timeout: 3,
+      logger,
+    });
     const done: number[] = [];
     w.register<[number]>("SecureJob", ([n]) => {
       if (n < 0) throw new Error("negative");
@@ -35,9 +46,16 @@ describe("worker connections: ACL user over TLS", () => {
     const c = new Client({ redis, dialect: 8 });
     await c.job("SecureJob", { queue: "secure" }).performBulk([[1], [2], [-1]]);
     await c.close();
-    const check = new Redis({ port: tlsPort, host: "127.0.0.1", username: "bridge", password: "s3cret-pw", tls: { ca: certs.ca } });
+    const check = new Redis({
+      port: tlsPort,
+      host: "127.0.0.1",
+      username: "bridge",
+      password: "s3cret-pw",
+      tls: { ca: certs.ca },
+    });
     const deadline = Date.now() + 20_000;
-    while ((done.length < 2 || (await check.zcard("retry")) < 1) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while ((done.length < 2 || (await check.zcard("retry")) < 1) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     await w.stop();
     expect(done.sort()).toEqual([1, 2]);
     expect(await check.zcard("retry")).toBe(1);

@@ -11,9 +11,12 @@ import { detectFeatures, featuresOf } from "../src/server/server-features.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
 
 const pushBulk = (sk: SidekiqContext, klass: string, queue: string, n: number) =>
-  sk.ruby<string[]>(`Sidekiq::Client.push_bulk("class" => ${JSON.stringify(klass)}, "queue" => ${JSON.stringify(queue)}, "args" => (0...${n}).map { |i| [i] })`);
+  sk.ruby<string[]>(
+    `Sidekiq::Client.push_bulk("class" => ${JSON.stringify(klass)}, "queue" => ${JSON.stringify(queue)}, "args" => (0...${n}).map { |i| [i] })`,
+  );
 
-const rubyQueueSize = (sk: SidekiqContext, queue: string) => sk.ruby<number>(`Sidekiq::Queue.new(${JSON.stringify(queue)}).size`);
+const rubyQueueSize = (sk: SidekiqContext, queue: string) =>
+  sk.ruby<number>(`Sidekiq::Queue.new(${JSON.stringify(queue)}).size`);
 
 describeEachSidekiq(
   "server: batched fetch",
@@ -22,7 +25,15 @@ describeEachSidekiq(
       it(`${fetch} fetch takes no more jobs than free slots, and runs each of Ruby's jobs once`, async () => {
         const queue = `batch-${fetch}`;
         const jids = await pushBulk(sk, "GateJob", queue, 40);
-        const w = new Worker({ redis: sk.url, dialect: sk.target.version, queues: [queue], concurrency: 7, fetch, scheduler: false, timeout: 5 });
+        const w = new Worker({
+          redis: sk.url,
+          dialect: sk.target.version,
+          queues: [queue],
+          concurrency: 7,
+          fetch,
+          scheduler: false,
+          timeout: 5,
+        });
         let open!: () => void;
         const gate = new Promise<void>((r) => (open = r));
         const ran: string[] = [];
@@ -39,12 +50,16 @@ describeEachSidekiq(
           expect(await rubyQueueSize(sk, queue)).toBe(33);
           if (fetch === "reliable") expect(await sk.redis.llen(wipKey(w.identity, `queue:${queue}`))).toBe(7);
           open();
-          await waitFor("all 40 to run", async () => (ran.length === 40 && (await rubyQueueSize(sk, queue)) === 0 ? true : undefined));
+          await waitFor("all 40 to run", async () =>
+            ran.length === 40 && (await rubyQueueSize(sk, queue)) === 0 ? true : undefined,
+          );
           await new Promise((r) => setTimeout(r, 200));
           expect(ran).toHaveLength(40);
           expect(new Set(ran)).toEqual(new Set(jids));
           if (fetch === "reliable") {
-            await waitFor("the working list to empty", async () => ((await sk.redis.llen(wipKey(w.identity, `queue:${queue}`))) === 0 ? true : undefined));
+            await waitFor("the working list to empty", async () =>
+              (await sk.redis.llen(wipKey(w.identity, `queue:${queue}`))) === 0 ? true : undefined,
+            );
           }
         } finally {
           open();
@@ -58,7 +73,16 @@ describeEachSidekiq(
         await pushBulk(sk, "OrderJob", high, 60);
         // One fetch lane: with two, their batches start in whichever order the replies
         // come, as Sidekiq's threads do; order is then kept within each batch only.
-        const w = new Worker({ redis: sk.url, dialect: sk.target.version, queues: [high, low], concurrency: 8, fetch, fetchLanes: 1, scheduler: false, timeout: 5 });
+        const w = new Worker({
+          redis: sk.url,
+          dialect: sk.target.version,
+          queues: [high, low],
+          concurrency: 8,
+          fetch,
+          fetchLanes: 1,
+          scheduler: false,
+          timeout: 5,
+        });
         const started: Array<[string, number]> = [];
         w.register("OrderJob", ([i], ctx) => {
           started.push([ctx.queue, i as number]);
@@ -78,11 +102,20 @@ describeEachSidekiq(
     it("two fetch lanes: every slot busy with long jobs, stop() still ends within its timeout and requeues them", async () => {
       const queue = "batch-stuck";
       const jids = await pushBulk(sk, "StuckJob", queue, 6);
-      const w = new Worker({ redis: sk.url, dialect: sk.target.version, queues: [queue], concurrency: 4, scheduler: false, timeout: 1 });
+      const w = new Worker({
+        redis: sk.url,
+        dialect: sk.target.version,
+        queues: [queue],
+        concurrency: 4,
+        scheduler: false,
+        timeout: 1,
+      });
       let started = 0;
       w.register("StuckJob", (_args, ctx) => {
         started++;
-        return new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason as Error)));
+        return new Promise((_, reject) =>
+          ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason as Error)),
+        );
       });
       await w.start();
       await waitFor("4 jobs to start", async () => (started === 4 ? true : undefined));
@@ -131,7 +164,9 @@ describeEachSidekiq(
       expect(await sk.redis.llen(`queue:${queue}`)).toBe(len);
       await basicNew.requeue(a);
       const next = await basicNew.retrieveWork(10);
-      expect(next.map((u) => (JSON.parse(u.job!) as { args: number[] }).args[0])).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+      expect(next.map((u) => (JSON.parse(u.job!) as { args: number[] }).args[0])).toEqual([
+        2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+      ]);
       expect(await sk.redis.llen(wipKey(identity, `queue:${queue}`))).toBe(1);
       blocking.disconnect();
     });

@@ -4,7 +4,13 @@
 // Stats write. beat() is called directly: no waiting for timers.
 import { beforeAll, expect, it } from "vitest";
 import { BRIDGE_LABEL } from "../src/client/fleet.js";
-import { Heartbeat, bridgeVersionString, newIdentity, type RemoteSignal, type WorkEntry } from "../src/server/heartbeat.js";
+import {
+  Heartbeat,
+  bridgeVersionString,
+  newIdentity,
+  type RemoteSignal,
+  type WorkEntry,
+} from "../src/server/heartbeat.js";
 import { Stats } from "../src/server/stats.js";
 import { intSeconds, nowMs, profileForVersion } from "../src/wire/index.js";
 import { describeEachSidekiq } from "./support/harness.js";
@@ -51,7 +57,9 @@ describeEachSidekiq("server heartbeat: Ruby sees the Node process", (sk) => {
 
   beforeAll(async () => {
     // A real payload, pushed by Ruby, fetched as a worker would.
-    jid = await sk.ruby<string>(`Sidekiq::Client.push("class" => "SlowJob", "args" => [30, "node"], "queue" => "nodeq")`);
+    jid = await sk.ruby<string>(
+      `Sidekiq::Client.push("class" => "SlowJob", "args" => [30, "node"], "queue" => "nodeq")`,
+    );
     const raw = (await sk.redis.rpop("queue:nodeq"))!;
     expect(raw).toContain(jid);
     running = [{ tid: "n0de", queue: "nodeq", payload: raw, runAt: intSeconds(nowMs()) }];
@@ -111,7 +119,15 @@ describeEachSidekiq("server heartbeat: Ruby sees the Node process", (sk) => {
              "args" => w.job.args, "klass" => w.job.klass, "jid" => w.job.jid} }`,
     );
     expect(works).toEqual([
-      { process: identity, tid: "n0de", queue: "nodeq", run_at: running[0]!.runAt, args: [30, "node"], klass: "SlowJob", jid },
+      {
+        process: identity,
+        tid: "n0de",
+        queue: "nodeq",
+        run_at: running[0]!.runAt,
+        args: [30, "node"],
+        klass: "SlowJob",
+        jid,
+      },
     ]);
     expect(await sk.ruby<number>(`Sidekiq::WorkSet.new.size`)).toBe(1);
   });
@@ -138,7 +154,13 @@ describeEachSidekiq("server heartbeat: Ruby sees the Node process", (sk) => {
     stats.record("NodeJob", 40, false);
     stats.record("OtherNodeJob", 5, true);
     await hb.beat();
-    const got = await sk.ruby<{ processed: number; failed: number; today: Record<string, number>; top?: Record<string, Record<string, number>>; hist?: number[] }>(`
+    const got = await sk.ruby<{
+      processed: number;
+      failed: number;
+      today: Record<string, number>;
+      top?: Record<string, Record<string, number>>;
+      hist?: number[];
+    }>(`
       s = Sidekiq::Stats.new
       out = {"processed" => s.processed, "failed" => s.failed,
              "today" => Sidekiq::Stats::History.new(1).processed}
@@ -164,8 +186,10 @@ describeEachSidekiq("server heartbeat: Ruby sees the Node process", (sk) => {
     }
   });
 
-  it("the real Web UI renders /busy with the Node process and its job" + (metrics ? ", and /metrics" : ""), async () => {
-    const pages = await sk.ruby<Record<string, { status: number; body: string }>>(`
+  it(
+    "the real Web UI renders /busy with the Node process and its job" + (metrics ? ", and /metrics" : ""),
+    async () => {
+      const pages = await sk.ruby<Record<string, { status: number; body: string }>>(`
       require "sidekiq/web"
       require "rack/mock"
       app = Sidekiq::Web.new
@@ -175,20 +199,21 @@ describeEachSidekiq("server heartbeat: Ruby sees the Node process", (sk) => {
         [path, {"status" => res.status, "body" => res.body}]
       }
     `);
-    const busy = pages["/busy"]!;
-    expect(busy.status, busy.body.slice(0, 2000)).toBe(200);
-    expect(busy.body).toContain(`${HOST}:${process.pid}`);
-    expect(busy.body).toContain(BRIDGE_LABEL);
-    expect(busy.body).toContain("bridge-tag");
-    expect(busy.body).toContain("SlowJob");
-    expect(busy.body).toContain(jid);
-    if (sk.target.dialect >= 7) expect(busy.body).toContain(bridgeVersionString(profile)); // shown: differs from the UI's own
-    if (metrics) {
-      const m = pages["/metrics"]!;
-      expect(m.status, m.body.slice(0, 2000)).toBe(200);
-      expect(m.body).toContain("NodeJob");
-    }
-  });
+      const busy = pages["/busy"]!;
+      expect(busy.status, busy.body.slice(0, 2000)).toBe(200);
+      expect(busy.body).toContain(`${HOST}:${process.pid}`);
+      expect(busy.body).toContain(BRIDGE_LABEL);
+      expect(busy.body).toContain("bridge-tag");
+      expect(busy.body).toContain("SlowJob");
+      expect(busy.body).toContain(jid);
+      if (sk.target.dialect >= 7) expect(busy.body).toContain(bridgeVersionString(profile)); // shown: differs from the UI's own
+      if (metrics) {
+        const m = pages["/metrics"]!;
+        expect(m.status, m.body.slice(0, 2000)).toBe(200);
+        expect(m.body).toContain("NodeJob");
+      }
+    },
+  );
 
   it("after clear(), ProcessSet drops the process and its work is gone", async () => {
     await hb.stop();

@@ -7,7 +7,14 @@ import type { Redis } from "ioredis";
 import { expect, it } from "vitest";
 import { handleFailure, sendToDead, type RetryConfig } from "../src/server/job-retry.js";
 import { describeError, type HandlerOptions } from "../src/server/types.js";
-import { decodeBacktrace, JobRecord, profileForVersion, validateRaw, versionAtLeast, type RecordKind } from "../src/wire/index.js";
+import {
+  decodeBacktrace,
+  JobRecord,
+  profileForVersion,
+  validateRaw,
+  versionAtLeast,
+  type RecordKind,
+} from "../src/wire/index.js";
 import { describeEachSidekiq, type SidekiqContext } from "./support/harness.js";
 import { startMonitor } from "../harness/monitor.js";
 
@@ -19,7 +26,9 @@ interface CapturedRecord {
 }
 
 function captured(version: string, kind: string): CapturedRecord {
-  const doc = JSON.parse(readFileSync(new URL(`../ruby-fixtures/captures/${version}.json`, import.meta.url), "utf8")) as { records: CapturedRecord[] };
+  const doc = JSON.parse(
+    readFileSync(new URL(`../ruby-fixtures/captures/${version}.json`, import.meta.url), "utf8"),
+  ) as { records: CapturedRecord[] };
   const r = doc.records.find((x) => x.kind === kind);
   if (!r?.raw) throw new Error(`no ${kind} record in the ${version} capture`);
   return r;
@@ -64,7 +73,11 @@ function normalized(raw: string): string {
   return rec.toString();
 }
 
-async function zsetMember(redis: Redis, key: string, jid: string): Promise<{ member: string; score: string } | undefined> {
+async function zsetMember(
+  redis: Redis,
+  key: string,
+  jid: string,
+): Promise<{ member: string; score: string } | undefined> {
   const flat = await redis.zrange(key, 0, -1, "WITHSCORES");
   for (let i = 0; i < flat.length; i += 2) {
     const member = flat[i]!;
@@ -74,9 +87,15 @@ async function zsetMember(redis: Redis, key: string, jid: string): Promise<{ mem
 }
 
 /** Ruby pushes a NodeJob per name onto its own queue; Node RPOPs each. */
-async function pushFromRuby(sk: SidekiqContext, jobs: Record<string, string>): Promise<Record<string, { jid: string; raw: string }>> {
+async function pushFromRuby(
+  sk: SidekiqContext,
+  jobs: Record<string, string>,
+): Promise<Record<string, { jid: string; raw: string }>> {
   const entries = Object.entries(jobs)
-    .map(([name, extra]) => `"${name}" => Sidekiq::Client.push({"class" => "NodeJob", "queue" => "n-${name}", "args" => [2**64 + 1, 1.0]}.merge(${extra}))`)
+    .map(
+      ([name, extra]) =>
+        `"${name}" => Sidekiq::Client.push({"class" => "NodeJob", "queue" => "n-${name}", "args" => [2**64 + 1, 1.0]}.merge(${extra}))`,
+    )
     .join(",\n");
   const jids = await sk.ruby<Record<string, string>>(`{${entries}}`);
   const out: Record<string, { jid: string; raw: string }> = {};
@@ -96,9 +115,23 @@ function nodeError(message: string): Error {
 
 describeEachSidekiq("server: JobRetry writes what Ruby's JobRetry writes", (sk) => {
   const profile = () => profileForVersion(sk.target.version);
-  const config = (extra: Partial<RetryConfig> = {}): RetryConfig => ({ profile: profile(), onHandlerError: () => {}, ...extra });
-  const fail = (raw: string, queue: string, error: unknown, extra: { handler?: HandlerOptions; config?: RetryConfig; now?: number } = {}) =>
-    handleFailure(sk.redis, JobRecord.parse(raw), error, { queue, config: extra.config ?? config(), handler: extra.handler, now: extra.now });
+  const config = (extra: Partial<RetryConfig> = {}): RetryConfig => ({
+    profile: profile(),
+    onHandlerError: () => {},
+    ...extra,
+  });
+  const fail = (
+    raw: string,
+    queue: string,
+    error: unknown,
+    extra: { handler?: HandlerOptions; config?: RetryConfig; now?: number } = {},
+  ) =>
+    handleFailure(sk.redis, JobRecord.parse(raw), error, {
+      queue,
+      config: extra.config ?? config(),
+      handler: extra.handler,
+      now: extra.now,
+    });
 
   it("a Ruby job failed by Node: RetrySet shows retry_count 0, the error, failed_at now, at now+15..24, the backtrace, args byte for byte", async () => {
     const { first } = await pushFromRuby(sk, { first: `{"backtrace" => true}` });
@@ -112,8 +145,17 @@ describeEachSidekiq("server: JobRetry writes what Ruby's JobRetry writes", (sk) 
     expect(JobRecord.parse(stored.member).raw("args")).toBe(JobRecord.parse(raw).raw("args"));
     expect(validateRaw(sk.target.dialect, "retry", stored.member)).toEqual({ ok: true });
     const seen = await sk.ruby<{
-      count: number; klass: string; message: string; failed: number; failedClass: string;
-      at: number; bt: string[]; typed: unknown; want: unknown; queue: string; json: string;
+      count: number;
+      klass: string;
+      message: string;
+      failed: number;
+      failedClass: string;
+      at: number;
+      bt: string[];
+      typed: unknown;
+      want: unknown;
+      queue: string;
+      json: string;
     }>(`
       e = Sidekiq::RetrySet.new.find_job(${JSON.stringify(jid)})
       fa = e["failed_at"]
@@ -159,13 +201,16 @@ describeEachSidekiq("server: JobRetry writes what Ruby's JobRetry writes", (sk) 
       expect(node, `Node's ${key} entry`).toBeDefined();
       expect(normalized(node.member)).toBe(normalized(ruby.member));
       // Scores come back spelled by the server (Valkey writes 1.79e+9): compare values' kind, not spelling.
-      expect(Number.isFinite(Number(node.score)) && Number(node.score) < 1e11).toBe(Number.isFinite(Number(ruby.score)) && Number(ruby.score) < 1e11);
+      expect(Number.isFinite(Number(node.score)) && Number(node.score) < 1e11).toBe(
+        Number.isFinite(Number(ruby.score)) && Number(ruby.score) < 1e11,
+      );
       // Against the golden capture of this release.
       const golden = captured(sk.target.version, key);
       const n = JobRecord.parse(node.member);
       const g = JobRecord.parse(golden.raw!);
       expect(n.keys()).toEqual(g.keys());
-      for (const k of ["created_at", "enqueued_at", "failed_at", "retried_at"]) expect(lexemeShape(n.raw(k)), k).toBe(lexemeShape(g.raw(k)));
+      for (const k of ["created_at", "enqueued_at", "failed_at", "retried_at"])
+        expect(lexemeShape(n.raw(k)), k).toBe(lexemeShape(g.raw(k)));
       expect(Number(node.score)).toBeLessThan(1e11); // float seconds, as the golden score (any server's spelling)
       expect(Number(golden.score)).toBeLessThan(1e11);
       expect(base64Style(n.getString("error_backtrace")!)).toBe(base64Style(g.getString("error_backtrace")!));
@@ -184,7 +229,9 @@ describeEachSidekiq("server: JobRetry writes what Ruby's JobRetry writes", (sk) 
   it("Ruby's API retry moves Node's entry back to its queue with retry_count decremented; Node takes it", async () => {
     const { api } = await pushFromRuby(sk, { api: `{"retry" => 3}` });
     await fail(api!.raw, "n-api", new Error("first"));
-    const back = await sk.ruby<number>(`Sidekiq::RetrySet.new.find_job(${JSON.stringify(api!.jid)}).retry; Sidekiq::Queue.new("n-api").size`);
+    const back = await sk.ruby<number>(
+      `Sidekiq::RetrySet.new.find_job(${JSON.stringify(api!.jid)}).retry; Sidekiq::Queue.new("n-api").size`,
+    );
     expect(back).toBe(1);
     expect(await zsetMember(sk.redis, "retry", api!.jid)).toBeUndefined();
     const again = JobRecord.parse((await sk.redis.rpop("queue:n-api"))!);
@@ -214,7 +261,8 @@ describeEachSidekiq("server: JobRetry writes what Ruby's JobRetry writes", (sk) 
     const deaths: string[] = [];
     const cfg = config({ deathHandlers: [(j) => void deaths.push(j.getString("jid")!)], random: () => 0.5 });
     const now = Date.now();
-    const outcome = async (name: string, handler?: HandlerOptions, raw?: string) => (await fail(raw ?? jobs[name]!.raw, `n-${name}`, new Error(name), { handler, config: cfg, now })).outcome;
+    const outcome = async (name: string, handler?: HandlerOptions, raw?: string) =>
+      (await fail(raw ?? jobs[name]!.raw, `n-${name}`, new Error(name), { handler, config: cfg, now })).outcome;
 
     expect(await outcome("zero")).toBe("dead");
     expect(await outcome("one")).toBe("retry");
@@ -227,12 +275,22 @@ describeEachSidekiq("server: JobRetry writes what Ruby's JobRetry writes", (sk) 
     expect(exhaustedDiscard).toBe(versionAtLeast(v, "7.2.0") ? "discarded" : "dead");
     const killed = await outcome("kill", { retryIn: () => "kill" });
     expect(killed).toBe(versionAtLeast(v, "6.5.2") ? "dead" : "retry");
-    const delayed = await fail(jobs.delay!.raw, "n-delay", new Error("delay"), { handler: { retryIn: () => 100 }, config: cfg, now });
+    const delayed = await fail(jobs.delay!.raw, "n-delay", new Error("delay"), {
+      handler: { retryIn: () => 100 },
+      config: cfg,
+      now,
+    });
     expect(delayed.outcome).toBe("retry");
 
     const jid = (n: string) => JSON.stringify(jobs[n]!.jid);
     const seen = await sk.ruby<{
-      retry: string[]; dead: string[]; deadSize: number; oneRetried: number | null; oneCount: number; delayAt: number; killAt: number | null;
+      retry: string[];
+      dead: string[];
+      deadSize: number;
+      oneRetried: number | null;
+      oneCount: number;
+      delayAt: number;
+      killAt: number | null;
     }>(`
       rs = Sidekiq::RetrySet.new
       ds = Sidekiq::DeadSet.new
@@ -315,7 +373,10 @@ describeEachSidekiq("server: JobRetry writes what Ruby's JobRetry writes", (sk) 
   it("the MULTI block and the retry ZADD are the commands Ruby sends (seen by MONITOR)", async () => {
     const seen: { args: string[]; source: string }[] = [];
     const mon = await startMonitor(Number(new URL(sk.url).port), ({ db, source, args }) => {
-      if (db === String(sk.db) && ["multi", "exec", "zadd", "zremrangebyscore", "zremrangebyrank"].includes(args[0]!.toLowerCase())) {
+      if (
+        db === String(sk.db) &&
+        ["multi", "exec", "zadd", "zremrangebyscore", "zremrangebyrank"].includes(args[0]!.toLowerCase())
+      ) {
         seen.push({ args, source });
       }
     });
@@ -327,14 +388,19 @@ describeEachSidekiq("server: JobRetry writes what Ruby's JobRetry writes", (sk) 
       await fail(`{"class":"X","jid":"node-r","args":[],"retry":true,"queue":"m"}`, "m", new Error("x"));
       // MONITOR's stream can lag behind the replies on a loaded machine: wait for the last command.
       const deadline = Date.now() + 10_000;
-      while (!seen.some((x) => x.args[0]!.toLowerCase() === "zadd" && x.args.some((a) => a.includes('"node-r"'))) && Date.now() < deadline) {
+      while (
+        !seen.some((x) => x.args[0]!.toLowerCase() === "zadd" && x.args.some((a) => a.includes('"node-r"'))) &&
+        Date.now() < deadline
+      ) {
         await new Promise((r) => setTimeout(r, 50));
       }
     } finally {
       mon.stop();
     }
     const shape = (a: string[]) =>
-      a.map((x, i) => (i === 0 ? x.toLowerCase() : x.startsWith("{") ? "<payload>" : /^-?\d+\.\d+$/.test(x) ? "<float>" : x));
+      a.map((x, i) =>
+        i === 0 ? x.toLowerCase() : x.startsWith("{") ? "<payload>" : /^-?\d+\.\d+$/.test(x) ? "<float>" : x,
+      );
     // Split by the connection that sent them.
     const rubySource = seen.find((s) => s.args.some((a) => a.includes("ruby-m")))!.source;
     const bySource = (src: string) => seen.filter((s) => s.source === src).map((s) => shape(s.args));

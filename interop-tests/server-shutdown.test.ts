@@ -11,11 +11,26 @@ describeEachSidekiq("server: shutdown of the CLI worker", (sk) => {
   it("SIGTERM during 200 in-flight jobs: all finish or return to their queue, none lost", async () => {
     const c = new Client({ redis: sk.url, dialect: sk.target.version });
     // Half finish within the 3 s timeout, half would take a minute.
-    const jids = (await c.job("SlowNodeJob", { queue: "slow" }).performBulk(Array.from({ length: 200 }, (_, i) => [i % 2 === 0 ? 500 : 60_000]))) as string[];
+    const jids = (await c
+      .job("SlowNodeJob", { queue: "slow" })
+      .performBulk(Array.from({ length: 200 }, (_, i) => [i % 2 === 0 ? 500 : 60_000]))) as string[];
     await c.close();
     const child = spawn(
       process.execPath,
-      ["dist/cli/main.js", "worker", "-q", "slow", "-c", "200", "-t", "3", "-r", "interop-tests/fixtures/slow-handlers.mjs", "--dialect", sk.target.version],
+      [
+        "dist/cli/main.js",
+        "worker",
+        "-q",
+        "slow",
+        "-c",
+        "200",
+        "-t",
+        "3",
+        "-r",
+        "interop-tests/fixtures/slow-handlers.mjs",
+        "--dialect",
+        sk.target.version,
+      ],
       { cwd: REPO_ROOT, env: { ...process.env, REDIS_URL: sk.url }, stdio: ["ignore", "pipe", "pipe"] },
     );
     let log = "";
@@ -23,8 +38,16 @@ describeEachSidekiq("server: shutdown of the CLI worker", (sk) => {
     child.stderr.on("data", (d) => (log += d));
     const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
     try {
-      await waitFor("all 200 jobs to be fetched", async () => ((await sk.redis.llen("queue:slow")) === 0 ? true : undefined), 30_000);
-      await waitFor("the short jobs to finish", async () => ((await sk.redis.llen("bridge:finished")) >= 100 ? true : undefined), 30_000);
+      await waitFor(
+        "all 200 jobs to be fetched",
+        async () => ((await sk.redis.llen("queue:slow")) === 0 ? true : undefined),
+        30_000,
+      );
+      await waitFor(
+        "the short jobs to finish",
+        async () => ((await sk.redis.llen("bridge:finished")) >= 100 ? true : undefined),
+        30_000,
+      );
       child.kill("SIGTERM");
       expect(await exited).toBe(0);
     } finally {

@@ -16,7 +16,15 @@ async function render(sk: SidekiqContext, path: string): Promise<{ status: numbe
 
 describeEachSidekiq("server: the real Web UI shows the Node worker", (sk) => {
   it("/busy, /retries, /morgue and /metrics return 200 with the Node process and its jobs", async () => {
-    const w = new Worker({ redis: sk.url, dialect: sk.target.version, queues: ["web"], concurrency: 3, tag: "node-web", scheduler: false, timeout: 3 });
+    const w = new Worker({
+      redis: sk.url,
+      dialect: sk.target.version,
+      queues: ["web"],
+      concurrency: 3,
+      tag: "node-web",
+      scheduler: false,
+      timeout: 3,
+    });
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     w.register("SlowNodeJob", () => gate);
@@ -32,7 +40,9 @@ describeEachSidekiq("server: the real Web UI shows the Node worker", (sk) => {
         Sidekiq::Client.push("class" => "RetryNodeJob", "queue" => "web", "args" => [1]),
         Sidekiq::Client.push("class" => "DeadNodeJob", "queue" => "web", "args" => [2], "retry" => 0),
         Sidekiq::Client.push("class" => "SlowNodeJob", "queue" => "web", "args" => [3])]`);
-      await waitFor("the failures to be recorded", async () => ((await sk.redis.zcard("retry")) === 1 && (await sk.redis.zcard("dead")) === 1 ? true : undefined));
+      await waitFor("the failures to be recorded", async () =>
+        (await sk.redis.zcard("retry")) === 1 && (await sk.redis.zcard("dead")) === 1 ? true : undefined,
+      );
       // The slow job itself: a failed job stays in dump() until its acknowledgement
       // is written, which can be after its retry or dead entry is visible.
       await waitFor("the slow job to start", async () => (w.dump().some((d) => d.jid === jids[2]) ? true : undefined));

@@ -23,7 +23,9 @@ try {
   for (const doc of docs) {
     const file = join(FIXTURES_SRC, "captures", `${doc.sidekiq_version}.json`);
     writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
-    console.log(`${file}: ${doc.records.length} records from Sidekiq ${doc.sidekiq_version} (Ruby ${doc.ruby_version})`);
+    console.log(
+      `${file}: ${doc.records.length} records from Sidekiq ${doc.sidekiq_version} (Ruby ${doc.ruby_version})`,
+    );
   }
 } finally {
   await redis.stop();

@@ -50,14 +50,23 @@ url = url.replace(/\/\d+$/, "");
 const db = Number(process.env.DEMO_DB ?? (server ? 0 : 15));
 const redis = new Redis(`${url}/${db}`);
 const backend = new LocalBackend(roots, fixtures, join(tmpdir(), runId), url);
-const sidekiq = await backend.startSidekiq(target, { queues: ["demo"], concurrency: 2, env: { REDIS_URL: backend.rubyRedisUrl(db) } });
+const sidekiq = await backend.startSidekiq(target, {
+  queues: ["demo"],
+  concurrency: 2,
+  env: { REDIS_URL: backend.rubyRedisUrl(db) },
+});
 try {
   await redis.del("queue:to-node", "bridge:received");
 
   say("\n1. Ruby enqueues a job with awkward arguments for Node (queue `to-node`):");
-  const r = await backend.runRuby(target, "eval.rb", [
-    `Sidekiq::Client.push("class" => "RecordJob", "queue" => "to-node", "args" => [2**64 + 1, 1.0, -0.5, "é", {"a" => [], "b" => {}}, nil, true])`,
-  ], { env: { REDIS_URL: backend.rubyRedisUrl(db) } });
+  const r = await backend.runRuby(
+    target,
+    "eval.rb",
+    [
+      `Sidekiq::Client.push("class" => "RecordJob", "queue" => "to-node", "args" => [2**64 + 1, 1.0, -0.5, "é", {"a" => [], "b" => {}}, nil, true])`,
+    ],
+    { env: { REDIS_URL: backend.rubyRedisUrl(db) } },
+  );
   if (r.code !== 0) throw new Error(r.stderr);
 
   const popped = await redis.brpop("queue:to-node", 5);
@@ -66,8 +75,12 @@ try {
   say(`   Node fetched: ${raw}`);
   const job = JobRecord.parse(raw);
   say(`   class=${job.get("class")} jid=${job.get("jid")} args=${job.raw("args")}`);
-  say(`   created_at ${job.raw("created_at")} -> ${new Date(decodePayloadTime(job.raw("created_at")!)).toISOString()} (${profile.payloadTime} in Sidekiq ${target.version})`);
-  say(`   first arg read losslessly as ${String((job.get("args") as unknown[])[0])}n (a JSON.parse would give 18446744073709552000)`);
+  say(
+    `   created_at ${job.raw("created_at")} -> ${new Date(decodePayloadTime(job.raw("created_at")!)).toISOString()} (${profile.payloadTime} in Sidekiq ${target.version})`,
+  );
+  say(
+    `   first arg read losslessly as ${String((job.get("args") as unknown[])[0])}n (a JSON.parse would give 18446744073709552000)`,
+  );
 
   say("\n2. Node fails it the way Sidekiq's retry does and hands it to Ruby's queue `demo` via the retry set:");
   job.set("retry_queue", "demo");
@@ -76,34 +89,61 @@ try {
   say(`   retry entry: ${job.toString()}`);
 
   say("\n3. Ruby's scheduler promotes it and a real Ruby worker runs it:");
-  const got = await until(async () => (await redis.lrange("bridge:received", 0, -1)).find((s) => s.includes(job.get("jid") as string))).catch(() => {
+  const got = await until(async () =>
+    (await redis.lrange("bridge:received", 0, -1)).find((s) => s.includes(job.get("jid") as string)),
+  ).catch(() => {
     throw new Error(`Ruby did not run the job; its log:\n${sidekiq.log()}`);
   });
   const rec = JSON.parse(got) as { args_json: string; job: { retry_count: number; error_class: string } };
-  say(`   Ruby received args ${rec.args_json} (retry_count=${rec.job.retry_count}, error_class=${rec.job.error_class})`);
+  say(
+    `   Ruby received args ${rec.args_json} (retry_count=${rec.job.retry_count}, error_class=${rec.job.error_class})`,
+  );
   say(`   identical to what Ruby enqueued: ${rec.args_json === job.raw("args") ? "yes" : "NO"}`);
 
-  say("\n4. Node's client enqueues for Ruby (client.job(...).performAsync), in Sidekiq " + target.version + "'s dialect:");
+  say(
+    "\n4. Node's client enqueues for Ruby (client.job(...).performAsync), in Sidekiq " + target.version + "'s dialect:",
+  );
   const client = new Client({ redis: `${url}/${db}`, dialect: "auto", autoFallback: target.version });
   const jid = await client.job<[string, number]>("RecordJob", { queue: "demo" }).performAsync("hello from Node", 42);
-  const ranInRuby = await until(async () => (await redis.lrange("bridge:received", 0, -1)).find((x) => x.includes(jid!)));
+  const ranInRuby = await until(async () =>
+    (await redis.lrange("bridge:received", 0, -1)).find((x) => x.includes(jid!)),
+  );
   say(`   Ruby ran ${jid}: args ${(JSON.parse(ranInRuby) as { args_json: string }).args_json}`);
 
   say("\n5. A Node worker takes Ruby's jobs for a class Ruby does not have, and shows up in Ruby's ProcessSet:");
-  const worker = new Worker({ redis: `${url}/${db}`, dialect: "auto", autoFallback: target.version, queues: ["to-node"], concurrency: 2, logger: quietLogger });
+  const worker = new Worker({
+    redis: `${url}/${db}`,
+    dialect: "auto",
+    autoFallback: target.version,
+    queues: ["to-node"],
+    concurrency: 2,
+    logger: quietLogger,
+  });
   const greeted: string[] = [];
   worker.register<[string]>("GreeterJob", ([name]) => {
     greeted.push(name);
   });
   await worker.start();
-  await backend.runRuby(target, "eval.rb", [`Sidekiq::Client.push("class" => "GreeterJob", "queue" => "to-node", "args" => ["Ruby"])`], {
-    env: { REDIS_URL: backend.rubyRedisUrl(db) },
-  });
+  await backend.runRuby(
+    target,
+    "eval.rb",
+    [`Sidekiq::Client.push("class" => "GreeterJob", "queue" => "to-node", "args" => ["Ruby"])`],
+    {
+      env: { REDIS_URL: backend.rubyRedisUrl(db) },
+    },
+  );
   await until(async () => greeted[0]);
   say(`   Node's GreeterJob greeted "${greeted[0]}".`);
-  const procs = await backend.runRuby(target, "eval.rb", [`Sidekiq::ProcessSet.new.map { |p| "#{p["hostname"]} pid #{p["pid"]} #{p["version"] || "(6.x)"} queues=#{p["queues"].join(",")}" }`], {
-    env: { REDIS_URL: backend.rubyRedisUrl(db) },
-  });
+  const procs = await backend.runRuby(
+    target,
+    "eval.rb",
+    [
+      `Sidekiq::ProcessSet.new.map { |p| "#{p["hostname"]} pid #{p["pid"]} #{p["version"] || "(6.x)"} queues=#{p["queues"].join(",")}" }`,
+    ],
+    {
+      env: { REDIS_URL: backend.rubyRedisUrl(db) },
+    },
+  );
   say(`   Sidekiq::ProcessSet (Ruby's view): ${procs.stdout.split("__BRIDGE_RESULT__ ")[1]?.trim()}`);
   await worker.stop();
   await client.close();

@@ -111,7 +111,7 @@ function indexFile(sources: readonly SchemaSource[]): string {
     lines.push("  };");
   }
   lines.push("}", "");
-  lines.push("/** The record type of a dialect and kind, e.g. `WireRecord<8, \"job\">` is `V8Job`. */");
+  lines.push('/** The record type of a dialect and kind, e.g. `WireRecord<8, "job">` is `V8Job`. */');
   lines.push(
     "export type WireRecord<D extends keyof WireRecordTypes, K extends keyof WireRecordTypes[D]> = WireRecordTypes[D][K];",
     "",

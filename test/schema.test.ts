@@ -141,7 +141,11 @@ function checkCaptures(files: readonly CaptureFile[]): void {
 describe("real Sidekiq captures (ruby-fixtures/captures/)", () => {
   const files = loadDir(CAPTURE_DIR);
   it("holds a capture for every release of the matrix", () => {
-    expect(files.map((f) => f.capture.sidekiq_version).sort(), `run npm run fixtures:capture`).toEqual(["6.4.1", "7.3.2", "8.1.7"]);
+    expect(files.map((f) => f.capture.sidekiq_version).sort(), `run npm run fixtures:capture`).toEqual([
+      "6.4.1",
+      "7.3.2",
+      "8.1.7",
+    ]);
   });
   checkCaptures(files);
 });
@@ -172,7 +176,10 @@ describe("schema files", () => {
   const files = walkSchemas(SCHEMA_DIR);
 
   it("dialects.json maps every dialect and record kind to an existing schema", () => {
-    const map = JSON.parse(readFileSync(join(SCHEMA_DIR, "dialects.json"), "utf8")) as Record<string, Record<string, string>>;
+    const map = JSON.parse(readFileSync(join(SCHEMA_DIR, "dialects.json"), "utf8")) as Record<
+      string,
+      Record<string, string>
+    >;
     expect(Object.keys(map).sort()).toEqual(DIALECTS.map(String).sort());
     for (const d of DIALECTS) {
       expect(Object.keys(map[String(d)] ?? {}).sort()).toEqual([...RECORD_KINDS].sort());
@@ -210,11 +217,21 @@ const MS = 1795304991521;
 const S = 1795304991.5630438;
 
 describe("validate.ts", () => {
-  const v8job = { retry: true, queue: "default", class: "HardJob", args: [1], jid: JID, created_at: MS, enqueued_at: MS };
+  const v8job = {
+    retry: true,
+    queue: "default",
+    class: "HardJob",
+    args: [1],
+    jid: JID,
+    created_at: MS,
+    enqueued_at: MS,
+  };
   const v7job = { ...v8job, created_at: S, enqueued_at: S };
 
   it("accepts unknown keys in payloads (any sidekiq_options key)", () => {
-    expect(validateRecord(8, "job", { ...v8job, my_option: { nested: [1] }, trace_propagation_headers: {} })).toEqual({ ok: true });
+    expect(validateRecord(8, "job", { ...v8job, my_option: { nested: [1] }, trace_propagation_headers: {} })).toEqual({
+      ok: true,
+    });
   });
 
   it("reports each failing field as a JSON pointer with the ajv keyword", () => {
@@ -302,7 +319,14 @@ describe("validate.ts", () => {
   });
 
   it("process hash values must be strings, unknown fields included", () => {
-    const hash = { info: '{"hostname":"vm"}', busy: "0", beat: "1795305001.9036272", rtt_us: "33", quiet: "false", rss: "1" };
+    const hash = {
+      info: '{"hostname":"vm"}',
+      busy: "0",
+      beat: "1795305001.9036272",
+      rtt_us: "33",
+      quiet: "false",
+      rss: "1",
+    };
     expect(validateRecord(7, "process", hash).ok).toBe(true);
     const r = validateRecord(7, "process", { ...hash, quiet: false, extra: 1 });
     expect(r.ok).toBe(false);
@@ -329,7 +353,8 @@ describe("validate.ts", () => {
     const bad = raw.replace(`"created_at":${MS}`, `"created_at":18446744073709551617`);
     const r = validateRaw(8, "job", bad);
     expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.errors).toContainEqual(expect.objectContaining({ field: "/created_at", rule: "exclusiveMaximum" }));
+    if (!r.ok)
+      expect(r.errors).toContainEqual(expect.objectContaining({ field: "/created_at", rule: "exclusiveMaximum" }));
   });
 
   it("validateRecord does not modify a value holding bigints", () => {
@@ -366,7 +391,10 @@ describe("validate.ts", () => {
       enqueued_at: MS,
     };
     expect(validateRecord(8, "activejob", aj)).toEqual({ ok: true });
-    const old = validateRecord(8, "activejob", { ...aj, class: "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper" });
+    const old = validateRecord(8, "activejob", {
+      ...aj,
+      class: "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper",
+    });
     expect(old.ok).toBe(false);
     if (!old.ok) expect(old.errors).toContainEqual(expect.objectContaining({ field: "/class", rule: "const" }));
     const two = validateRecord(8, "activejob", { ...aj, args: [aj.args[0], aj.args[0]] });
@@ -383,7 +411,10 @@ describe("validate.ts", () => {
 describe("generated types (npm run gen:check)", () => {
   it("src/wire/generated/ is up to date with schema/", async () => {
     const r = await checkGenerated();
-    expect(r, `stale: ${r.stale.join(", ")}; missing: ${r.missing.join(", ")}; extra: ${r.extra.join(", ")} – run npm run gen`).toEqual({
+    expect(
+      r,
+      `stale: ${r.stale.join(", ")}; missing: ${r.missing.join(", ")}; extra: ${r.extra.join(", ")} – run npm run gen`,
+    ).toEqual({
       ok: true,
       stale: [],
       missing: [],

@@ -5,7 +5,12 @@ import { createInterface } from "node:readline";
 import { MARK, type Command, type Message } from "./protocol.js";
 import { pinnedArgv } from "./cpu.js";
 
-type Waiter = { type: Message["type"]; resolve: (m: Message) => void; reject: (e: Error) => void; timer: NodeJS.Timeout };
+type Waiter = {
+  type: Message["type"];
+  resolve: (m: Message) => void;
+  reject: (e: Error) => void;
+  timer: NodeJS.Timeout;
+};
 
 export interface SpawnOptions {
   /** CPU to pin the process to (ignored when taskset is missing). */
@@ -24,7 +29,11 @@ export class Child {
   private exited = false;
   private readonly exit: Promise<void>;
 
-  constructor(readonly name: string, argv: string[], opts: SpawnOptions = {}) {
+  constructor(
+    readonly name: string,
+    argv: string[],
+    opts: SpawnOptions = {},
+  ) {
     const [cmd, ...args] = pinnedArgv(opts.cpu, argv);
     this.proc = spawn(cmd!, args, { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...opts.env } });
     this.pid = this.proc.pid!;
@@ -36,7 +45,9 @@ export class Child {
       this.proc.once("exit", (code, signal) => {
         this.exited = true;
         Child.live.delete(this);
-        const err = new Error(`${this.name} (pid ${this.pid}) exited (${signal ?? code}) while the harness waited for it\n${this.tail()}`);
+        const err = new Error(
+          `${this.name} (pid ${this.pid}) exited (${signal ?? code}) while the harness waited for it\n${this.tail()}`,
+        );
         for (const w of this.waiters.splice(0)) {
           clearTimeout(w.timer);
           w.reject(err);
@@ -77,7 +88,10 @@ export class Child {
 
   /** The last lines the process logged. */
   tail(n = 30): string {
-    return this.log.slice(-n).map((l) => `  | ${l}`).join("\n");
+    return this.log
+      .slice(-n)
+      .map((l) => `  | ${l}`)
+      .join("\n");
   }
 
   send(cmd: Command): void {

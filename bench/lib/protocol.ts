@@ -78,7 +78,13 @@ export class JobCounter {
     const t = nowMs();
     if (this.latency && typeof enqueuedAt === "number") this.samples.push(t - enqueuedAt);
     if (++this.count === this.expect) {
-      emit({ type: "done", t, count: this.count, cpuUs: cpuUs(), ...(this.latency ? { latencies: this.samples } : {}) });
+      emit({
+        type: "done",
+        t,
+        count: this.count,
+        cpuUs: cpuUs(),
+        ...(this.latency ? { latencies: this.samples } : {}),
+      });
     }
   }
 }

@@ -6,7 +6,14 @@ import { CEILING_DEFS, type MetricDef, type Results } from "./model.js";
 import { ratio, ratioColumns } from "./ratios.js";
 import type { TargetResult } from "./targets.js";
 
-export function toJson(results: Results, defs: MetricDef[], cfg: BenchConfig, env: Environment, targets: TargetResult[], elapsedS: number): unknown {
+export function toJson(
+  results: Results,
+  defs: MetricDef[],
+  cfg: BenchConfig,
+  env: Environment,
+  targets: TargetResult[],
+  elapsedS: number,
+): unknown {
   const cols = ratioColumns(results);
   const metric = (def: { id: string; label: string; unit: string }, extra: Record<string, unknown>) => {
     const bySystem: Record<string, unknown> = {};

@@ -31,7 +31,14 @@ function commandBreakdown(results: Results, metric: string, system: string, n: n
     .join(", ");
 }
 
-export function toMarkdown(results: Results, defs: MetricDef[], cfg: BenchConfig, env: Environment, targets: TargetResult[], elapsedS: number): string {
+export function toMarkdown(
+  results: Results,
+  defs: MetricDef[],
+  cfg: BenchConfig,
+  env: Environment,
+  targets: TargetResult[],
+  elapsedS: number,
+): string {
   const out: string[] = [];
   out.push(`# Benchmark results${cfg.quick ? " (BENCH_QUICK smoke run: not comparable)" : ""}`, "");
   out.push(
@@ -53,16 +60,31 @@ export function toMarkdown(results: Results, defs: MetricDef[], cfg: BenchConfig
     }
     out.push(`| ${r.cells.map(esc).join(" | ")} |`);
   }
-  out.push("", "↑ higher is better, ↓ lower is better. Ratios are ours / theirs on medians, always in that direction.", "");
-  const ceilings = CEILING_DEFS.map((d) => [d, results.summary("ceiling", d.id)] as const).filter(([, v]) => v !== undefined);
+  out.push(
+    "",
+    "↑ higher is better, ↓ lower is better. Ratios are ours / theirs on medians, always in that direction.",
+    "",
+  );
+  const ceilings = CEILING_DEFS.map((d) => [d, results.summary("ceiling", d.id)] as const).filter(
+    ([, v]) => v !== undefined,
+  );
   if (ceilings.length) {
-    out.push("### Ceiling (redis-benchmark, same Redis build and placement)", "", "| test | median | min | max |", "| --- | ---: | ---: | ---: |");
-    for (const [d, s] of ceilings) out.push(`| ${d.label} | ${fmt(s!.median, 0)} ${d.unit} | ${fmt(s!.min, 0)} | ${fmt(s!.max, 0)} |`);
+    out.push(
+      "### Ceiling (redis-benchmark, same Redis build and placement)",
+      "",
+      "| test | median | min | max |",
+      "| --- | ---: | ---: | ---: |",
+    );
+    for (const [d, s] of ceilings)
+      out.push(`| ${d.label} | ${fmt(s!.median, 0)} ${d.unit} | ${fmt(s!.min, 0)} | ${fmt(s!.max, 0)} |`);
     out.push("");
   }
   if (targets.length) {
     out.push("## Targets (issue 7)", "", "| system | target | status | medians |", "| --- | --- | --- | --- |");
-    for (const t of targets) out.push(`| ${t.system} | ${esc(t.target)} | ${t.status === "met" ? "met" : t.status === "missed" ? "**missed**" : t.status} | ${esc(t.detail)} |`);
+    for (const t of targets)
+      out.push(
+        `| ${t.system} | ${esc(t.target)} | ${t.status === "met" ? "met" : t.status === "missed" ? "**missed**" : t.status} | ${esc(t.detail)} |`,
+      );
     out.push("");
   }
   const breakdown: Array<[string, string]> = [
@@ -71,23 +93,49 @@ export function toMarkdown(results: Results, defs: MetricDef[], cfg: BenchConfig
     ["enqueue.bulk", "bulk enqueue"],
     ["enqueue.single50", "single enqueue, 50 in flight"],
   ];
-  out.push("## Where the Redis commands go (per job, median run)", "", `| figure | ${results.systems.filter((s) => s.id !== "ceiling").map((s) => s.id).join(" | ")} |`, `| --- |${" --- |".repeat(results.systems.filter((s) => s.id !== "ceiling").length)}`);
+  out.push(
+    "## Where the Redis commands go (per job, median run)",
+    "",
+    `| figure | ${results.systems
+      .filter((s) => s.id !== "ceiling")
+      .map((s) => s.id)
+      .join(" | ")} |`,
+    `| --- |${" --- |".repeat(results.systems.filter((s) => s.id !== "ceiling").length)}`,
+  );
   for (const [metric, label] of breakdown) {
-    out.push(`| ${label} | ${results.systems.filter((s) => s.id !== "ceiling").map((s) => esc(commandBreakdown(results, metric, s.id, 0))).join(" | ")} |`);
+    out.push(
+      `| ${label} | ${results.systems
+        .filter((s) => s.id !== "ceiling")
+        .map((s) => esc(commandBreakdown(results, metric, s.id, 0)))
+        .join(" | ")} |`,
+    );
   }
   out.push("");
   out.push("## Environment", "");
   out.push(`- CPU: ${env.cpu}, ${env.cpus} CPUs, ${env.memoryGiB} GiB; Linux ${env.kernel}`);
   out.push(`- Placement: ${env.placement}`);
-  out.push(`- Node ${env.node}; Redis ${env.redis}${env.redisBenchmark ? `; ${env.redisBenchmark}` : ""}; a fresh redis-server (no persistence) per system`);
+  out.push(
+    `- Node ${env.node}; Redis ${env.redis}${env.redisBenchmark ? `; ${env.redisBenchmark}` : ""}; a fresh redis-server (no persistence) per system`,
+  );
   const c = cfg.counts;
   out.push(
     `- Counts: bulk ${fmt(c.bulk, 0)} (batches of ${c.bulkBatch}), single ${fmt(c.single1, 0)} (1 in flight) and ${fmt(c.single50, 0)} (50 in flight), drain ${fmt(c.drain, 0)} at concurrency ${c.drainConcurrency.join("/")}, ` +
       `latency ${fmt(c.latencyJobs, 0)} jobs at ${fmt(c.latencyRate, 0)}/s with concurrency ${c.latencyConcurrency}, scheduled ${fmt(c.scheduled, 0)} with concurrency ${c.scheduledConcurrency} and a ${c.pollSeconds} s poll interval for pollers`,
   );
-  out.push("", "## Optimisations", "", "Each optimisation of issue 7 with its before and after, measured as it was made: [optimisations.md](optimisations.md). `bridge-compare`, when present, is another tree's `src/` in this same run (its description says which).");
+  out.push(
+    "",
+    "## Optimisations",
+    "",
+    "Each optimisation of issue 7 with its before and after, measured as it was made: [optimisations.md](optimisations.md). `bridge-compare`, when present, is another tree's `src/` in this same run (its description says which).",
+  );
   if (results.notes.length) out.push("", "## Notes", "", ...results.notes.map((n) => `- ${n}`));
-  if (results.errors.length) out.push("", "## Errors", "", ...results.errors.map((e) => `- ${e.system} / ${e.scenario}: ${e.message.split("\n")[0]}`));
+  if (results.errors.length)
+    out.push(
+      "",
+      "## Errors",
+      "",
+      ...results.errors.map((e) => `- ${e.system} / ${e.scenario}: ${e.message.split("\n")[0]}`),
+    );
   out.push("");
   return out.join("\n");
 }

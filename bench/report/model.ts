@@ -17,7 +17,15 @@ export interface MetricDef {
   noRatio?: boolean;
 }
 
-const m = (id: string, section: string, label: string, unit: string, better: Better, digits: number, ceiling?: string): MetricDef => ({
+const m = (
+  id: string,
+  section: string,
+  label: string,
+  unit: string,
+  better: Better,
+  digits: number,
+  ceiling?: string,
+): MetricDef => ({
   id,
   section,
   label,
@@ -27,18 +35,43 @@ const m = (id: string, section: string, label: string, unit: string, better: Bet
   ...(ceiling ? { ceiling } : {}),
 });
 
-export function metricDefs(c: { bulk: number; drain: number; scheduled: number; latencyRate: number; bulkBatch: number; drainConcurrency: number[] }): MetricDef[] {
+export function metricDefs(c: {
+  bulk: number;
+  drain: number;
+  scheduled: number;
+  latencyRate: number;
+  bulkBatch: number;
+  drainConcurrency: number[];
+}): MetricDef[] {
   const k = (n: number) => n.toLocaleString("en-US");
   const defs: MetricDef[] = [
     m("enqueue.bulk", "Enqueue", `bulk enqueue, ${k(c.bulk)} jobs`, "jobs/s", "higher", 0, "ceiling.lpush.bulk"),
     m("enqueue.single1", "Enqueue", "single enqueue, 1 in flight", "jobs/s", "higher", 0, "ceiling.lpush.c1"),
     m("enqueue.single50", "Enqueue", "single enqueue, 50 in flight", "jobs/s", "higher", 0, "ceiling.lpush.c50"),
   ];
-  for (const cc of c.drainConcurrency) defs.push(m(`drain.c${cc}`, "Drain", `drain ${k(c.drain)} jobs, concurrency ${cc}`, "jobs/s", "higher", 0, `ceiling.brpop.c${cc}`));
+  for (const cc of c.drainConcurrency)
+    defs.push(
+      m(
+        `drain.c${cc}`,
+        "Drain",
+        `drain ${k(c.drain)} jobs, concurrency ${cc}`,
+        "jobs/s",
+        "higher",
+        0,
+        `ceiling.brpop.c${cc}`,
+      ),
+    );
   defs.push(
     m("latency.p50", "Latency", `enqueue-to-start p50 at ${k(c.latencyRate)} jobs/s`, "ms", "lower", 3),
     m("latency.p99", "Latency", `enqueue-to-start p99 at ${k(c.latencyRate)} jobs/s`, "ms", "lower", 3),
-    m("scheduled.burst", "Scheduled", `${k(c.scheduled)} scheduled jobs due at once: due to last run`, "ms", "lower", 0),
+    m(
+      "scheduled.burst",
+      "Scheduled",
+      `${k(c.scheduled)} scheduled jobs due at once: due to last run`,
+      "ms",
+      "lower",
+      0,
+    ),
   );
   const per = (id: string, label: string) => {
     defs.push(m(`cmds.${id}`, "Redis commands per job", label, "cmds/job", "lower", 3));
@@ -60,7 +93,10 @@ export function metricDefs(c: { bulk: number; drain: number; scheduled: number; 
   rss("latency", "worker, latency run");
   rss("scheduled", "worker, scheduled burst");
   rss("enqueue", "client, enqueue runs");
-  defs.push({ ...m("foreign", "Machine", "CPU used by other processes during measured windows", "% of all CPUs", "lower", 1), noRatio: true });
+  defs.push({
+    ...m("foreign", "Machine", "CPU used by other processes during measured windows", "% of all CPUs", "lower", 1),
+    noRatio: true,
+  });
   return defs;
 }
 
@@ -106,7 +142,10 @@ export class Results {
   }
 
   summary(system: string, metric: string): Summary | undefined {
-    const list = this.runs.get(metric)?.get(system)?.filter((r) => !r.warmup);
+    const list = this.runs
+      .get(metric)
+      ?.get(system)
+      ?.filter((r) => !r.warmup);
     return list?.length ? summarize(list.map((r) => r.value)) : undefined;
   }
 

@@ -23,7 +23,12 @@ export function ratioColumns(results: Results): RatioColumn[] {
 export function ratio(results: Results, def: MetricDef, col: RatioColumn): number | undefined {
   if (def.noRatio) return undefined;
   const ours = results.median(col.ours, def.id);
-  const theirs = col.against === "ceiling" ? (def.ceiling ? results.median("ceiling", def.ceiling) : undefined) : results.median(col.against, def.id);
+  const theirs =
+    col.against === "ceiling"
+      ? def.ceiling
+        ? results.median("ceiling", def.ceiling)
+        : undefined
+      : results.median(col.against, def.id);
   if (ours === undefined || theirs === undefined || theirs === 0) return undefined;
   return ours / theirs;
 }

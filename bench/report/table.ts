@@ -5,11 +5,23 @@ import { fmt, fmtRatio, fmtSummary } from "./format.js";
 import { ratio, ratioColumns } from "./ratios.js";
 
 /** `spread`: cells show median (min–max); otherwise the median alone. */
-export function tableRows(results: Results, defs: MetricDef[], compact: boolean, spread = true): { header: string[]; rows: Array<{ section: string; cells: string[] }> } {
+export function tableRows(
+  results: Results,
+  defs: MetricDef[],
+  compact: boolean,
+  spread = true,
+): { header: string[]; rows: Array<{ section: string; cells: string[] }> } {
   const systems = results.systems.filter((s) => s.id !== "ceiling");
   const hasCeiling = results.systems.some((s) => s.id === "ceiling");
   const cols = ratioColumns(results);
-  const header = ["figure", "unit", "", ...systems.map((s) => s.id), ...(hasCeiling ? ["ceiling"] : []), ...cols.map((c) => c.title)];
+  const header = [
+    "figure",
+    "unit",
+    "",
+    ...systems.map((s) => s.id),
+    ...(hasCeiling ? ["ceiling"] : []),
+    ...cols.map((c) => c.title),
+  ];
   const rows: Array<{ section: string; cells: string[] }> = [];
   for (const def of defs) {
     const vals = systems.map((s) => results.summary(s.id, def.id));
@@ -34,7 +46,8 @@ export function renderTable(results: Results, defs: MetricDef[]): string {
   const { header, rows } = tableRows(results, defs, true, false);
   const all = [header, ...rows.map((r) => r.cells)];
   const width = header.map((_, i) => Math.max(...all.map((r) => [...(r[i] ?? "")].length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(width[i]!) : c.padStart(width[i]!))).join("  ");
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i < 2 ? c.padEnd(width[i]!) : c.padStart(width[i]!))).join("  ");
   const out = [line(header), width.map((w) => "─".repeat(w)).join("  ")];
   let section = "";
   for (const r of rows) {
@@ -44,8 +57,16 @@ export function renderTable(results: Results, defs: MetricDef[]): string {
     }
     out.push(line(r.cells));
   }
-  const ceilings = CEILING_DEFS.map((d) => [d, results.median("ceiling", d.id)] as const).filter(([, v]) => v !== undefined);
-  if (ceilings.length) out.push("", `ceiling (redis-benchmark): ${ceilings.map(([d, v]) => `${d.label} ${fmt(v, 0)} ${d.unit}`).join("; ")}`);
-  out.push("↑ higher is better, ↓ lower is better; cells are medians of the measured runs (min–max in the Markdown report); ratios are ours / theirs on medians.");
+  const ceilings = CEILING_DEFS.map((d) => [d, results.median("ceiling", d.id)] as const).filter(
+    ([, v]) => v !== undefined,
+  );
+  if (ceilings.length)
+    out.push(
+      "",
+      `ceiling (redis-benchmark): ${ceilings.map(([d, v]) => `${d.label} ${fmt(v, 0)} ${d.unit}`).join("; ")}`,
+    );
+  out.push(
+    "↑ higher is better, ↓ lower is better; cells are medians of the measured runs (min–max in the Markdown report); ratios are ours / theirs on medians.",
+  );
   return out.join("\n");
 }

@@ -30,16 +30,30 @@ export function judgeTargets(results: Results): TargetResult[] {
     {
       // Basic fetch at most 1.01 Redis commands per job, reliable fetch at most 2.05.
       const [label, limit] = o.basicFetch ? ["basic fetch ≤ 1.01", 1.01] : ["reliable fetch ≤ 2.05", 2.05];
-      const per = [1, 10, 50].map((c) => [c, med(o.id, `cmds.drain.c${c}`)] as const).filter(([, v]) => v !== undefined) as Array<readonly [number, number]>;
+      const per = [1, 10, 50]
+        .map((c) => [c, med(o.id, `cmds.drain.c${c}`)] as const)
+        .filter(([, v]) => v !== undefined) as Array<readonly [number, number]>;
       const worst = per.length ? Math.max(...per.map(([, v]) => v)) : undefined;
-      add(`${label} Redis commands per job (drains)`, worst === undefined ? undefined : worst <= limit, per.map(([c, v]) => `c${c} ${v.toFixed(4)}`).join(", ") || "–");
+      add(
+        `${label} Redis commands per job (drains)`,
+        worst === undefined ? undefined : worst <= limit,
+        per.map(([c, v]) => `c${c} ${v.toFixed(4)}`).join(", ") || "–",
+      );
     }
     rel("enqueue.bulk", "ruby", 1, true, "bulk enqueue ≥ Ruby's push_bulk");
     rel("enqueue.single50", "bullmq", 2, true, "single enqueue, 50 in flight ≥ 2x BullMQ's add");
     rel("scheduled.burst", "ruby", 1, false, "scheduled burst of 10,000 no later than Ruby");
-    const rss = [1, 10, 50, "latency", "scheduled"].map((c) => med(o.id, typeof c === "number" ? `rss.drain.c${c}` : `rss.${c}`)).filter((v): v is number => v !== undefined);
+    const rss = [1, 10, 50, "latency", "scheduled"]
+      .map((c) => med(o.id, typeof c === "number" ? `rss.drain.c${c}` : `rss.${c}`))
+      .filter((v): v is number => v !== undefined);
     const drains = [1, 10, 50].map((c) => med(o.id, `rss.drain.c${c}`)).filter((v): v is number => v !== undefined);
-    add("worker RSS < 100 MB while draining", drains.length ? Math.max(...drains) < 100 : undefined, drains.length ? `peak ${Math.max(...drains).toFixed(1)} MB (all worker runs: ${Math.max(...rss).toFixed(1)} MB)` : "–");
+    add(
+      "worker RSS < 100 MB while draining",
+      drains.length ? Math.max(...drains) < 100 : undefined,
+      drains.length
+        ? `peak ${Math.max(...drains).toFixed(1)} MB (all worker runs: ${Math.max(...rss).toFixed(1)} MB)`
+        : "–",
+    );
   }
   return out;
 }

@@ -22,7 +22,19 @@ export function redisBenchmarkVersion(): Promise<string> {
 }
 
 async function bench(port: number, n: number, clients: number, command: string[]): Promise<number> {
-  const [cmd, ...args] = pinnedArgv(TEST_CPU, ["redis-benchmark", "-h", "127.0.0.1", "-p", String(port), "-n", String(n), "-c", String(clients), "--csv", ...command]);
+  const [cmd, ...args] = pinnedArgv(TEST_CPU, [
+    "redis-benchmark",
+    "-h",
+    "127.0.0.1",
+    "-p",
+    String(port),
+    "-n",
+    String(n),
+    "-c",
+    String(clients),
+    "--csv",
+    ...command,
+  ]);
   const { stdout } = await run(cmd!, args, { maxBuffer: 64 * 1024 * 1024 });
   // The CSV repeats the command (with the payload) in its first field: read the numbers at the end.
   const lines = stdout.trim().split("\n");
@@ -31,7 +43,13 @@ async function bench(port: number, n: number, clients: number, command: string[]
   return Number(m[1]);
 }
 
-export async function ceilingScenario(cfg: BenchConfig, r: BenchRedis, results: Results, payload: string, log: (m: string) => void): Promise<void> {
+export async function ceilingScenario(
+  cfg: BenchConfig,
+  r: BenchRedis,
+  results: Results,
+  payload: string,
+  log: (m: string) => void,
+): Promise<void> {
   const port = Number(new URL(r.url).port);
   const c = cfg.counts;
   const key = "bench:ceiling";

@@ -85,7 +85,10 @@ export async function startClient(ctx: ScenarioContext, cpu: number): Promise<Ch
 export class Window {
   private procCpu0?: number;
   private interference?: Interference;
-  private constructor(private readonly ctx: ScenarioContext, private readonly pid: number) {}
+  private constructor(
+    private readonly ctx: ScenarioContext,
+    private readonly pid: number,
+  ) {}
 
   /** `others`: more processes of ours running in the window (a load generator). */
   static async open(ctx: ScenarioContext, pid: number, others: number[] = []): Promise<Window> {
@@ -96,7 +99,13 @@ export class Window {
     return w;
   }
 
-  async close(): Promise<{ commands: CommandCount; procCpuUs?: number; peakMB?: number; rssMB?: number; foreignCpuPct?: number }> {
+  async close(): Promise<{
+    commands: CommandCount;
+    procCpuUs?: number;
+    peakMB?: number;
+    rssMB?: number;
+    foreignCpuPct?: number;
+  }> {
     const procCpu1 = procCpuUs(this.pid);
     const foreign = this.interference?.foreignPercent();
     const commands = countCommands(await readCommandStats(this.ctx.r.redis));

@@ -6,7 +6,15 @@
 // and the worker's peak RSS.
 import { countFor, type BenchConfig } from "../config.js";
 import { nowMs } from "../lib/protocol.js";
-import { limitMs, startWorker, Window, type Figure, type RunInfo, type ScenarioContext, type Session } from "./context.js";
+import {
+  limitMs,
+  startWorker,
+  Window,
+  type Figure,
+  type RunInfo,
+  type ScenarioContext,
+  type Session,
+} from "./context.js";
 
 export function drainFigures(cfg: BenchConfig): Figure[] {
   return cfg.counts.drainConcurrency.map((concurrency) => ({
@@ -38,10 +46,21 @@ async function openDrain(ctx: ScenarioContext, concurrency: number): Promise<Ses
       const rate = (n / ms) * 1000;
       const cpuUs = done.cpuUs - armed.cpuUs;
       peak = Math.max(peak, m.peakMB ?? 0);
-      results.add(system.id, id, rate, p.warmup, { n, ms, commands: m.commands.byCommand, procCpuUs: m.procCpuUs, cpuUs, peakMB: m.peakMB, rssMB: m.rssMB, foreignCpuPct: m.foreignCpuPct });
+      results.add(system.id, id, rate, p.warmup, {
+        n,
+        ms,
+        commands: m.commands.byCommand,
+        procCpuUs: m.procCpuUs,
+        cpuUs,
+        peakMB: m.peakMB,
+        rssMB: m.rssMB,
+        foreignCpuPct: m.foreignCpuPct,
+      });
       results.add(system.id, `cmds.${id}`, m.commands.total / n, p.warmup);
       results.add(system.id, `cpu.${id}`, cpuUs / n, p.warmup);
-      ctx.log(`${id} ${p.label}: ${Math.round(rate).toLocaleString("en-US")} jobs/s, ${(m.commands.total / n).toFixed(3)} cmds/job, ${(cpuUs / n).toFixed(1)} µs CPU/job, peak RSS ${peak.toFixed(1)} MB, others ${m.foreignCpuPct?.toFixed(0) ?? "?"}% CPU`);
+      ctx.log(
+        `${id} ${p.label}: ${Math.round(rate).toLocaleString("en-US")} jobs/s, ${(m.commands.total / n).toFixed(3)} cmds/job, ${(cpuUs / n).toFixed(1)} µs CPU/job, peak RSS ${peak.toFixed(1)} MB, others ${m.foreignCpuPct?.toFixed(0) ?? "?"}% CPU`,
+      );
     },
     async close() {
       if (peak > 0) results.add(system.id, `rss.${id}`, peak, false);

@@ -5,7 +5,15 @@
 import { countFor, type BenchConfig } from "../config.js";
 import { TEST_CPU } from "../lib/cpu.js";
 import type { Command } from "../lib/protocol.js";
-import { limitMs, startClient, Window, type Figure, type RunInfo, type ScenarioContext, type Session } from "./context.js";
+import {
+  limitMs,
+  startClient,
+  Window,
+  type Figure,
+  type RunInfo,
+  type ScenarioContext,
+  type Session,
+} from "./context.js";
 
 export function enqueueFigures(cfg: BenchConfig): Figure[] {
   const c = cfg.counts;
@@ -17,7 +25,10 @@ export function enqueueFigures(cfg: BenchConfig): Figure[] {
   return [{ scenario: "enqueue", name: "enqueue", open: (ctx) => openEnqueue(ctx, ops) }];
 }
 
-async function openEnqueue(ctx: ScenarioContext, ops: Array<{ id: string; n: number; cmd: (n: number) => Command }>): Promise<Session> {
+async function openEnqueue(
+  ctx: ScenarioContext,
+  ops: Array<{ id: string; n: number; cmd: (n: number) => Command }>,
+): Promise<Session> {
   const { cfg, results, system } = ctx;
   const client = await startClient(ctx, TEST_CPU);
   let peak = 0;
@@ -34,10 +45,18 @@ async function openEnqueue(ctx: ScenarioContext, ops: Array<{ id: string; n: num
         if (stored !== n) throw new Error(`${system.id} ${op.id}: ${stored} jobs in Redis after enqueuing ${n}`);
         const rate = (n / res.ms) * 1000;
         peak = Math.max(peak, m.peakMB ?? 0);
-        results.add(system.id, op.id, rate, p.warmup, { n, ms: res.ms, commands: m.commands.byCommand, procCpuUs: m.procCpuUs, foreignCpuPct: m.foreignCpuPct });
+        results.add(system.id, op.id, rate, p.warmup, {
+          n,
+          ms: res.ms,
+          commands: m.commands.byCommand,
+          procCpuUs: m.procCpuUs,
+          foreignCpuPct: m.foreignCpuPct,
+        });
         results.add(system.id, `cmds.${op.id}`, m.commands.total / n, p.warmup);
         results.add(system.id, `cpu.${op.id}`, res.cpuUs / n, p.warmup);
-        ctx.log(`${op.id} ${p.label}: ${Math.round(rate).toLocaleString("en-US")} jobs/s, ${(m.commands.total / n).toFixed(3)} cmds/job, ${(res.cpuUs / n).toFixed(1)} µs CPU/job`);
+        ctx.log(
+          `${op.id} ${p.label}: ${Math.round(rate).toLocaleString("en-US")} jobs/s, ${(m.commands.total / n).toFixed(3)} cmds/job, ${(res.cpuUs / n).toFixed(1)} µs CPU/job`,
+        );
       }
     },
     async close() {

@@ -5,7 +5,16 @@
 import { countFor, type BenchConfig } from "../config.js";
 import { AUX_CPU } from "../lib/cpu.js";
 import { percentile } from "../measure/summary.js";
-import { limitMs, startClient, startWorker, Window, type Figure, type RunInfo, type ScenarioContext, type Session } from "./context.js";
+import {
+  limitMs,
+  startClient,
+  startWorker,
+  Window,
+  type Figure,
+  type RunInfo,
+  type ScenarioContext,
+  type Session,
+} from "./context.js";
 
 export function latencyFigures(_cfg: BenchConfig): Figure[] {
   return [{ scenario: "latency", name: "latency", open: openLatency }];
@@ -40,11 +49,21 @@ async function openLatency(ctx: ScenarioContext): Promise<Session> {
       const p99 = percentile(lat, 99);
       const achieved = (n / sent.ms) * 1000;
       peak = Math.max(peak, m.peakMB ?? 0);
-      const detail = { n, achievedRate: achieved, lastPushLateMs: sent.lateMs, p90: percentile(lat, 90), max: Math.max(...lat), commands: m.commands.byCommand, foreignCpuPct: m.foreignCpuPct };
+      const detail = {
+        n,
+        achievedRate: achieved,
+        lastPushLateMs: sent.lateMs,
+        p90: percentile(lat, 90),
+        max: Math.max(...lat),
+        commands: m.commands.byCommand,
+        foreignCpuPct: m.foreignCpuPct,
+      };
       results.add(system.id, "latency.p50", p50, p.warmup, detail);
       results.add(system.id, "latency.p99", p99, p.warmup);
       results.add(system.id, "cmds.latency", m.commands.total / n, p.warmup);
-      ctx.log(`latency ${p.label}: p50 ${p50.toFixed(3)} ms, p99 ${p99.toFixed(3)} ms at ${Math.round(achieved)} jobs/s, others ${m.foreignCpuPct?.toFixed(0) ?? "?"}% CPU`);
+      ctx.log(
+        `latency ${p.label}: p50 ${p50.toFixed(3)} ms, p99 ${p99.toFixed(3)} ms at ${Math.round(achieved)} jobs/s, others ${m.foreignCpuPct?.toFixed(0) ?? "?"}% CPU`,
+      );
     },
     async close() {
       if (peak > 0) results.add(system.id, "rss.latency", peak, false);

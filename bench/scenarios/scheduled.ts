@@ -6,7 +6,15 @@
 // random initial wait (up to 5 s). BullMQ wakes on its delayed-job marker.
 import { countFor, type BenchConfig } from "../config.js";
 import { nowMs } from "../lib/protocol.js";
-import { limitMs, startWorker, Window, type Figure, type RunInfo, type ScenarioContext, type Session } from "./context.js";
+import {
+  limitMs,
+  startWorker,
+  Window,
+  type Figure,
+  type RunInfo,
+  type ScenarioContext,
+  type Session,
+} from "./context.js";
 
 /** Time to write the burst before it comes due. */
 const LEAD_MS = 2500;
@@ -31,7 +39,10 @@ async function openScheduled(ctx: ScenarioContext): Promise<Session> {
       const due = Math.max(nowMs() + LEAD_MS, startedAt + INITIAL_WAIT_MS);
       await family.scheduleBurst(n, due);
       const written = nowMs();
-      if (written > due - 200) throw new Error(`${system.id}: writing ${n} scheduled jobs took until ${Math.round(written - due)} ms before they came due`);
+      if (written > due - 200)
+        throw new Error(
+          `${system.id}: writing ${n} scheduled jobs took until ${Math.round(written - due)} ms before they came due`,
+        );
       const w = await Window.open(ctx, worker.pid);
       const done = await worker.next("done", limitMs(n, 100) + (due - written));
       const m = await w.close();
@@ -40,10 +51,19 @@ async function openScheduled(ctx: ScenarioContext): Promise<Session> {
       const ms = done.t - due;
       const cpuUs = done.cpuUs - armed.cpuUs;
       peak = Math.max(peak, m.peakMB ?? 0);
-      results.add(system.id, "scheduled.burst", ms, p.warmup, { n, dueMs: due, commands: m.commands.byCommand, procCpuUs: m.procCpuUs, cpuUs, foreignCpuPct: m.foreignCpuPct });
+      results.add(system.id, "scheduled.burst", ms, p.warmup, {
+        n,
+        dueMs: due,
+        commands: m.commands.byCommand,
+        procCpuUs: m.procCpuUs,
+        cpuUs,
+        foreignCpuPct: m.foreignCpuPct,
+      });
       results.add(system.id, "cmds.scheduled", m.commands.total / n, p.warmup);
       results.add(system.id, "cpu.scheduled", cpuUs / n, p.warmup);
-      ctx.log(`scheduled ${p.label}: last of ${n} ran ${Math.round(ms)} ms after they came due, ${(m.commands.total / n).toFixed(2)} cmds/job, others ${m.foreignCpuPct?.toFixed(0) ?? "?"}% CPU`);
+      ctx.log(
+        `scheduled ${p.label}: last of ${n} ran ${Math.round(ms)} ms after they came due, ${(m.commands.total / n).toFixed(2)} cmds/job, others ${m.foreignCpuPct?.toFixed(0) ?? "?"}% CPU`,
+      );
     },
     async close() {
       if (peak > 0) results.add(system.id, "rss.scheduled", peak, false);

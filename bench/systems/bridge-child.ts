@@ -9,7 +9,12 @@ import { JobCounter, runChild, serveClient, serveWorker } from "../lib/protocol.
 
 const url = process.env.BENCH_REDIS_URL!;
 const role = process.env.BENCH_ROLE;
-const quiet: Logger = { debug() {}, info() {}, warn: (m) => console.error(`warn: ${m}`), error: (m) => console.error(`error: ${m}`) };
+const quiet: Logger = {
+  debug() {},
+  info() {},
+  warn: (m) => console.error(`warn: ${m}`),
+  error: (m) => console.error(`error: ${m}`),
+};
 
 async function client(): Promise<void> {
   const sidekiq = new Client({ redis: url, dialect: "8.1.7" });

@@ -22,10 +22,31 @@ export interface BridgeVariant {
 }
 
 export const BRIDGE_VARIANTS: BridgeVariant[] = [
-  { id: "bridge", label: "sidekiq-bridge (basic fetch)", workerOptions: { fetch: "basic" }, nodeFlags: WORKER_NODE_FLAGS },
-  { id: "bridge-reliable", label: "sidekiq-bridge (reliable fetch)", workerOptions: { fetch: "reliable" }, skip: ["enqueue"], nodeFlags: WORKER_NODE_FLAGS },
+  {
+    id: "bridge",
+    label: "sidekiq-bridge (basic fetch)",
+    workerOptions: { fetch: "basic" },
+    nodeFlags: WORKER_NODE_FLAGS,
+  },
+  {
+    id: "bridge-reliable",
+    label: "sidekiq-bridge (reliable fetch)",
+    workerOptions: { fetch: "reliable" },
+    skip: ["enqueue"],
+    nodeFlags: WORKER_NODE_FLAGS,
+  },
   // The other tree is run as it was: its node flags, if any, are not known here.
-  ...(COMPARE_SRC ? [{ id: "bridge-compare", label: `sidekiq-bridge (basic fetch) from ${COMPARE_SRC}`, workerOptions: { fetch: "basic" }, src: COMPARE_SRC, nodeFlags: (process.env.BENCH_COMPARE_NODE_FLAGS ?? "").split(" ").filter(Boolean) }] : []),
+  ...(COMPARE_SRC
+    ? [
+        {
+          id: "bridge-compare",
+          label: `sidekiq-bridge (basic fetch) from ${COMPARE_SRC}`,
+          workerOptions: { fetch: "basic" },
+          src: COMPARE_SRC,
+          nodeFlags: (process.env.BENCH_COMPARE_NODE_FLAGS ?? "").split(" ").filter(Boolean),
+        },
+      ]
+    : []),
 ];
 
 export class BridgeSystem implements SystemUnderTest {
@@ -51,7 +72,7 @@ export class BridgeSystem implements SystemUnderTest {
   }
 
   describe(): string {
-    return `sidekiq-bridge ${this.version} (dialect 8.1.7${Object.keys(this.variant.workerOptions).length ? `, worker ${JSON.stringify(this.variant.workerOptions)}` : ""}) on Node ${process.version}${this.variant.nodeFlags?.length ? ` (worker: node ${this.variant.nodeFlags.join(" ")}, as the CLI starts it)` : ""}${this.variant.src ?? ALT_SRC ? `, src/ from ${this.variant.src ?? ALT_SRC}` : ""}`;
+    return `sidekiq-bridge ${this.version} (dialect 8.1.7${Object.keys(this.variant.workerOptions).length ? `, worker ${JSON.stringify(this.variant.workerOptions)}` : ""}) on Node ${process.version}${this.variant.nodeFlags?.length ? ` (worker: node ${this.variant.nodeFlags.join(" ")}, as the CLI starts it)` : ""}${(this.variant.src ?? ALT_SRC) ? `, src/ from ${this.variant.src ?? ALT_SRC}` : ""}`;
   }
 
   async setup(): Promise<void> {
@@ -66,19 +87,26 @@ export class BridgeSystem implements SystemUnderTest {
   }
 
   spawnClient(r: BenchRedis, cpu: number): Child {
-    return new Child(`${this.id} client`, [process.execPath, this.entry], { cpu, env: { BENCH_ROLE: "client", BENCH_REDIS_URL: r.url } });
+    return new Child(`${this.id} client`, [process.execPath, this.entry], {
+      cpu,
+      env: { BENCH_ROLE: "client", BENCH_REDIS_URL: r.url },
+    });
   }
 
   spawnWorker(r: BenchRedis, spec: WorkerSpec, cpu: number): Child {
-    return new Child(`${this.id} worker -c ${spec.concurrency}`, [process.execPath, ...(this.variant.nodeFlags ?? []), this.entry], {
-      cpu,
-      env: {
-        BENCH_ROLE: "worker",
-        BENCH_REDIS_URL: r.url,
-        BENCH_CONCURRENCY: String(spec.concurrency),
-        BENCH_WORKER_OPTIONS: JSON.stringify(this.variant.workerOptions),
-        ...(spec.pollSeconds !== undefined ? { BENCH_POLL: String(spec.pollSeconds) } : {}),
+    return new Child(
+      `${this.id} worker -c ${spec.concurrency}`,
+      [process.execPath, ...(this.variant.nodeFlags ?? []), this.entry],
+      {
+        cpu,
+        env: {
+          BENCH_ROLE: "worker",
+          BENCH_REDIS_URL: r.url,
+          BENCH_CONCURRENCY: String(spec.concurrency),
+          BENCH_WORKER_OPTIONS: JSON.stringify(this.variant.workerOptions),
+          ...(spec.pollSeconds !== undefined ? { BENCH_POLL: String(spec.pollSeconds) } : {}),
+        },
       },
-    });
+    );
   }
 }

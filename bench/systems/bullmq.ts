@@ -15,12 +15,19 @@ class BullFamily implements QueueFamily {
 
   constructor(r: BenchRedis) {
     const url = new URL(r.url);
-    this.queue = new Queue("bench", { connection: { host: url.hostname, port: Number(url.port) }, defaultJobOptions: JOB_OPTIONS });
+    this.queue = new Queue("bench", {
+      connection: { host: url.hostname, port: Number(url.port) },
+      defaultJobOptions: JOB_OPTIONS,
+    });
   }
 
   private async addMany(n: number, opts: Record<string, number> = {}): Promise<void> {
     for (let s = 0; s < n; s += 1000) {
-      const jobs = Array.from({ length: Math.min(1000, n - s) }, (_, k) => ({ name: "noop", data: { i: s + k }, opts: { ...JOB_OPTIONS, ...opts } }));
+      const jobs = Array.from({ length: Math.min(1000, n - s) }, (_, k) => ({
+        name: "noop",
+        data: { i: s + k },
+        opts: { ...JOB_OPTIONS, ...opts },
+      }));
       await this.queue.addBulk(jobs);
     }
   }
@@ -65,7 +72,9 @@ export class BullMQSystem implements SystemUnderTest {
   }
 
   async setup(): Promise<void> {
-    this.version = (JSON.parse(readFileSync(join(REPO_ROOT, "node_modules/bullmq/package.json"), "utf8")) as { version: string }).version;
+    this.version = (
+      JSON.parse(readFileSync(join(REPO_ROOT, "node_modules/bullmq/package.json"), "utf8")) as { version: string }
+    ).version;
     this.entry = await bundle("systems/bullmq-child");
   }
 
@@ -76,7 +85,10 @@ export class BullMQSystem implements SystemUnderTest {
   }
 
   spawnClient(r: BenchRedis, cpu: number): Child {
-    return new Child("bullmq client", [process.execPath, this.entry], { cpu, env: { BENCH_ROLE: "client", BENCH_REDIS_URL: r.url } });
+    return new Child("bullmq client", [process.execPath, this.entry], {
+      cpu,
+      env: { BENCH_ROLE: "client", BENCH_REDIS_URL: r.url },
+    });
   }
 
   spawnWorker(r: BenchRedis, spec: WorkerSpec, cpu: number): Child {

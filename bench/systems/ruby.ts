@@ -54,8 +54,27 @@ export class RubySystem implements SystemUnderTest {
 
   /** argv that runs `cmd` inside the root filesystem with a private /proc. */
   private argv(cmd: string[], env: Record<string, string>): string[] {
-    const envArgs = Object.entries({ PATH: "/usr/sbin:/usr/bin:/sbin:/bin", HOME: "/root", LANG: "C.UTF-8", ...env }).map(([k, v]) => `${k}=${v}`);
-    return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", ENTER, this.root, "/usr/bin/env", "-i", ...envArgs, ...cmd];
+    const envArgs = Object.entries({
+      PATH: "/usr/sbin:/usr/bin:/sbin:/bin",
+      HOME: "/root",
+      LANG: "C.UTF-8",
+      ...env,
+    }).map(([k, v]) => `${k}=${v}`);
+    return [
+      "unshare",
+      "--mount",
+      "--propagation",
+      "private",
+      "--",
+      "sh",
+      "-c",
+      ENTER,
+      this.root,
+      "/usr/bin/env",
+      "-i",
+      ...envArgs,
+      ...cmd,
+    ];
   }
 
   family(r: BenchRedis): SidekiqFamily {
@@ -63,13 +82,27 @@ export class RubySystem implements SystemUnderTest {
   }
 
   spawnClient(r: BenchRedis, cpu: number): Child {
-    return new Child(`ruby client`, this.argv(["ruby", `${this.fixtures}/lib/bench_jobs.rb`, "client"], { REDIS_URL: r.url, BENCH_POOL: "50" }), { cpu });
+    return new Child(
+      `ruby client`,
+      this.argv(["ruby", `${this.fixtures}/lib/bench_jobs.rb`, "client"], { REDIS_URL: r.url, BENCH_POOL: "50" }),
+      { cpu },
+    );
   }
 
   spawnWorker(r: BenchRedis, spec: WorkerSpec, cpu: number): Child {
     const env: Record<string, string> = { REDIS_URL: r.url };
     if (spec.pollSeconds !== undefined) env.BENCH_POLL = String(spec.pollSeconds);
-    const cmd = ["sidekiq", "-r", `${this.fixtures}/lib/bench_jobs.rb`, "-c", String(spec.concurrency), "-q", "bench", "-t", "5"];
+    const cmd = [
+      "sidekiq",
+      "-r",
+      `${this.fixtures}/lib/bench_jobs.rb`,
+      "-c",
+      String(spec.concurrency),
+      "-q",
+      "bench",
+      "-t",
+      "5",
+    ];
     return new Child(`ruby sidekiq -c ${spec.concurrency}`, this.argv(cmd, env), { cpu });
   }
 }

@@ -53,11 +53,21 @@ export class SidekiqFamily implements QueueFamily {
   }
 
   async scheduleBurst(n: number, dueMs: number): Promise<void> {
-    await this.pushClient.pushBulk({ class: JOB_CLASS, queue: QUEUE, args: Array.from({ length: n }, (_, i) => [i]), at: dueMs / 1000, batchSize: 1000 });
+    await this.pushClient.pushBulk({
+      class: JOB_CLASS,
+      queue: QUEUE,
+      args: Array.from({ length: n }, (_, i) => [i]),
+      at: dueMs / 1000,
+      batchSize: 1000,
+    });
   }
 
   async pending(): Promise<number> {
-    const [q, s, z] = await Promise.all([this.r.redis.llen(`queue:${QUEUE}`), this.r.redis.llen(STAGING), this.r.redis.zcard("schedule")]);
+    const [q, s, z] = await Promise.all([
+      this.r.redis.llen(`queue:${QUEUE}`),
+      this.r.redis.llen(STAGING),
+      this.r.redis.zcard("schedule"),
+    ]);
     return q + s + z;
   }
 

@@ -48,7 +48,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
     if (backend === "docker") {
       const redisUrl = await composeUp(targets.map((t) => t.service));
       undo.push(() => composeDown());
-      info = { backend, redisUrl, rubyRedisBase: "redis://redis:6379", versions: targets.map((t) => t.version), rootfs: {}, fixturesDir: "/opt/sidekiq-bridge/fixtures", logDir, composeFile: "docker-compose.yml" };
+      info = {
+        backend,
+        redisUrl,
+        rubyRedisBase: "redis://redis:6379",
+        versions: targets.map((t) => t.version),
+        rootfs: {},
+        fixturesDir: "/opt/sidekiq-bridge/fixtures",
+        logDir,
+        composeFile: "docker-compose.yml",
+      };
     } else if (backend === "local") {
       ensureDebianPackages({ "redis-server": "redis-server" });
       const rootfs = await prepareRootfs(targets);
@@ -60,11 +69,21 @@ export default async function setup(project: TestProject): Promise<() => Promise
       // SIDEKIQ_BRIDGE_SERVER=valkey runs the suite on Debian's Valkey instead of Redis.
       const redis = await startServer();
       undo.push(() => redis.stop());
-      info = { backend, redisUrl: redis.url, rubyRedisBase: redis.url, versions: targets.map((t) => t.version), rootfs, fixturesDir, logDir };
+      info = {
+        backend,
+        redisUrl: redis.url,
+        rubyRedisBase: redis.url,
+        versions: targets.map((t) => t.version),
+        rootfs,
+        fixturesDir,
+        logDir,
+      };
     } else {
       throw new Error(`SIDEKIQ_BRIDGE_BACKEND must be "local" or "docker", not "${backend}"`);
     }
-    console.log(`[sidekiq-bridge] ${backend} backend, real Sidekiq ${info.versions.join(", ")}, ${await serverVersion(info.redisUrl)} at ${info.redisUrl}, logs in ${logDir}`);
+    console.log(
+      `[sidekiq-bridge] ${backend} backend, real Sidekiq ${info.versions.join(", ")}, ${await serverVersion(info.redisUrl)} at ${info.redisUrl}, logs in ${logDir}`,
+    );
     project.provide("harness", info);
   } catch (e) {
     for (const u of undo.reverse()) await u();

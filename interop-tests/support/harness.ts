@@ -13,7 +13,9 @@ export function backend(): SidekiqBackend {
   if (!backendSingleton) {
     const h = inject("harness");
     backendSingleton =
-      h.backend === "docker" ? new DockerBackend() : new LocalBackend(h.rootfs, h.fixturesDir, h.logDir, h.rubyRedisBase);
+      h.backend === "docker"
+        ? new DockerBackend()
+        : new LocalBackend(h.rootfs, h.fixturesDir, h.logDir, h.rubyRedisBase);
   }
   return backendSingleton;
 }
@@ -59,7 +61,11 @@ export interface SidekiqContext {
  * Declares one `describe` block per selected Sidekiq release, named after it
  * so the test output says which release each result belongs to.
  */
-export function describeEachSidekiq(title: string, body: (ctx: SidekiqContext) => void, only?: (t: SidekiqTarget) => boolean): void {
+export function describeEachSidekiq(
+  title: string,
+  body: (ctx: SidekiqContext) => void,
+  only?: (t: SidekiqTarget) => boolean,
+): void {
   const targets = selected().filter((t) => (only ? only(t) : true));
   if (targets.length === 0) {
     // A file whose releases were all deselected still says so (a skip, which CI counts).
@@ -81,7 +87,10 @@ export function describeEachSidekiq(title: string, body: (ctx: SidekiqContext) =
       };
       ctx.rubyScript = async (script, args = [], extra = {}) => {
         const r = await backend().runRuby(target, script, args, { env: { ...env(), ...extra } });
-        if (r.code !== 0) throw new RubyError(`ruby ${script} failed on Sidekiq ${target.version} (exit ${r.code}):\n${r.stderr}${r.stdout}`);
+        if (r.code !== 0)
+          throw new RubyError(
+            `ruby ${script} failed on Sidekiq ${target.version} (exit ${r.code}):\n${r.stderr}${r.stdout}`,
+          );
         return r.stdout;
       };
       ctx.ruby = async <T>(code: string, extra: Record<string, string> = {}) => {

@@ -61,7 +61,11 @@ export function displayClassOf(rec: JobRecord | null): string | undefined {
     // args[0]["arguments"][0..1].join("#")
     if (first && typeof first === "object" && !Array.isArray(first) && typeof first !== "bigint") {
       const a = (first as { [k: string]: JsonValue }).arguments;
-      if (Array.isArray(a)) return a.slice(0, 2).map((x) => (typeof x === "string" ? x : JSON.stringify(x))).join("#");
+      if (Array.isArray(a))
+        return a
+          .slice(0, 2)
+          .map((x) => (typeof x === "string" ? x : JSON.stringify(x)))
+          .join("#");
     }
   }
   return typeof jobClass === "string" ? jobClass : klass;

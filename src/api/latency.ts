@@ -54,7 +54,10 @@ export function jobLatency(raw: string | null | undefined, rule: LatencyRule, no
 
 /** `jobLatency` for a parsed record. */
 export function recordLatency(rec: JobRecord, rule: LatencyRule, nowMs: number): number {
-  const ts = rule === "enqueued-or-created-typed" ? (truthyRaw(rec, "enqueued_at") ?? truthyRaw(rec, "created_at")) : truthyRaw(rec, "enqueued_at");
+  const ts =
+    rule === "enqueued-or-created-typed"
+      ? (truthyRaw(rec, "enqueued_at") ?? truthyRaw(rec, "created_at"))
+      : truthyRaw(rec, "enqueued_at");
   if (ts === undefined || !NUMBER_LEXEME.test(ts)) return 0;
   if (rule === "enqueued-seconds") return nowMs / 1000 - Number(ts);
   // Float: `Time.now.to_f - timestamp`; Integer: `(clock_gettime(:millisecond) - timestamp) / 1000.0`.

@@ -108,7 +108,8 @@ export function processFromHash(identity: string, values: ReadonlyArray<string |
   const queues = capsules
     ? [...new Set(Object.values(capsules).flatMap((c) => Object.keys(obj(obj(c)?.weights) ?? {})))]
     : strings(info.queues);
-  const fieldConcurrency = concurrency !== null && concurrency !== undefined && concurrency !== "" ? toI(concurrency) : undefined;
+  const fieldConcurrency =
+    concurrency !== null && concurrency !== undefined && concurrency !== "" ? toI(concurrency) : undefined;
   return {
     identity: typeof info.identity === "string" ? info.identity : identity,
     hostname: typeof info.hostname === "string" ? info.hostname : undefined,
@@ -177,7 +178,11 @@ export class ProcessSet {
   /** `ProcessSet[identity]`: MULTI{SISMEMBER processes id; HMGET id …}; undefined unless both are there. */
   async get(identity: string): Promise<ProcessInfo | undefined> {
     const [member, values] = execValues(
-      await this.ctx.redis.multi().sismember("processes", identity).hmget(identity, ...FIELDS).exec(),
+      await this.ctx.redis
+        .multi()
+        .sismember("processes", identity)
+        .hmget(identity, ...FIELDS)
+        .exec(),
       "process",
     ) as [number, Array<string | null>];
     if (member === 0) return undefined;
@@ -206,8 +211,12 @@ export class ProcessSet {
    */
   async signal(identity: string, sig: RemoteSignalName): Promise<ProcessInfo> {
     const p = await this.get(identity);
-    if (!p) throw new ProcessNotFoundError(`no live Sidekiq process "${identity}" (not in the processes set, or its heartbeat expired)`);
-    if (p.embedded && sig !== "TTIN") throw new EmbeddedProcessError(`Can't ${sig === "TSTP" ? "quiet" : "stop"} an embedded process (${identity})`);
+    if (!p)
+      throw new ProcessNotFoundError(
+        `no live Sidekiq process "${identity}" (not in the processes set, or its heartbeat expired)`,
+      );
+    if (p.embedded && sig !== "TTIN")
+      throw new EmbeddedProcessError(`Can't ${sig === "TSTP" ? "quiet" : "stop"} an embedded process (${identity})`);
     const key = `${identity}-signals`;
     execValues(await this.ctx.redis.multi().lpush(key, sig).expire(key, 60).exec(), `signal ${identity}`);
     return p;

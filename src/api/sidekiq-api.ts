@@ -16,7 +16,14 @@ import { PAYLOAD_TIME_FIELDS } from "../wire/timestamps.js";
 import type { ApiContext } from "./context.js";
 import { ProcessSet, type RunningWork } from "./process-set.js";
 import { Queue, allQueueNames } from "./queue.js";
-import { DeadSet, RetrySet, ScheduledSet, type DeadSetConfig, type SortedJobSet, type JobSetName } from "./sorted-set.js";
+import {
+  DeadSet,
+  RetrySet,
+  ScheduledSet,
+  type DeadSetConfig,
+  type SortedJobSet,
+  type JobSetName,
+} from "./sorted-set.js";
 import { fetchStats, queueSummaries, type QueueSummary, type StatsSnapshot } from "./stats.js";
 
 export interface ApiOptions extends DeadSetConfig {
@@ -79,7 +86,12 @@ export class SidekiqApi implements ApiContext {
   private client(key: string, dialect: DialectLike | "auto"): Client {
     let c = this.clients.get(key);
     if (!c) {
-      c = new Client({ redis: this.redis, dialect, validate: false, ...(this.options.autoFallback !== undefined ? { autoFallback: this.options.autoFallback } : {}) });
+      c = new Client({
+        redis: this.redis,
+        dialect,
+        validate: false,
+        ...(this.options.autoFallback !== undefined ? { autoFallback: this.options.autoFallback } : {}),
+      });
       this.clients.set(key, c);
     }
     return c;

@@ -33,7 +33,15 @@ import { isFloatLexeme } from "../wire/json-scan.js";
 import { RubyFloat, rubyFloatToS } from "../wire/ruby-json.js";
 import { DEFAULT_DEAD_MAX_JOBS, DEFAULT_DEAD_TIMEOUT_SECONDS } from "../server/job-retry.js";
 import { execValues, type ApiContext } from "./context.js";
-import { globEscape, hasFilter, matchesFilter, parseStored, viewOf, type JobFilter, type JobView } from "./job-entry.js";
+import {
+  globEscape,
+  hasFilter,
+  matchesFilter,
+  parseStored,
+  viewOf,
+  type JobFilter,
+  type JobView,
+} from "./job-entry.js";
 
 export type JobSetName = "schedule" | "retry" | "dead";
 
@@ -76,7 +84,10 @@ export function decrementRetryCount(rec: JobRecord): void {
     if (isFloatLexeme(raw)) rec.set("retry_count", new RubyFloat(Number(raw) - 1));
     else {
       const n = BigInt(raw) - 1n;
-      rec.set("retry_count", n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n);
+      rec.set(
+        "retry_count",
+        n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n,
+      );
     }
     return;
   }
@@ -125,7 +136,9 @@ export class SortedJobSet {
    * Up to `limit` entries matching `filter`, skipping the first `offset`
    * matches, in `each` order. Reads pages of `pageSize` until enough match.
    */
-  async list(opts: { offset?: number; limit?: number; filter?: JobFilter; pageSize?: number } = {}): Promise<SortedEntry[]> {
+  async list(
+    opts: { offset?: number; limit?: number; filter?: JobFilter; pageSize?: number } = {},
+  ): Promise<SortedEntry[]> {
     const { offset = 0, limit = 50, filter, pageSize = 200 } = opts;
     if (!hasFilter(filter)) return this.page(offset, limit);
     const out: SortedEntry[] = [];
@@ -200,11 +213,15 @@ export class SortedJobSet {
    */
   async removeByScore(score: string | number, jid: string | undefined): Promise<string | undefined> {
     const s = typeof score === "number" ? rubyFloatToS(score) : score;
-    const [members] = execValues(await this.ctx.redis.multi().zrangebyscore(this.name, s, s).zremrangebyscore(this.name, s, s).exec(), `remove from ${this.name}`) as [string[], number];
+    const [members] = execValues(
+      await this.ctx.redis.multi().zrangebyscore(this.name, s, s).zremrangebyscore(this.name, s, s).exec(),
+      `remove from ${this.name}`,
+    ) as [string[], number];
     if (members.length === 1) return members[0];
     const matched: string[] = [];
     const others: string[] = [];
-    for (const m of members) (jid !== undefined && m.includes(jid) && parseStored(m)?.getString("jid") === jid ? matched : others).push(m);
+    for (const m of members)
+      (jid !== undefined && m.includes(jid) && parseStored(m)?.getString("jid") === jid ? matched : others).push(m);
     if (others.length > 0) {
       const tx = this.ctx.redis.multi();
       for (const m of others) tx.zadd(this.name, rubyFloatToS(Number(s)), m);
@@ -238,7 +255,10 @@ export class SortedJobSet {
 
   private recordOf(raw: string): JobRecord {
     const rec = parseStored(raw);
-    if (!rec) throw new JobSetError(`the ${this.name} member is not a JSON object, so it cannot be pushed: ${raw.slice(0, 80)}`);
+    if (!rec)
+      throw new JobSetError(
+        `the ${this.name} member is not a JSON object, so it cannot be pushed: ${raw.slice(0, 80)}`,
+      );
     return rec;
   }
 

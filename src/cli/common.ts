@@ -96,10 +96,14 @@ export function redisUrl(flag: string | undefined): string {
   try {
     parsed = new URL(url);
   } catch {
-    throw new UsageError(`not a Redis URL: ${maskUrl(url)} (expected redis://[user:password@]host[:port][/db] or rediss://…)`);
+    throw new UsageError(
+      `not a Redis URL: ${maskUrl(url)} (expected redis://[user:password@]host[:port][/db] or rediss://…)`,
+    );
   }
   if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") {
-    throw new UsageError(`not a Redis URL: ${maskUrl(url)} (the scheme must be redis:// or rediss://, not ${parsed.protocol}//)`);
+    throw new UsageError(
+      `not a Redis URL: ${maskUrl(url)} (the scheme must be redis:// or rediss://, not ${parsed.protocol}//)`,
+    );
   }
   if (parsed.pathname.length > 1 && !/^\/\d+$/.test(parsed.pathname)) {
     throw new UsageError(`not a Redis URL: ${maskUrl(url)} (the path must be a database number, e.g. /0)`);
@@ -111,7 +115,13 @@ export function redisUrl(flag: string | undefined): string {
 export async function openApi(url: string, extra: Omit<ApiOptions, "redis"> = {}): Promise<SidekiqApi> {
   const { redis } = connectRedis({
     url,
-    ioredis: { lazyConnect: true, connectTimeout: 5000, maxRetriesPerRequest: 1, retryStrategy: () => null, enableOfflineQueue: true },
+    ioredis: {
+      lazyConnect: true,
+      connectTimeout: 5000,
+      maxRetriesPerRequest: 1,
+      retryStrategy: () => null,
+      enableOfflineQueue: true,
+    },
   });
   let lastError: Error | undefined;
   redis.on("error", (e: Error) => {
@@ -161,7 +171,10 @@ export async function withApi<T>(
  * message and `Run 'sidekiq-bridge <cmd> --help'` (2), any other error its
  * message with the Redis URL masked (1).
  */
-export async function runCommand(name: string, body: (ctx: { setUrl(u: string): void }) => Promise<number>): Promise<number> {
+export async function runCommand(
+  name: string,
+  body: (ctx: { setUrl(u: string): void }) => Promise<number>,
+): Promise<number> {
   let url: string | undefined;
   try {
     return await body({ setUrl: (u) => void (url = u) });
@@ -186,7 +199,9 @@ export function formatTable(headers: string[], rows: string[][], right: Readonly
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const line = (cells: string[]) =>
     cells
-      .map((c, i) => (i === cells.length - 1 && !right.has(i) ? c : right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .map((c, i) =>
+        i === cells.length - 1 && !right.has(i) ? c : right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!),
+      )
       .join("  ")
       .trimEnd();
   return [line(headers), ...rows.map(line)].join("\n");

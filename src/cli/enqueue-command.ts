@@ -6,7 +6,17 @@ import { DialectDetectionError, SidekiqArgumentError } from "../client/errors.js
 import type { PushItem } from "../client/normalize.js";
 import { parseJson, WireParseError } from "../wire/json-scan.js";
 import { RubyFloat, type RubyJsonValue } from "../wire/ruby-json.js";
-import { CommandError, COMMON_HELP, COMMON_OPTIONS, isoSeconds, parseFlags, printJson, runCommand, UsageError, withApi } from "./common.js";
+import {
+  CommandError,
+  COMMON_HELP,
+  COMMON_OPTIONS,
+  isoSeconds,
+  parseFlags,
+  printJson,
+  runCommand,
+  UsageError,
+  withApi,
+} from "./common.js";
 
 export const summary = "push a job for Ruby (or Node) workers";
 
@@ -55,7 +65,7 @@ export function parseRubyJson(text: string): RubyJsonValue {
       i++;
       const o = Object.create(null) as { [k: string]: RubyJsonValue };
       ws();
-      if (text[i] === "}") return i++, o;
+      if (text[i] === "}") return (i++, o);
       for (;;) {
         ws();
         const k = str();
@@ -70,7 +80,7 @@ export function parseRubyJson(text: string): RubyJsonValue {
       i++;
       const a: RubyJsonValue[] = [];
       ws();
-      if (text[i] === "]") return i++, a;
+      if (text[i] === "]") return (i++, a);
       for (;;) {
         a.push(value());
         ws();
@@ -78,8 +88,12 @@ export function parseRubyJson(text: string): RubyJsonValue {
       }
     }
     if (c === '"') return str();
-    for (const [word, v] of [["true", true], ["false", false], ["null", null]] as const) {
-      if (text.startsWith(word, i)) return (i += word.length), v;
+    for (const [word, v] of [
+      ["true", true],
+      ["false", false],
+      ["null", null],
+    ] as const) {
+      if (text.startsWith(word, i)) return ((i += word.length), v);
     }
     NUMBER.lastIndex = i;
     const m = NUMBER.exec(text)!;
@@ -127,7 +141,8 @@ export async function run(argv: string[]): Promise<number> {
       return 0;
     }
     const [klass, argsText, ...extra] = positionals;
-    if (klass === undefined || klass === "") throw new UsageError("a job class is required, e.g. sidekiq-bridge enqueue HardJob '[1, 2]'");
+    if (klass === undefined || klass === "")
+      throw new UsageError("a job class is required, e.g. sidekiq-bridge enqueue HardJob '[1, 2]'");
     if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}" (quote ARGS_JSON as one argument)`);
     let args: RubyJsonValue = [];
     if (argsText !== undefined) {
@@ -136,7 +151,8 @@ export async function run(argv: string[]): Promise<number> {
       } catch (e) {
         throw new UsageError(`ARGS_JSON is not valid JSON: ${e instanceof WireParseError ? e.message : String(e)}`);
       }
-      if (!Array.isArray(args)) throw new UsageError(`ARGS_JSON must be a JSON array of arguments, e.g. '[1, "a"]', got ${argsText}`);
+      if (!Array.isArray(args))
+        throw new UsageError(`ARGS_JSON must be a JSON array of arguments, e.g. '[1, "a"]', got ${argsText}`);
     }
     if (values.at !== undefined && values.in !== undefined) throw new UsageError("give --at or --in, not both");
     const now = Date.now() / 1000;
@@ -144,7 +160,8 @@ export async function run(argv: string[]): Promise<number> {
     if (values.at !== undefined) at = parseAt(values.at);
     if (values.in !== undefined) {
       const s = Number(values.in);
-      if (values.in.trim() === "" || !Number.isFinite(s)) throw new UsageError(`--in must be a number of seconds, got "${values.in}"`);
+      if (values.in.trim() === "" || !Number.isFinite(s))
+        throw new UsageError(`--in must be a number of seconds, got "${values.in}"`);
       at = now + s;
     }
     if (at !== undefined && at <= now) at = undefined; // Ruby's perform_at: a past time means now
@@ -165,7 +182,9 @@ export async function run(argv: string[]): Promise<number> {
           jid = await client.push(item);
         } catch (e) {
           if (e instanceof DialectDetectionError) {
-            throw new CommandError(`no live Ruby Sidekiq process tells which format to write: pass --dialect 6|7|8 (or --fallback) — ${e.message}`);
+            throw new CommandError(
+              `no live Ruby Sidekiq process tells which format to write: pass --dialect 6|7|8 (or --fallback) — ${e.message}`,
+            );
           }
           if (e instanceof SidekiqArgumentError) throw new UsageError(e.message);
           throw e;

@@ -23,42 +23,50 @@ Options:
 
 export async function run(argv: string[]): Promise<number> {
   let url: string | undefined;
-  return runCli("export", () => url, async () => {
-    const { values, positionals } = parseFlags(
-      argv,
-      {
-        redis: { type: "string" },
-        json: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-        stats: { type: "boolean" },
-        include: { type: "string", multiple: true },
-      },
-      true,
-    );
-    url = redisUrlFrom(values.redis);
-    if (positionals.length !== 1) throw new UsageError(positionals.length ? `one FILE, got ${positionals.length}` : "say where to write: sidekiq-bridge export FILE");
-    const file = positionals[0]!;
-    const include = (values.include as string[] | undefined) ?? [];
-    const redis = await connectCli(url);
-    const p = progressLine(process.stderr, "export");
-    try {
-      const o = { stats: !!values.stats, include, source: url, progress: p.update };
-      const summary: ExportSummary = file === "-" ? await exportToStream(redis, process.stdout, o) : await exportToFile(redis, file, o);
-      p.done();
-      const doc = { file, source: maskRedisUrl(url), patterns: exportPatterns(o), ...summary };
-      const toStderr = file === "-";
-      if (values.json) (toStderr ? process.stderr : process.stdout).write(`${JSON.stringify(doc, null, 2)}\n`);
-      else {
-        const lines = [`Exported ${summary.keys.length} keys, ${summary.entries} entries (${summary.bytes} bytes) from ${doc.source} to ${file} in ${summary.durationMs} ms`];
-        for (const k of summary.keys) lines.push(`  ${k.key.padEnd(24)} ${k.type.padEnd(6)} ${k.count}`);
-        (toStderr ? process.stderr : process.stdout).write(`${lines.join("\n")}\n`);
+  return runCli(
+    "export",
+    () => url,
+    async () => {
+      const { values, positionals } = parseFlags(
+        argv,
+        {
+          redis: { type: "string" },
+          json: { type: "boolean" },
+          help: { type: "boolean", short: "h" },
+          stats: { type: "boolean" },
+          include: { type: "string", multiple: true },
+        },
+        true,
+      );
+      url = redisUrlFrom(values.redis);
+      if (positionals.length !== 1)
+        throw new UsageError(
+          positionals.length ? `one FILE, got ${positionals.length}` : "say where to write: sidekiq-bridge export FILE",
+        );
+      const file = positionals[0]!;
+      const include = (values.include as string[] | undefined) ?? [];
+      const redis = await connectCli(url);
+      const p = progressLine(process.stderr, "export");
+      try {
+        const o = { stats: !!values.stats, include, source: url, progress: p.update };
+        const summary: ExportSummary =
+          file === "-" ? await exportToStream(redis, process.stdout, o) : await exportToFile(redis, file, o);
+        p.done();
+        const doc = { file, source: maskRedisUrl(url), patterns: exportPatterns(o), ...summary };
+        const toStderr = file === "-";
+        if (values.json) (toStderr ? process.stderr : process.stdout).write(`${JSON.stringify(doc, null, 2)}\n`);
+        else {
+          const lines = [
+            `Exported ${summary.keys.length} keys, ${summary.entries} entries (${summary.bytes} bytes) from ${doc.source} to ${file} in ${summary.durationMs} ms`,
+          ];
+          for (const k of summary.keys) lines.push(`  ${k.key.padEnd(24)} ${k.type.padEnd(6)} ${k.count}`);
+          (toStderr ? process.stderr : process.stdout).write(`${lines.join("\n")}\n`);
+        }
+        return 0;
+      } finally {
+        p.done();
+        redis.disconnect();
       }
-      return 0;
-    } finally {
-      p.done();
-      redis.disconnect();
-    }
-  });
+    },
+  );
 }
-
-

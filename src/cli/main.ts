@@ -33,7 +33,11 @@ async function load(name: string): Promise<CommandModule | undefined> {
     return (exportName ? mod[exportName] : mod) as CommandModule;
   } catch (e) {
     // Only the command's own module missing means "not offered"; anything else is a bug to show.
-    if ((e as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND" && (e as Error).message.includes(`${file}-command.`)) return undefined;
+    if (
+      (e as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND" &&
+      (e as Error).message.includes(`${file}-command.`)
+    )
+      return undefined;
     throw e;
   }
 }

@@ -61,7 +61,10 @@ const COMMON = {
 
 function list(v: unknown): string[] {
   const arr = Array.isArray(v) ? v : v === undefined ? [] : [v];
-  return arr.flatMap((x) => String(x).split(",")).map((s) => s.trim()).filter(Boolean);
+  return arr
+    .flatMap((x) => String(x).split(","))
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 function positiveInt(name: string, v: unknown, dflt: number): number {
@@ -75,114 +78,124 @@ export async function run(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   let url: string | undefined;
   const label = sub === "audit" || sub === "move" || sub === "timestamps" ? `migrate ${sub}` : "migrate";
-  return runCli(label, () => url, async () => {
-    if (sub === "audit") {
-      const { values } = parseFlags(rest, {
-        ...COMMON,
-        queue: { type: "string", short: "q", multiple: true },
-        handlers: { type: "string", short: "r", multiple: true },
-        "node-classes": { type: "string", multiple: true },
-        "dead-blocks": { type: "boolean" },
-      });
-      url = redisUrlFrom(values.redis);
-      const handlers = emptyHandlers();
-      for (const m of list(values.handlers)) {
-        let mod: unknown;
-        try {
-          mod = await import(pathToFileURL(resolve(m)).href);
-        } catch (e) {
-          throw new Error(`cannot load the handlers module ${m}: ${(e as Error).message}`);
+  return runCli(
+    label,
+    () => url,
+    async () => {
+      if (sub === "audit") {
+        const { values } = parseFlags(rest, {
+          ...COMMON,
+          queue: { type: "string", short: "q", multiple: true },
+          handlers: { type: "string", short: "r", multiple: true },
+          "node-classes": { type: "string", multiple: true },
+          "dead-blocks": { type: "boolean" },
+        });
+        url = redisUrlFrom(values.redis);
+        const handlers = emptyHandlers();
+        for (const m of list(values.handlers)) {
+          let mod: unknown;
+          try {
+            mod = await import(pathToFileURL(resolve(m)).href);
+          } catch (e) {
+            throw new Error(`cannot load the handlers module ${m}: ${(e as Error).message}`);
+          }
+          await collectHandlers(mod, handlers);
         }
-        await collectHandlers(mod, handlers);
+        for (const c of list(values["node-classes"])) handlers.classes.add(c);
+        return withRedis(url, async (redis) => {
+          const p = progressLine(process.stderr, "migrate audit");
+          const report = await auditQueues(redis, {
+            queues: list(values.queue),
+            handlers,
+            deadBlocks: !!values["dead-blocks"],
+            progress: p.update,
+          });
+          p.done();
+          if (values.json) printJson(report);
+          else process.stdout.write(formatAudit(report));
+          return report.queues.some((q) => q.verdict === "BLOCKED") ? 3 : 0;
+        });
       }
-      for (const c of list(values["node-classes"])) handlers.classes.add(c);
-      return withRedis(url, async (redis) => {
-        const p = progressLine(process.stderr, "migrate audit");
-        const report = await auditQueues(redis, {
-          queues: list(values.queue),
-          handlers,
-          deadBlocks: !!values["dead-blocks"],
-          progress: p.update,
+      if (sub === "move") {
+        const { values } = parseFlags(rest, {
+          ...COMMON,
+          from: { type: "string" },
+          to: { type: "string" },
+          class: { type: "string", multiple: true },
+          all: { type: "boolean" },
+          dead: { type: "boolean" },
+          passes: { type: "string" },
+          "dry-run": { type: "boolean" },
         });
-        p.done();
-        if (values.json) printJson(report);
-        else process.stdout.write(formatAudit(report));
-        return report.queues.some((q) => q.verdict === "BLOCKED") ? 3 : 0;
-      });
-    }
-    if (sub === "move") {
-      const { values } = parseFlags(rest, {
-        ...COMMON,
-        from: { type: "string" },
-        to: { type: "string" },
-        class: { type: "string", multiple: true },
-        all: { type: "boolean" },
-        dead: { type: "boolean" },
-        passes: { type: "string" },
-        "dry-run": { type: "boolean" },
-      });
-      url = redisUrlFrom(values.redis);
-      if (typeof values.from !== "string" || typeof values.to !== "string") throw new UsageError("move needs --from QUEUE and --to QUEUE");
-      const classes = list(values.class);
-      if (classes.length === 0 && !values.all) throw new UsageError("say which jobs to move: --class NAME (repeatable) or --all");
-      if (classes.length > 0 && values.all) throw new UsageError("--class and --all exclude each other");
-      if (values.from === values.to) throw new UsageError("--from and --to name the same queue");
-      const sets: JobSet[] = values.dead ? ["schedule", "retry", "dead"] : ["schedule", "retry"];
-      const passes = positiveInt("passes", values.passes, 3);
-      return withRedis(url, async (redis) => {
-        const p = progressLine(process.stderr, "migrate move");
-        const report = await moveJobs(redis, {
-          from: values.from as string,
-          to: values.to as string,
-          ...(classes.length ? { classes } : {}),
-          sets,
-          maxPasses: passes,
-          dryRun: !!values["dry-run"],
-          progress: p.update,
+        url = redisUrlFrom(values.redis);
+        if (typeof values.from !== "string" || typeof values.to !== "string")
+          throw new UsageError("move needs --from QUEUE and --to QUEUE");
+        const classes = list(values.class);
+        if (classes.length === 0 && !values.all)
+          throw new UsageError("say which jobs to move: --class NAME (repeatable) or --all");
+        if (classes.length > 0 && values.all) throw new UsageError("--class and --all exclude each other");
+        if (values.from === values.to) throw new UsageError("--from and --to name the same queue");
+        const sets: JobSet[] = values.dead ? ["schedule", "retry", "dead"] : ["schedule", "retry"];
+        const passes = positiveInt("passes", values.passes, 3);
+        return withRedis(url, async (redis) => {
+          const p = progressLine(process.stderr, "migrate move");
+          const report = await moveJobs(redis, {
+            from: values.from as string,
+            to: values.to as string,
+            ...(classes.length ? { classes } : {}),
+            sets,
+            maxPasses: passes,
+            dryRun: !!values["dry-run"],
+            progress: p.update,
+          });
+          p.done();
+          if (values.json) printJson(report);
+          else process.stdout.write(formatMove(report));
+          return report.remaining > 0 ? 3 : 0;
         });
-        p.done();
-        if (values.json) printJson(report);
-        else process.stdout.write(formatMove(report));
-        return report.remaining > 0 ? 3 : 0;
-      });
-    }
-    if (sub === "timestamps") {
-      const { values } = parseFlags(rest, {
-        ...COMMON,
-        to: { type: "string" },
-        queue: { type: "string", short: "q", multiple: true },
-        sets: { type: "string" },
-        passes: { type: "string" },
-        "dry-run": { type: "boolean" },
-      });
-      url = redisUrlFrom(values.redis);
-      const to = Number(values.to);
-      if (values.to === undefined || ![6, 7, 8].includes(to)) throw new UsageError(`--to must be 7 or 8 (6 writes what 7 does), got ${values.to === undefined ? "nothing" : `"${String(values.to)}"`}`);
-      let sets: JobSet[] = [...JOB_SETS];
-      if (typeof values.sets === "string") {
-        sets = values.sets === "none" ? [] : (list(values.sets) as JobSet[]);
-        for (const s of sets) if (!JOB_SETS.includes(s)) throw new UsageError(`--sets takes schedule, retry, dead or none, got "${s}"`);
       }
-      const passes = positiveInt("passes", values.passes, 1);
-      return withRedis(url, async (redis) => {
-        const p = progressLine(process.stderr, "migrate timestamps");
-        const report = await migrateTimestamps(redis, {
-          to: to as TimestampTarget,
-          dryRun: !!values["dry-run"],
-          ...(list(values.queue).length ? { queues: list(values.queue) } : {}),
-          sets,
-          maxPasses: passes,
-          progress: p.update,
+      if (sub === "timestamps") {
+        const { values } = parseFlags(rest, {
+          ...COMMON,
+          to: { type: "string" },
+          queue: { type: "string", short: "q", multiple: true },
+          sets: { type: "string" },
+          passes: { type: "string" },
+          "dry-run": { type: "boolean" },
         });
-        p.done();
-        if (values.json) printJson(report);
-        else process.stdout.write(formatTimestamps(report));
-        return !report.dryRun && report.totals.remaining > 0 ? 3 : 0;
-      });
-    }
-    if (sub === undefined) throw new UsageError("say which: migrate audit, migrate move or migrate timestamps");
-    throw new UsageError(`unknown migrate command "${sub}": use audit, move or timestamps`);
-  });
+        url = redisUrlFrom(values.redis);
+        const to = Number(values.to);
+        if (values.to === undefined || ![6, 7, 8].includes(to))
+          throw new UsageError(
+            `--to must be 7 or 8 (6 writes what 7 does), got ${values.to === undefined ? "nothing" : `"${String(values.to)}"`}`,
+          );
+        let sets: JobSet[] = [...JOB_SETS];
+        if (typeof values.sets === "string") {
+          sets = values.sets === "none" ? [] : (list(values.sets) as JobSet[]);
+          for (const s of sets)
+            if (!JOB_SETS.includes(s)) throw new UsageError(`--sets takes schedule, retry, dead or none, got "${s}"`);
+        }
+        const passes = positiveInt("passes", values.passes, 1);
+        return withRedis(url, async (redis) => {
+          const p = progressLine(process.stderr, "migrate timestamps");
+          const report = await migrateTimestamps(redis, {
+            to: to as TimestampTarget,
+            dryRun: !!values["dry-run"],
+            ...(list(values.queue).length ? { queues: list(values.queue) } : {}),
+            sets,
+            maxPasses: passes,
+            progress: p.update,
+          });
+          p.done();
+          if (values.json) printJson(report);
+          else process.stdout.write(formatTimestamps(report));
+          return !report.dryRun && report.totals.remaining > 0 ? 3 : 0;
+        });
+      }
+      if (sub === undefined) throw new UsageError("say which: migrate audit, migrate move or migrate timestamps");
+      throw new UsageError(`unknown migrate command "${sub}": use audit, move or timestamps`);
+    },
+  );
 }
 
 async function withRedis(url: string, fn: (redis: Redis) => Promise<number>): Promise<number> {
@@ -202,7 +215,12 @@ function describeQueue(q: QueueAudit): string {
   const lines = [`${pad(q.queue, 20)} ${pad(q.verdict, 8)} ${q.size} queued`];
   if (q.classes.length) {
     const cls = q.classes.map((c) => {
-      const parts = [c.queued && `${c.queued} queued`, c.scheduled && `${c.scheduled} scheduled`, c.retry && `${c.retry} retry`, c.dead && `${c.dead} dead`].filter(Boolean);
+      const parts = [
+        c.queued && `${c.queued} queued`,
+        c.scheduled && `${c.scheduled} scheduled`,
+        c.retry && `${c.retry} retry`,
+        c.dead && `${c.dead} dead`,
+      ].filter(Boolean);
       return `${c.name}${c.activeJob ? " (ActiveJob)" : ""}${c.handled ? "" : " [no Node handler]"}: ${parts.join(", ")}`;
     });
     lines.push(`  classes:   ${cls.join("; ")}`);
@@ -210,7 +228,9 @@ function describeQueue(q: QueueAudit): string {
   lines.push(
     `  served by: ${
       q.servedBy.length
-        ? q.servedBy.map((p) => `${p.runtime} ${p.version ?? "(no version: 6.x)"} ${p.identity}${p.quiet ? " (quiet)" : ""}`).join("; ")
+        ? q.servedBy
+            .map((p) => `${p.runtime} ${p.version ?? "(no version: 6.x)"} ${p.identity}${p.quiet ? " (quiet)" : ""}`)
+            .join("; ")
         : "no live process"
     }`,
   );
@@ -221,12 +241,16 @@ function describeQueue(q: QueueAudit): string {
 
 export function formatAudit(r: AuditReport): string {
   const out: string[] = [];
-  out.push(`Node handles: ${[...r.node.classes, ...r.node.activeJobClasses.map((c) => `${c} (ActiveJob)`)].join(", ") || "(nothing given: use --handlers or --node-classes)"}`);
+  out.push(
+    `Node handles: ${[...r.node.classes, ...r.node.activeJobClasses.map((c) => `${c} (ActiveJob)`)].join(", ") || "(nothing given: use --handlers or --node-classes)"}`,
+  );
   out.push("");
   for (const q of r.queues) out.push(describeQueue(q), "");
   out.push(`Live processes: ${r.processes.length}`);
   for (const p of r.processes) {
-    out.push(`  ${pad(p.runtime, 5)} ${pad(p.version ?? "(6.x)", 28)} ${p.identity}  queues: ${p.queues.join(",")}${p.quiet ? "  (quiet)" : ""}`);
+    out.push(
+      `  ${pad(p.runtime, 5)} ${pad(p.version ?? "(6.x)", 28)} ${p.identity}  queues: ${p.queues.join(",")}${p.quiet ? "  (quiet)" : ""}`,
+    );
   }
   const bad = Object.entries(r.unparseable);
   if (bad.length) out.push(`Unreadable payloads: ${bad.map(([k, n]) => `${k}: ${n}`).join(", ")}`);
@@ -238,7 +262,9 @@ export function formatAudit(r: AuditReport): string {
 export function formatMove(r: MoveReport): string {
   const out: string[] = [];
   const what = r.classes === "all" ? "every job" : r.classes.join(", ");
-  out.push(`${r.dryRun ? "Would move" : "Moved"} ${what} from ${r.from} to ${r.to}${r.dryRun ? "" : ` in ${r.passes} pass(es), ${r.durationMs} ms`}:`);
+  out.push(
+    `${r.dryRun ? "Would move" : "Moved"} ${what} from ${r.from} to ${r.to}${r.dryRun ? "" : ` in ${r.passes} pass(es), ${r.durationMs} ms`}:`,
+  );
   for (const l of r.locations) {
     out.push(
       `  ${pad(l.key, 24)} scanned ${l.scanned}, ${r.dryRun ? `would move ${l.matched}` : `moved ${l.moved}, gone ${l.gone}${l.conflicts ? `, conflicts ${l.conflicts}` : ""}, remaining ${l.remaining}`}`,
@@ -247,16 +273,24 @@ export function formatMove(r: MoveReport): string {
   const by = Object.entries(r.byClass).map(([c, n]) => `${c}: ${n}`);
   if (by.length) out.push(`  by class: ${by.join(", ")}`);
   if (!r.dryRun && r.remaining > 0) {
-    out.push(`${r.remaining} matching job(s) are still bound for ${r.from}: producers still route them there. Re-route them, then run this again.`);
+    out.push(
+      `${r.remaining} matching job(s) are still bound for ${r.from}: producers still route them there. Re-route them, then run this again.`,
+    );
   }
   return `${out.join("\n")}\n`;
 }
 
 export function formatTimestamps(r: TimestampReport): string {
   const out: string[] = [];
-  out.push(`${r.dryRun ? "Would rewrite" : "Rewrote"} payload times to ${r.unit} (Sidekiq ${r.to === 8 ? "8" : "6/7"})${r.dryRun ? "" : ` in ${r.passes} pass(es), ${r.durationMs} ms`}:`);
+  out.push(
+    `${r.dryRun ? "Would rewrite" : "Rewrote"} payload times to ${r.unit} (Sidekiq ${r.to === 8 ? "8" : "6/7"})${r.dryRun ? "" : ` in ${r.passes} pass(es), ${r.durationMs} ms`}:`,
+  );
   for (const k of r.keys) {
-    const parts = [`scanned ${k.scanned}`, `${r.dryRun ? "to convert" : "converted"} ${k.converted}`, `already ${k.alreadyTarget}`];
+    const parts = [
+      `scanned ${k.scanned}`,
+      `${r.dryRun ? "to convert" : "converted"} ${k.converted}`,
+      `already ${k.alreadyTarget}`,
+    ];
     if (!r.dryRun) parts.push(`gone ${k.gone}`);
     if (k.conflicts) parts.push(`conflicts ${k.conflicts}`);
     if (k.unparseable) parts.push(`unreadable ${k.unparseable}`);
@@ -264,7 +298,9 @@ export function formatTimestamps(r: TimestampReport): string {
     out.push(`  ${pad(k.key, 24)} ${parts.join(", ")}`);
   }
   if (!r.dryRun && r.totals.remaining > 0) {
-    out.push(`${r.totals.remaining} payload(s) were written in the old unit during the run (a writer still uses it). Switch it, then run this again.`);
+    out.push(
+      `${r.totals.remaining} payload(s) were written in the old unit during the run (a writer still uses it). Switch it, then run this again.`,
+    );
   }
   return `${out.join("\n")}\n`;
 }

@@ -24,7 +24,8 @@ export function parseFlags(argv: string[], options: Options, allowPositionals = 
     const r = parseArgs({ args: argv, options, strict: true, allowPositionals });
     return { values: r.values as ParsedFlags["values"], positionals: r.positionals };
   } catch (e) {
-    if (String((e as NodeJS.ErrnoException).code ?? "").startsWith("ERR_PARSE_ARGS")) throw new UsageError((e as Error).message);
+    if (String((e as NodeJS.ErrnoException).code ?? "").startsWith("ERR_PARSE_ARGS"))
+      throw new UsageError((e as Error).message);
     throw e;
   }
 }
@@ -61,13 +62,19 @@ export async function connectCli(url: string): Promise<Redis> {
  * Runs a command body: usage errors print the message and the help hint and
  * return 2, other errors print the message (scrubbed) and return 1.
  */
-export async function runCli(command: string, url: () => string | undefined, body: () => Promise<number>): Promise<number> {
+export async function runCli(
+  command: string,
+  url: () => string | undefined,
+  body: () => Promise<number>,
+): Promise<number> {
   try {
     return await body();
   } catch (e) {
     const msg = scrub((e as Error).message ?? String(e), url());
     if (e instanceof UsageError) {
-      process.stderr.write(`sidekiq-bridge ${command}: ${msg}\nRun sidekiq-bridge ${command} --help for its options.\n`);
+      process.stderr.write(
+        `sidekiq-bridge ${command}: ${msg}\nRun sidekiq-bridge ${command} --help for its options.\n`,
+      );
       return 2;
     }
     process.stderr.write(`sidekiq-bridge ${command}: ${msg}\n`);

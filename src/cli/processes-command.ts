@@ -1,7 +1,19 @@
 // `sidekiq-bridge processes`: Sidekiq::ProcessSet (Ruby and Node processes)
 // and, with --work, Sidekiq::WorkSet.
 import { RawJson, type RubyJsonValue } from "../wire/ruby-json.js";
-import { clip, COMMON_HELP, COMMON_OPTIONS, formatDuration, isoSeconds, parseFlags, printJson, printTable, runCommand, UsageError, withApi } from "./common.js";
+import {
+  clip,
+  COMMON_HELP,
+  COMMON_OPTIONS,
+  formatDuration,
+  isoSeconds,
+  parseFlags,
+  printJson,
+  printTable,
+  runCommand,
+  UsageError,
+  withApi,
+} from "./common.js";
 
 export const summary = "list live Sidekiq processes, Ruby and Node (and their running jobs)";
 
@@ -18,7 +30,11 @@ ${COMMON_HELP}`;
 
 export async function run(argv: string[]): Promise<number> {
   return runCommand("processes", async ({ setUrl }) => {
-    const { values, positionals } = parseFlags({ args: argv, allowPositionals: true, options: { ...COMMON_OPTIONS, work: { type: "boolean" } } });
+    const { values, positionals } = parseFlags({
+      args: argv,
+      allowPositionals: true,
+      options: { ...COMMON_OPTIONS, work: { type: "boolean" } },
+    });
     if (values.help) {
       console.log(help);
       return 0;
@@ -87,7 +103,14 @@ export async function run(argv: string[]): Promise<number> {
         else
           printTable(
             ["PROCESS", "TID", "QUEUE", "JID", "CLASS", "STARTED"],
-            work.map((w) => [w.process, w.tid, w.queue ?? "-", w.jid ?? "-", clip(w.displayClass ?? "-", 40), isoSeconds(w.runAt)]),
+            work.map((w) => [
+              w.process,
+              w.tid,
+              w.queue ?? "-",
+              w.jid ?? "-",
+              clip(w.displayClass ?? "-", 40),
+              isoSeconds(w.runAt),
+            ]),
           );
       }
       return 0;

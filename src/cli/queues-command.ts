@@ -53,10 +53,14 @@ export async function run(argv: string[]): Promise<number> {
       return 0;
     }
     const [action = "list", name, ...extra] = positionals;
-    if (!["list", "show", "clear"].includes(action)) throw new UsageError(`unknown action "${action}": use list, show or clear`);
-    if (action === "list" ? name !== undefined : extra.length > 0) throw new UsageError(`unexpected argument "${action === "list" ? name : extra[0]}"`);
-    if (action !== "list" && (name === undefined || name === "")) throw new UsageError(`queues ${action} needs a queue NAME`);
-    if (action !== "show" && (values.offset !== undefined || values.limit !== undefined)) throw new UsageError("--offset and --limit go with queues show");
+    if (!["list", "show", "clear"].includes(action))
+      throw new UsageError(`unknown action "${action}": use list, show or clear`);
+    if (action === "list" ? name !== undefined : extra.length > 0)
+      throw new UsageError(`unexpected argument "${action === "list" ? name : extra[0]}"`);
+    if (action !== "list" && (name === undefined || name === ""))
+      throw new UsageError(`queues ${action} needs a queue NAME`);
+    if (action !== "show" && (values.offset !== undefined || values.limit !== undefined))
+      throw new UsageError("--offset and --limit go with queues show");
     if (action === "clear" && !values.yes) throw new UsageError(`refusing to clear queue "${name}" without --yes`);
     const offset = intFlag("offset", values.offset, 0);
     const limit = intFlag("limit", values.limit, 25, 1);
@@ -64,9 +68,17 @@ export async function run(argv: string[]): Promise<number> {
     return withApi(values.redis, setUrl, apiVersion !== undefined ? { apiVersion } : {}, async (api) => {
       if (action === "list") {
         const queues = (await api.queueSummaries()).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-        if (values.json) printJson({ queues: queues.map((q) => ({ name: q.name, size: q.size, latency: q.latency, paused: q.paused })) });
+        if (values.json)
+          printJson({
+            queues: queues.map((q) => ({ name: q.name, size: q.size, latency: q.latency, paused: q.paused })),
+          });
         else if (queues.length === 0) console.log("No queues.");
-        else printTable(["QUEUE", "SIZE", "LATENCY"], queues.map((q) => [q.name, String(q.size), formatDuration(q.latency)]), new Set([1, 2]));
+        else
+          printTable(
+            ["QUEUE", "SIZE", "LATENCY"],
+            queues.map((q) => [q.name, String(q.size), formatDuration(q.latency)]),
+            new Set([1, 2]),
+          );
         return 0;
       }
       const queue = api.queue(name);
@@ -79,7 +91,14 @@ export async function run(argv: string[]): Promise<number> {
       }
       const [size, latency, entries] = await Promise.all([queue.size(), queue.latency(), queue.page(offset, limit)]);
       if (values.json) {
-        printJson({ queue: queue.name, size, latency, offset, limit, entries: entries.map((e) => ({ index: e.index, ...jobJson(e) })) });
+        printJson({
+          queue: queue.name,
+          size,
+          latency,
+          offset,
+          limit,
+          entries: entries.map((e) => ({ index: e.index, ...jobJson(e) })),
+        });
         return 0;
       }
       console.log(`Queue ${queue.name}: ${size} job${size === 1 ? "" : "s"}, latency ${formatDuration(latency)}`);
@@ -95,7 +114,10 @@ export async function run(argv: string[]): Promise<number> {
           ]),
           new Set([0]),
         );
-        if (offset + entries.length < size) console.log(`(${offset + 1}–${offset + entries.length} of ${size}; --offset ${offset + entries.length} for more)`);
+        if (offset + entries.length < size)
+          console.log(
+            `(${offset + 1}–${offset + entries.length} of ${size}; --offset ${offset + entries.length} for more)`,
+          );
       }
       return 0;
     });

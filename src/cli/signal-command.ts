@@ -1,7 +1,16 @@
 // `sidekiq-bridge quiet | stop IDENTITY`: Sidekiq::Process#quiet! / #stop!,
 // for Ruby and Node processes alike (the process acts on its next heartbeat).
 import { EmbeddedProcessError, ProcessNotFoundError, type RemoteSignalName } from "../api/process-set.js";
-import { CommandError, COMMON_HELP, COMMON_OPTIONS, parseFlags, printJson, runCommand, UsageError, withApi } from "./common.js";
+import {
+  CommandError,
+  COMMON_HELP,
+  COMMON_OPTIONS,
+  parseFlags,
+  printJson,
+  runCommand,
+  UsageError,
+  withApi,
+} from "./common.js";
 
 interface SignalCommand {
   summary: string;
@@ -9,7 +18,12 @@ interface SignalCommand {
   run(argv: string[]): Promise<number>;
 }
 
-function makeCommand(command: "quiet" | "stop", signal: RemoteSignalName, what: string, rubyMethod: string): SignalCommand {
+function makeCommand(
+  command: "quiet" | "stop",
+  signal: RemoteSignalName,
+  what: string,
+  rubyMethod: string,
+): SignalCommand {
   const help = `Usage: sidekiq-bridge ${command} IDENTITY... [options]
 
 ${what} (Sidekiq::Process#${rubyMethod}): pushes ${signal} to <IDENTITY>-signals
@@ -22,12 +36,17 @@ ${COMMON_HELP}`;
 
   async function run(argv: string[]): Promise<number> {
     return runCommand(command, async ({ setUrl }) => {
-      const { values, positionals } = parseFlags({ args: argv, allowPositionals: true, options: { ...COMMON_OPTIONS } });
+      const { values, positionals } = parseFlags({
+        args: argv,
+        allowPositionals: true,
+        options: { ...COMMON_OPTIONS },
+      });
       if (values.help) {
         console.log(help);
         return 0;
       }
-      if (positionals.length === 0) throw new UsageError(`${command} needs the IDENTITY of a process (see: sidekiq-bridge processes)`);
+      if (positionals.length === 0)
+        throw new UsageError(`${command} needs the IDENTITY of a process (see: sidekiq-bridge processes)`);
       return withApi(values.redis, setUrl, {}, async (api) => {
         const signalled: Array<{ identity: string; runtime: string }> = [];
         const errors: Array<{ identity: string; error: string }> = [];

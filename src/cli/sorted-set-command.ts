@@ -35,7 +35,12 @@ const ACTION_TEXT: Record<Exclude<Action, "list">, string> = {
   "add-to-queue": "push to its queue now (SortedEntry#add_to_queue)",
 };
 
-function makeCommand(command: string, key: JobSetName, what: string, actions: Array<Exclude<Action, "list">>): SetCommand {
+function makeCommand(
+  command: string,
+  key: JobSetName,
+  what: string,
+  actions: Array<Exclude<Action, "list">>,
+): SetCommand {
   const help = `Usage: sidekiq-bridge ${command} [list] [--class C] [--queue Q] [--limit N] [--offset N] [options]
        sidekiq-bridge ${command} ACTION JID... [options]
        sidekiq-bridge ${command} ACTION --all [--class C] [--queue Q] [options]
@@ -91,14 +96,20 @@ ${COMMON_HELP}`;
       if (values.queue !== undefined) filter.queue = values.queue;
       const filtered = values.class !== undefined || values.queue !== undefined;
       if (action === "list") {
-        if (jids.length > 0) throw new UsageError(`unexpected argument "${jids[0]}" (list takes --class, --queue, --limit, --offset)`);
+        if (jids.length > 0)
+          throw new UsageError(`unexpected argument "${jids[0]}" (list takes --class, --queue, --limit, --offset)`);
         if (values.all || values.yes) throw new UsageError("--all and --yes go with an action (retry, delete, ...)");
       } else {
-        if (values.limit !== undefined || values.offset !== undefined) throw new UsageError("--limit and --offset go with list");
+        if (values.limit !== undefined || values.offset !== undefined)
+          throw new UsageError("--limit and --offset go with list");
         if (values.all && jids.length > 0) throw new UsageError("give JIDs or --all, not both");
         if (!values.all && jids.length === 0) throw new UsageError(`${command} ${action} needs JIDs or --all`);
-        if (!values.all && filtered) throw new UsageError("--class and --queue filter --all; with JIDs, name the jobs only");
-        if (values.all && action === "delete" && !values.yes) throw new UsageError(`refusing to delete ${filtered ? "every matching" : "every"} ${command} entry without --yes`);
+        if (!values.all && filtered)
+          throw new UsageError("--class and --queue filter --all; with JIDs, name the jobs only");
+        if (values.all && action === "delete" && !values.yes)
+          throw new UsageError(
+            `refusing to delete ${filtered ? "every matching" : "every"} ${command} entry without --yes`,
+          );
       }
       if (values.dialect !== undefined) {
         try {
@@ -109,26 +120,51 @@ ${COMMON_HELP}`;
       }
       const limit = intFlag("limit", values.limit, 25, 1);
       const offset = intFlag("offset", values.offset, 0);
-      return withApi(values.redis, setUrl, values.dialect !== undefined ? { dialect: values.dialect } : {}, async (api) => {
-        const set = api.set(key);
-        if (action === "list") return await list(set, filter, offset, limit, values.json === true);
-        if (values.all) return await bulk(set, action, filtered ? filter : undefined, values.json === true);
-        return await byJid(set, action, jids, values.json === true);
-      });
+      return withApi(
+        values.redis,
+        setUrl,
+        values.dialect !== undefined ? { dialect: values.dialect } : {},
+        async (api) => {
+          const set = api.set(key);
+          if (action === "list") return await list(set, filter, offset, limit, values.json === true);
+          if (values.all) return await bulk(set, action, filtered ? filter : undefined, values.json === true);
+          return await byJid(set, action, jids, values.json === true);
+        },
+      );
     });
   }
 
-  async function list(set: SortedJobSet, filter: JobFilter, offset: number, limit: number, json: boolean): Promise<number> {
+  async function list(
+    set: SortedJobSet,
+    filter: JobFilter,
+    offset: number,
+    limit: number,
+    json: boolean,
+  ): Promise<number> {
     const [size, entries] = await Promise.all([set.size(), set.list({ offset, limit, filter })]);
     if (json) {
-      printJson({ set: key, size, offset, limit, entries: entries.map((e) => ({ score: Number(e.score), ...jobJson(e) })) });
+      printJson({
+        set: key,
+        size,
+        offset,
+        limit,
+        entries: entries.map((e) => ({ score: Number(e.score), ...jobJson(e) })),
+      });
       return 0;
     }
-    console.log(`${command}: ${size} entr${size === 1 ? "y" : "ies"}${entries.length < size ? `, showing ${entries.length}` : ""}`);
+    console.log(
+      `${command}: ${size} entr${size === 1 ? "y" : "ies"}${entries.length < size ? `, showing ${entries.length}` : ""}`,
+    );
     if (entries.length === 0) return 0;
     const errorCol = key !== "schedule";
     printTable(
-      [key === "schedule" ? "RUN AT" : key === "retry" ? "NEXT RETRY" : "DIED AT", "JID", "CLASS", "QUEUE", ...(errorCol ? ["RETRIES", "ERROR"] : ["ARGS"])],
+      [
+        key === "schedule" ? "RUN AT" : key === "retry" ? "NEXT RETRY" : "DIED AT",
+        "JID",
+        "CLASS",
+        "QUEUE",
+        ...(errorCol ? ["RETRIES", "ERROR"] : ["ARGS"]),
+      ],
       entries.map((e) => [
         isoSeconds(e.at),
         e.jid ?? "-",
@@ -159,7 +195,12 @@ ${COMMON_HELP}`;
     }
   }
 
-  async function byJid(set: SortedJobSet, action: Exclude<Action, "list">, jids: string[], json: boolean): Promise<number> {
+  async function byJid(
+    set: SortedJobSet,
+    action: Exclude<Action, "list">,
+    jids: string[],
+    json: boolean,
+  ): Promise<number> {
     const done: string[] = [];
     const notFound: string[] = [];
     const failed: Array<{ jid: string; error: string }> = [];
@@ -185,7 +226,12 @@ ${COMMON_HELP}`;
     return notFound.length + failed.length > 0 ? 1 : 0;
   }
 
-  async function bulk(set: SortedJobSet, action: Exclude<Action, "list">, filter: JobFilter | undefined, json: boolean): Promise<number> {
+  async function bulk(
+    set: SortedJobSet,
+    action: Exclude<Action, "list">,
+    filter: JobFilter | undefined,
+    json: boolean,
+  ): Promise<number> {
     let r: BulkResult;
     switch (action) {
       case "retry":
@@ -217,6 +263,11 @@ function pastTense(a: Exclude<Action, "list">): string {
   return { retry: "Retried", delete: "Deleted", kill: "Killed", "add-to-queue": "Added to queue" }[a];
 }
 
-export const scheduled = makeCommand("scheduled", "schedule", "scheduled jobs", ["add-to-queue", "delete", "kill", "retry"]);
+export const scheduled = makeCommand("scheduled", "schedule", "scheduled jobs", [
+  "add-to-queue",
+  "delete",
+  "kill",
+  "retry",
+]);
 export const retries = makeCommand("retries", "retry", "retries", ["retry", "delete", "kill"]);
 export const dead = makeCommand("dead", "dead", "dead jobs", ["retry", "delete", "kill"]);

@@ -1,5 +1,16 @@
 // `sidekiq-bridge stats`: Sidekiq::Stats and the queue summaries.
-import { apiVersionFlag, COMMON_HELP, COMMON_OPTIONS, formatDuration, parseFlags, printJson, printTable, runCommand, UsageError, withApi } from "./common.js";
+import {
+  apiVersionFlag,
+  COMMON_HELP,
+  COMMON_OPTIONS,
+  formatDuration,
+  parseFlags,
+  printJson,
+  printTable,
+  runCommand,
+  UsageError,
+  withApi,
+} from "./common.js";
 
 export const summary = "show Sidekiq::Stats: processed, failed, sets, queues, latency";
 
@@ -16,7 +27,11 @@ ${COMMON_HELP}`;
 
 export async function run(argv: string[]): Promise<number> {
   return runCommand("stats", async ({ setUrl }) => {
-    const { values, positionals } = parseFlags({ args: argv, allowPositionals: true, options: { ...COMMON_OPTIONS, "api-version": { type: "string" } } });
+    const { values, positionals } = parseFlags({
+      args: argv,
+      allowPositionals: true,
+      options: { ...COMMON_OPTIONS, "api-version": { type: "string" } },
+    });
     if (values.help) {
       console.log(help);
       return 0;
@@ -62,7 +77,12 @@ export async function run(argv: string[]): Promise<number> {
         const paused = queues.some((q) => q.paused);
         printTable(
           ["QUEUE", "SIZE", "LATENCY", ...(paused ? ["PAUSED"] : [])],
-          queues.map((q) => [q.name, String(q.size), formatDuration(q.latency), ...(paused ? [q.paused ? "yes" : ""] : [])]),
+          queues.map((q) => [
+            q.name,
+            String(q.size),
+            formatDuration(q.latency),
+            ...(paused ? [q.paused ? "yes" : ""] : []),
+          ]),
           new Set([1, 2]),
         );
       }

@@ -59,7 +59,8 @@ export async function run(argv: string[]): Promise<number> {
     return n;
   };
   const unknown = (values.unknown ?? "retry") as UnknownClassPolicy;
-  if (!["retry", "requeue", "dead"].includes(unknown)) throw new Error(`--unknown must be retry, requeue or dead, got "${values.unknown}"`);
+  if (!["retry", "requeue", "dead"].includes(unknown))
+    throw new Error(`--unknown must be retry, requeue or dead, got "${values.unknown}"`);
   const fetch = values.fetch ?? "reliable";
   if (fetch !== "reliable" && fetch !== "basic") throw new Error(`--fetch must be reliable or basic, got "${fetch}"`);
   const sentinels = (values.sentinel ?? []).map((s) => {
@@ -68,7 +69,9 @@ export async function run(argv: string[]): Promise<number> {
     return { host: m[1]!, port: Number(m[2]) };
   });
   const opts: WorkerOptions = {
-    redis: sentinels.length ? { sentinels, name: values["sentinel-name"] ?? "mymaster" } : (values.redis ?? process.env.REDIS_URL ?? "redis://127.0.0.1:6379/0"),
+    redis: sentinels.length
+      ? { sentinels, name: values["sentinel-name"] ?? "mymaster" }
+      : (values.redis ?? process.env.REDIS_URL ?? "redis://127.0.0.1:6379/0"),
     fetch,
     queues: values.queue?.length ? values.queue : ["default"],
     concurrency: num("concurrency", values.concurrency, 5),

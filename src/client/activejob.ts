@@ -15,7 +15,13 @@ export class ActiveJobSerializationError extends Error {
   override name = "ActiveJobSerializationError";
 }
 
-const RESERVED = new Set(["_aj_globalid", "_aj_symbol_keys", "_aj_ruby2_keywords", "_aj_hash_with_indifferent_access", "_aj_serialized"]);
+const RESERVED = new Set([
+  "_aj_globalid",
+  "_aj_symbol_keys",
+  "_aj_ruby2_keywords",
+  "_aj_hash_with_indifferent_access",
+  "_aj_serialized",
+]);
 
 /** Ruby's `Time#iso8601(9)` for a UTC time. */
 export function iso8601Nanos(d: Date): string {
@@ -25,7 +31,8 @@ export function iso8601Nanos(d: Date): string {
 function serializeHash(obj: Record<string, unknown>): { [k: string]: RubyJsonValue } {
   const out: { [k: string]: RubyJsonValue } = {};
   for (const [k, v] of Object.entries(obj)) {
-    if (RESERVED.has(k)) throw new ActiveJobSerializationError(`Can't serialize a Hash with reserved key ${JSON.stringify(k)}`);
+    if (RESERVED.has(k))
+      throw new ActiveJobSerializationError(`Can't serialize a Hash with reserved key ${JSON.stringify(k)}`);
     out[k] = serializeArgument(v);
   }
   return out;
@@ -34,7 +41,8 @@ function serializeHash(obj: Record<string, unknown>): { [k: string]: RubyJsonVal
 /** ActiveJob::Arguments.serialize for one JavaScript value. */
 export function serializeArgument(v: unknown): RubyJsonValue {
   if (v instanceof AjValue) return v.json;
-  if (v === null || typeof v === "string" || typeof v === "boolean" || typeof v === "bigint" || v instanceof RubyFloat) return v;
+  if (v === null || typeof v === "string" || typeof v === "boolean" || typeof v === "bigint" || v instanceof RubyFloat)
+    return v;
   if (typeof v === "number") {
     if (!Number.isFinite(v)) throw new ActiveJobSerializationError(`${v} cannot be serialized for ActiveJob`);
     return v;
@@ -45,14 +53,17 @@ export function serializeArgument(v: unknown): RubyJsonValue {
     // A Ruby Hash with String keys: ActiveJob marks it with an empty symbol-key list.
     return { ...serializeHash(v as Record<string, unknown>), _aj_symbol_keys: [] };
   }
-  throw new ActiveJobSerializationError(`Unsupported argument type: ${v === undefined ? "undefined" : (Object.getPrototypeOf(v)?.constructor?.name ?? typeof v)}`);
+  throw new ActiveJobSerializationError(
+    `Unsupported argument type: ${v === undefined ? "undefined" : (Object.getPrototypeOf(v)?.constructor?.name ?? typeof v)}`,
+  );
 }
 
 export function serializeArguments(args: readonly unknown[]): RubyJsonValue[] {
   return args.map(serializeArgument);
 }
 
-const serialized = (serializer: string, value: RubyJsonValue) => new AjValue({ _aj_serialized: `ActiveJob::Serializers::${serializer}`, value });
+const serialized = (serializer: string, value: RubyJsonValue) =>
+  new AjValue({ _aj_serialized: `ActiveJob::Serializers::${serializer}`, value });
 
 /** Helpers for ActiveJob's argument markers. */
 export const aj = {
@@ -73,7 +84,8 @@ export const aj = {
   /** Keyword arguments (the last argument of `perform(*args, **kw)`). */
   kwargs: (h: Record<string, unknown>) => new AjValue({ ...serializeHash(h), _aj_ruby2_keywords: Object.keys(h) }),
   /** An ActiveSupport::HashWithIndifferentAccess. */
-  indifferent: (h: Record<string, unknown>) => new AjValue({ ...serializeHash(h), _aj_hash_with_indifferent_access: true }),
+  indifferent: (h: Record<string, unknown>) =>
+    new AjValue({ ...serializeHash(h), _aj_hash_with_indifferent_access: true }),
 };
 
 export interface ActiveJobOptions {
@@ -119,13 +131,21 @@ export class ActiveJobDefinition<A extends unknown[] = unknown[]> {
     return new ActiveJobDefinition<A>(
       this.client,
       this.jobClass,
-      { ...this.options, ...(s.queue !== undefined ? { queue: s.queue } : {}), ...(s.priority !== undefined ? { priority: s.priority } : {}) },
+      {
+        ...this.options,
+        ...(s.queue !== undefined ? { queue: s.queue } : {}),
+        ...(s.priority !== undefined ? { priority: s.priority } : {}),
+      },
       at,
     );
   }
 
   /** `job.serialize` for these arguments, as the given Rails writes it. */
-  serialize(args: A, rails: "6.1" | "7.1" = this.options.rails ?? "7.1", jobId = randomUUID()): { [k: string]: RubyJsonValue } {
+  serialize(
+    args: A,
+    rails: "6.1" | "7.1" = this.options.rails ?? "7.1",
+    jobId = randomUUID(),
+  ): { [k: string]: RubyJsonValue } {
     const body: { [k: string]: RubyJsonValue } = {
       job_class: this.jobClass,
       job_id: jobId,

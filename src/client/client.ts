@@ -15,7 +15,17 @@ import { connectRedis, retryingOnce, type OwnedRedis, type RedisSource } from ".
 import { DialectDetectionError, SidekiqArgumentError } from "./errors.js";
 import { liveProcesses, profileForFleet } from "./fleet.js";
 import { runClientMiddleware, type ClientMiddleware } from "./middleware.js";
-import { bulkTemplate, DEFAULT_JOB_OPTIONS, fillTemplate, normalizeItem, schemaKind, type BulkTemplate, type JobHash, type JobOptions, type PushItem } from "./normalize.js";
+import {
+  bulkTemplate,
+  DEFAULT_JOB_OPTIONS,
+  fillTemplate,
+  normalizeItem,
+  schemaKind,
+  type BulkTemplate,
+  type JobHash,
+  type JobOptions,
+  type PushItem,
+} from "./normalize.js";
 import { pipeQueuePushes, pushOnNextTick } from "./push-batch.js";
 import { verifyArgs, type StrictArgsMode } from "./strict-args.js";
 import type { RubyJsonValue } from "../wire/ruby-json.js";
@@ -136,7 +146,7 @@ export class Client {
     if (!value) {
       if (this.options.autoFallback === undefined) {
         throw new DialectDetectionError(
-          "dialect \"auto\" found no live Ruby Sidekiq process in this Redis's `processes` set, so it cannot tell which timestamp format to write. Start a Ruby process, or create the client with dialect: 6 | 7 | 8 or autoFallback.",
+          'dialect "auto" found no live Ruby Sidekiq process in this Redis\'s `processes` set, so it cannot tell which timestamp format to write. Start a Ruby process, or create the client with dialect: 6 | 7 | 8 or autoFallback.',
         );
       }
       value = profileFor(this.options.autoFallback);
@@ -155,10 +165,20 @@ export class Client {
     const profile = this.fixedProfile ?? (await this.profileOf(shard));
     const job = normalizeItem(item, profile, classDefaults);
     if (this.middleware.length > 0) {
-      const ok = await runClientMiddleware(this.middleware, { jobClass: String(job.class), job, queue: String(job.queue), redis: shard.conn.redis });
+      const ok = await runClientMiddleware(this.middleware, {
+        jobClass: String(job.class),
+        job,
+        queue: String(job.queue),
+        redis: shard.conn.redis,
+      });
       if (!ok) return null;
     }
-    job.args = verifyArgs(String(job.wrapped ?? job.class), job.args as unknown[], this.strictMode(profile), this.warn) as RubyJsonValue[];
+    job.args = verifyArgs(
+      String(job.wrapped ?? job.class),
+      job.args as unknown[],
+      this.strictMode(profile),
+      this.warn,
+    ) as RubyJsonValue[];
     await this.rawPush(shard.conn.redis, profile, [job], true);
     return String(job.jid);
   }
@@ -167,19 +187,31 @@ export class Client {
    * Pushes many jobs of one class with few round trips (Sidekiq's push_bulk):
    * returns one jid per args array, null where a middleware stopped the job.
    */
-  async pushBulk(bulk: BulkItem, classDefaults: Readonly<JobOptions> = DEFAULT_JOB_OPTIONS): Promise<Array<string | null>> {
+  async pushBulk(
+    bulk: BulkItem,
+    classDefaults: Readonly<JobOptions> = DEFAULT_JOB_OPTIONS,
+  ): Promise<Array<string | null>> {
     const { args, at: atIn, spreadInterval, batchSize: bs, jid, ...rest } = bulk;
-    if (!Array.isArray(args)) throw new SidekiqArgumentError(`Job args must be an Array: \`${JSON.stringify(bulk.class)}\``);
+    if (!Array.isArray(args))
+      throw new SidekiqArgumentError(`Job args must be an Array: \`${JSON.stringify(bulk.class)}\``);
     let at = atIn;
-    if (at !== undefined && (Array.isArray(at) ? at.length === 0 || !at.every((x) => typeof x === "number" && Number.isFinite(x)) : typeof at !== "number")) {
+    if (
+      at !== undefined &&
+      (Array.isArray(at)
+        ? at.length === 0 || !at.every((x) => typeof x === "number" && Number.isFinite(x))
+        : typeof at !== "number")
+    ) {
       throw new SidekiqArgumentError("Job 'at' must be a Numeric or an Array of Numeric timestamps");
     }
-    if (Array.isArray(at) && at.length !== args.length) throw new SidekiqArgumentError("Job 'at' Array must have same size as 'args' Array");
-    if (jid !== undefined && args.length > 1) throw new SidekiqArgumentError("Explicitly passing 'jid' when pushing more than one job is not supported");
+    if (Array.isArray(at) && at.length !== args.length)
+      throw new SidekiqArgumentError("Job 'at' Array must have same size as 'args' Array");
+    if (jid !== undefined && args.length > 1)
+      throw new SidekiqArgumentError("Explicitly passing 'jid' when pushing more than one job is not supported");
     if (spreadInterval !== undefined && (typeof spreadInterval !== "number" || !(spreadInterval > 0))) {
       throw new SidekiqArgumentError("Jobs 'spread_interval' must be a positive Numeric");
     }
-    if (at !== undefined && spreadInterval !== undefined) throw new SidekiqArgumentError("Only one of 'at' or 'spread_interval' can be provided");
+    if (at !== undefined && spreadInterval !== undefined)
+      throw new SidekiqArgumentError("Only one of 'at' or 'spread_interval' can be provided");
     if (at === undefined && spreadInterval !== undefined) {
       // Never spread over less than the poll interval.
       const interval = Math.max(spreadInterval, 5);
@@ -187,12 +219,17 @@ export class Client {
       at = args.map(() => now + Math.random() * interval);
     }
     const batchSize = bs ?? (at !== undefined ? 100 : 1000);
-    if (!(Number.isInteger(batchSize) && batchSize > 0)) throw new SidekiqArgumentError("batch_size must be a positive Integer");
+    if (!(Number.isInteger(batchSize) && batchSize > 0))
+      throw new SidekiqArgumentError("batch_size must be a positive Integer");
 
     const shard = this.shardFor(String(rest.queue ?? classDefaults.queue ?? "default"));
     const profile = this.fixedProfile ?? (await this.profileOf(shard));
     // Normalized once, so every job of the bulk shares created_at, as in Ruby.
-    const normed = normalizeItem({ ...rest, args: [], ...(jid !== undefined ? { jid } : {}) } as PushItem, profile, classDefaults);
+    const normed = normalizeItem(
+      { ...rest, args: [], ...(jid !== undefined ? { jid } : {}) } as PushItem,
+      profile,
+      classDefaults,
+    );
     const mode = this.strictMode(profile);
     const out: Array<string | null> = [];
     const redis = shard.conn.redis;
@@ -202,7 +239,8 @@ export class Client {
     let template: BulkTemplate | null | undefined;
     for (let start = 0; start < args.length; start += batchSize) {
       const slice = args.slice(start, start + batchSize);
-      if (!slice.every(Array.isArray)) throw new SidekiqArgumentError("Bulk arguments must be an Array of Arrays: [[1], [2]]");
+      if (!slice.every(Array.isArray))
+        throw new SidekiqArgumentError("Bulk arguments must be an Array of Arrays: [[1], [2]]");
       if (noMiddleware) {
         const jids: RubyJsonValue[] = [];
         const jobArgs: RubyJsonValue[][] = [];
@@ -218,8 +256,12 @@ export class Client {
             template = null;
           }
         }
-        const ats = at === undefined ? undefined : jobArgs.map((_, i) => (Array.isArray(at) ? at[start + i]! : (at as number)));
-        if (template === null || !(await this.rawPushBulk(redis, profile, template, jobArgs, jids, jid !== undefined, ats))) {
+        const ats =
+          at === undefined ? undefined : jobArgs.map((_, i) => (Array.isArray(at) ? at[start + i]! : (at as number)));
+        if (
+          template === null ||
+          !(await this.rawPushBulk(redis, profile, template, jobArgs, jids, jid !== undefined, ats))
+        ) {
           // An encoding error: the generic path names it exactly as it always has.
           const payloads = jobArgs.map((a, i) => {
             const copy: JobHash = { ...normed, args: a, jid: jids[i]! };
@@ -235,8 +277,19 @@ export class Client {
       for (const [i, jobArgs] of slice.entries()) {
         const copy: JobHash = { ...normed, args: jobArgs, jid: jid ?? newJid() };
         if (at !== undefined) copy.at = Array.isArray(at) ? at[start + i]! : at;
-        const ok = await runClientMiddleware(this.middleware, { jobClass: String(copy.class), job: copy, queue: String(copy.queue), redis });
-        if (ok) copy.args = verifyArgs(String(copy.wrapped ?? copy.class), copy.args as unknown[], mode, this.warn) as RubyJsonValue[];
+        const ok = await runClientMiddleware(this.middleware, {
+          jobClass: String(copy.class),
+          job: copy,
+          queue: String(copy.queue),
+          redis,
+        });
+        if (ok)
+          copy.args = verifyArgs(
+            String(copy.wrapped ?? copy.class),
+            copy.args as unknown[],
+            mode,
+            this.warn,
+          ) as RubyJsonValue[];
         payloads.push(ok ? copy : null);
       }
       const toPush = payloads.filter((p): p is JobHash => p !== null);
@@ -271,7 +324,12 @@ export class Client {
     if (!record.has("created_at")) record.set("created_at", encodePayloadTime(Date.now(), profile));
     if (this.middleware.length > 0) {
       const view = record.toObject() as JobHash;
-      const ok = await runClientMiddleware(this.middleware, { jobClass: String(view.class), job: view, queue, redis: shard.conn.redis });
+      const ok = await runClientMiddleware(this.middleware, {
+        jobClass: String(view.class),
+        job: view,
+        queue,
+        redis: shard.conn.redis,
+      });
       if (!ok) return null;
       // Write back only what middleware changed (compared as values, so 1.0 stays 1.0).
       for (const k of record.keys()) if (!(k in view) || view[k] === undefined) record.delete(k);
@@ -286,7 +344,12 @@ export class Client {
     const target = record.getString("queue") ?? queue;
     // Not validated: the payload was written by whoever enqueued it (maybe another
     // dialect during a migration); we changed only enqueued_at and middleware's keys.
-    return { redis: this.shardFor(target).conn.redis, queue: target, json: record.toString(), jid: record.getString("jid") ?? null };
+    return {
+      redis: this.shardFor(target).conn.redis,
+      queue: target,
+      json: record.toString(),
+      jid: record.getString("jid") ?? null,
+    };
   }
 
   /**

@@ -19,7 +19,10 @@ export type ClientMiddleware = (ctx: ClientMiddlewareContext, next: () => Promis
  * Callers with an empty chain skip the call (and its await) altogether: the
  * result would be `true` with nothing run.
  */
-export async function runClientMiddleware(chain: readonly ClientMiddleware[], ctx: ClientMiddlewareContext): Promise<boolean> {
+export async function runClientMiddleware(
+  chain: readonly ClientMiddleware[],
+  ctx: ClientMiddlewareContext,
+): Promise<boolean> {
   if (chain.length === 0) return true;
   let reached = false;
   const step = async (i: number): Promise<void> => {

@@ -49,12 +49,15 @@ export function validateItem(item: Partial<PushItem> | undefined): asserts item 
   }
   if (!Array.isArray(it.args)) throw new SidekiqArgumentError(`Job args must be an Array: \`${show(item)}\``);
   if (typeof it.class !== "string" || it.class === "") {
-    throw new SidekiqArgumentError(`Job class must be either a Class or String representation of the class name: \`${show(item)}\``);
+    throw new SidekiqArgumentError(
+      `Job class must be either a Class or String representation of the class name: \`${show(item)}\``,
+    );
   }
   if ("at" in it && it.at !== undefined && (typeof it.at !== "number" || !Number.isFinite(it.at))) {
     throw new SidekiqArgumentError(`Job 'at' must be a Numeric timestamp: \`${show(item)}\``);
   }
-  if (it.tags !== undefined && it.tags !== null && !Array.isArray(it.tags)) throw new SidekiqArgumentError(`Job tags must be an Array: \`${show(item)}\``);
+  if (it.tags !== undefined && it.tags !== null && !Array.isArray(it.tags))
+    throw new SidekiqArgumentError(`Job tags must be an Array: \`${show(item)}\``);
   if (typeof it.retry_for === "number" && it.retry_for > 1_000_000_000) {
     throw new SidekiqArgumentError(`retry_for must be a relative amount of time, e.g. 48.hours \`${show(item)}\``);
   }
@@ -65,14 +68,20 @@ export function validateItem(item: Partial<PushItem> | undefined): asserts item 
  * are the class's sidekiq_options (Sidekiq.default_job_options when pushing by
  * class name).
  */
-export function normalizeItem(item: PushItem, profile: WireProfile, defaults: Readonly<JobOptions> = DEFAULT_JOB_OPTIONS, now = Date.now()): JobHash {
+export function normalizeItem(
+  item: PushItem,
+  profile: WireProfile,
+  defaults: Readonly<JobOptions> = DEFAULT_JOB_OPTIONS,
+  now = Date.now(),
+): JobHash {
   validateItem(item);
   const job: JobHash = { ...DEFAULT_JOB_OPTIONS, ...defaults };
   for (const k of Object.keys(item)) {
     const v = (item as JobOptions)[k];
     if (v !== undefined) job[k] = v;
   }
-  if (job.queue === undefined || job.queue === null || job.queue === "") throw new SidekiqArgumentError("Job must include a valid queue name");
+  if (job.queue === undefined || job.queue === null || job.queue === "")
+    throw new SidekiqArgumentError("Job must include a valid queue name");
   job.jid ??= newJid();
   job.class = String(job.class);
   job.queue = String(job.queue);
@@ -96,7 +105,12 @@ export interface PayloadTemplate {
 
 function member(key: string, value: RubyJsonValue): string {
   // defineProperty, so that a "__proto__" key stays an own data property.
-  const one = Object.defineProperty({}, key, { value, enumerable: true, writable: true, configurable: true }) as JobHash;
+  const one = Object.defineProperty({}, key, {
+    value,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  }) as JobHash;
   return toRubyJson(one).slice(1, -1);
 }
 

@@ -20,7 +20,10 @@ interface PendingPush {
  * `SADD queues` with every queue's name, then one `LPUSH queue:<q>` per queue
  * with its payloads in push order (replies: the SADD's, then one per queue).
  */
-export function pipeQueuePushes(pipe: ChainableCommander, byQueue: ReadonlyMap<string, readonly string[]>): ChainableCommander {
+export function pipeQueuePushes(
+  pipe: ChainableCommander,
+  byQueue: ReadonlyMap<string, readonly string[]>,
+): ChainableCommander {
   pipe.sadd("queues", ...byQueue.keys());
   for (const [q, list] of byQueue) pipe.lpush(`queue:${q}`, ...list);
   return pipe;

@@ -19,7 +19,8 @@ function describe(v: unknown): string | undefined {
   if (typeof v === "number") {
     if (Number.isNaN(v)) return "NaN";
     if (!Number.isFinite(v)) return String(v);
-    if (Number.isInteger(v) && !Number.isSafeInteger(v)) return "an integer beyond 2^53 that has already lost precision (use a bigint)";
+    if (Number.isInteger(v) && !Number.isSafeInteger(v))
+      return "an integer beyond 2^53 that has already lost precision (use a bigint)";
     return undefined;
   }
   if (typeof v === "string") return v.isWellFormed() ? undefined : "a string with a lone UTF-16 surrogate";
@@ -57,7 +58,12 @@ export function findUnsafeArg(args: unknown, path = "args"): UnsafeArg | undefin
  * Sidekiq's verify_json: raise (7.0+ default), warn (6.4 default) or let the
  * value through (as JSON.stringify would turn it, like Ruby's warn mode does).
  */
-export function verifyArgs(jobClass: string, args: unknown[], mode: StrictArgsMode, warn: (m: string) => void = console.warn): unknown[] {
+export function verifyArgs(
+  jobClass: string,
+  args: unknown[],
+  mode: StrictArgsMode,
+  warn: (m: string) => void = console.warn,
+): unknown[] {
   const bad = findUnsafeArg(args);
   if (!bad) return args;
   const msg = `Job arguments to ${jobClass} must be native JSON types, but ${bad.path} is ${bad.what}. See https://github.com/sidekiq/sidekiq/wiki/Best-Practices. To allow it, create the client with strictArgs: "warn" or "off".`;
@@ -73,9 +79,11 @@ function toJsonNative(v: unknown): unknown {
   if (v === undefined || typeof v === "function" || typeof v === "symbol") return null;
   if (typeof v === "string") return v.toWellFormed();
   if (v === null || typeof v !== "object") return v;
-  if (typeof (v as { toJSON?: unknown }).toJSON === "function") return toJsonNative((v as { toJSON(): unknown }).toJSON());
+  if (typeof (v as { toJSON?: unknown }).toJSON === "function")
+    return toJsonNative((v as { toJSON(): unknown }).toJSON());
   if (Array.isArray(v)) return Array.from(v, (x) => toJsonNative(x));
   const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) if (x !== undefined && typeof x !== "function" && typeof x !== "symbol") out[k] = toJsonNative(x);
+  for (const [k, x] of Object.entries(v))
+    if (x !== undefined && typeof x !== "function" && typeof x !== "symbol") out[k] = toJsonNative(x);
   return out;
 }

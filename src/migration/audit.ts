@@ -5,7 +5,18 @@
 // BLOCKED with the reasons. Read-only.
 import type { Redis } from "ioredis";
 import { BRIDGE_LABEL } from "../client/fleet.js";
-import { fingerprint, identify, JOB_SETS, listPages, parseRecord, QUEUE_PREFIX, queueNames, zsetPages, type JobSet, type ProgressFn } from "./common.js";
+import {
+  fingerprint,
+  identify,
+  JOB_SETS,
+  listPages,
+  parseRecord,
+  QUEUE_PREFIX,
+  queueNames,
+  zsetPages,
+  type JobSet,
+  type ProgressFn,
+} from "./common.js";
 
 /** The classes Node can run: plain Sidekiq job classes and ActiveJob classes. */
 export interface NodeHandlers {
@@ -24,16 +35,21 @@ export function emptyHandlers(): NodeHandlers {
  * Calls other than register/registerActiveJob (use, onDeath, ...) are accepted
  * and ignored.
  */
-export async function collectHandlers(moduleExport: unknown, into: NodeHandlers = emptyHandlers()): Promise<NodeHandlers> {
+export async function collectHandlers(
+  moduleExport: unknown,
+  into: NodeHandlers = emptyHandlers(),
+): Promise<NodeHandlers> {
   const mod = moduleExport as { default?: unknown } | undefined;
-  const exp = mod && typeof mod === "object" && "default" in mod && mod.default !== undefined ? mod.default : moduleExport;
+  const exp =
+    mod && typeof mod === "object" && "default" in mod && mod.default !== undefined ? mod.default : moduleExport;
   if (typeof exp === "function") {
     const recorder: object = new Proxy(
       {},
       {
         get(_t, prop) {
           if (prop === "register") return (name: unknown) => (into.classes.add(String(name)), recorder);
-          if (prop === "registerActiveJob") return (name: unknown) => (into.activeJobClasses.add(String(name)), recorder);
+          if (prop === "registerActiveJob")
+            return (name: unknown) => (into.activeJobClasses.add(String(name)), recorder);
           if (prop === "then") return undefined; // not a thenable
           if (typeof prop === "symbol") return undefined;
           return () => recorder;
@@ -190,7 +206,9 @@ export function judgeQueue(
       missing.push(c.name);
       reasons.push(`no Node handler for ${label} (${describeCounts(c)})`);
     } else {
-      warnings.push(`no Node handler for ${label}, found only in the dead set (${c.dead}): retrying it by hand while Node owns the queue would fail it again`);
+      warnings.push(
+        `no Node handler for ${label}, found only in the dead set (${c.dead}): retrying it by hand while Node owns the queue would fail it again`,
+      );
     }
   }
   const servedBy = processes
@@ -203,11 +221,14 @@ export function judgeQueue(
       ...(p.pid !== undefined ? { pid: p.pid } : {}),
       quiet: p.quiet,
     }));
-  if (classes.length === 0) warnings.push("no jobs seen in the queue or in schedule/retry/dead: the verdict covers only classes present now");
+  if (classes.length === 0)
+    warnings.push("no jobs seen in the queue or in schedule/retry/dead: the verdict covers only classes present now");
   if (servedBy.length === 0) warnings.push("no live process serves this queue");
   const nodeServing = servedBy.filter((p) => p.runtime === "node" && !p.quiet);
   if (nodeServing.length > 0 && missing.length > 0) {
-    warnings.push(`${nodeServing.length} live Node process(es) already serve this queue and will fail the classes above with NameError (or requeue them)`);
+    warnings.push(
+      `${nodeServing.length} live Node process(es) already serve this queue and will fail the classes above with NameError (or requeue them)`,
+    );
   }
   return {
     queue,
@@ -228,7 +249,12 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
   const pageSize = o.pageSize ?? 1000;
   const processes = await liveProcessSummaries(redis);
   const only = o.queues?.length ? new Set(o.queues) : undefined;
-  const names = only ? [...only].sort() : await queueNames(redis, processes.flatMap((p) => p.queues));
+  const names = only
+    ? [...only].sort()
+    : await queueNames(
+        redis,
+        processes.flatMap((p) => p.queues),
+      );
   const nameSet = new Set(names);
 
   // queue -> "aj:"/"c:" + class -> usage
@@ -238,7 +264,19 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
     if (!m) usage.set(queue, (m = new Map()));
     const k = `${activeJob ? "aj" : "c"}:${name}`;
     let u = m.get(k);
-    if (!u) m.set(k, (u = { name, activeJob, queued: 0, scheduled: 0, retry: 0, dead: 0, handled: isHandled(handlers, name, activeJob) }));
+    if (!u)
+      m.set(
+        k,
+        (u = {
+          name,
+          activeJob,
+          queued: 0,
+          scheduled: 0,
+          retry: 0,
+          dead: 0,
+          handled: isHandled(handlers, name, activeJob),
+        }),
+      );
     return u;
   };
   const unparseable: Record<string, number> = {};
@@ -292,7 +330,9 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
   }
 
   const queues = names.sort().map((q) => {
-    const classes = [...(usage.get(q)?.values() ?? [])].sort((a, b) => a.name.localeCompare(b.name) || Number(a.activeJob) - Number(b.activeJob));
+    const classes = [...(usage.get(q)?.values() ?? [])].sort(
+      (a, b) => a.name.localeCompare(b.name) || Number(a.activeJob) - Number(b.activeJob),
+    );
     return judgeQueue(q, sizes.get(q) ?? 0, classes, processes, { deadBlocks: !!o.deadBlocks });
   });
   return {

@@ -123,7 +123,9 @@ export async function queueNames(redis: Redis, extra: Iterable<string> = []): Pr
 
 /** The `queue:*` keys that hold a list now, optionally limited to some queue names. */
 export async function queueLists(redis: Redis, only?: readonly string[]): Promise<string[]> {
-  const keys = only?.length ? only.map((q) => QUEUE_PREFIX + q) : (await queueNames(redis)).map((q) => QUEUE_PREFIX + q);
+  const keys = only?.length
+    ? only.map((q) => QUEUE_PREFIX + q)
+    : (await queueNames(redis)).map((q) => QUEUE_PREFIX + q);
   const types = await keyTypes(redis, keys);
   return keys.filter((k) => types.get(k) === "list");
 }
@@ -288,7 +290,10 @@ export function commands(redis: Redis): MigrationCommands {
     redis.defineCommand("bridgeMigListMove", { numberOfKeys: 3, lua: LUA_LIST_MOVE });
     r[DEFINED] = true;
   }
-  const call = (name: string) => (...args: Arg[]) => (r[name] as (...a: Arg[]) => Promise<number[]>).apply(redis, args);
+  const call =
+    (name: string) =>
+    (...args: Arg[]) =>
+      (r[name] as (...a: Arg[]) => Promise<number[]>).apply(redis, args);
   return {
     listReplace: call("bridgeMigListReplace") as MigrationCommands["listReplace"],
     zsetReplace: call("bridgeMigZsetReplace") as MigrationCommands["zsetReplace"],

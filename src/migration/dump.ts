@@ -66,7 +66,11 @@ export async function selectKeys(redis: Redis, patterns: readonly string[]): Pro
 }
 
 /** One key's entries as the file stores them, with its TTL, read atomically. */
-export async function readKey(redis: Redis, key: string, type: KeyType): Promise<{ items: Array<Buffer | string>; pttl: number } | undefined> {
+export async function readKey(
+  redis: Redis,
+  key: string,
+  type: KeyType,
+): Promise<{ items: Array<Buffer | string>; pttl: number } | undefined> {
   const tx = redis.multi();
   tx.type(key);
   tx.pttl(key);
@@ -105,7 +109,8 @@ export async function readKey(redis: Redis, key: string, type: KeyType): Promise
     items = [];
     for (const [f, v] of Object.entries(data as Record<string, Buffer>)) {
       const fb = Buffer.from(f);
-      if (fb.toString() !== f) throw new Error(`hash ${key} has a binary field name; this export format cannot keep it`);
+      if (fb.toString() !== f)
+        throw new Error(`hash ${key} has a binary field name; this export format cannot keep it`);
       items.push(fb, v);
     }
   } else if (type === "string") items = data === null ? [] : [data as Buffer];
@@ -150,7 +155,14 @@ export async function exportToStream(redis: Redis, out: Writable, o: ExportOptio
     const data = await readKey(redis, key, type);
     if (!data) continue;
     const count = entryCount(type, data.items.length);
-    await write({ kind: "key", key: Buffer.from(key), type, count, pttl: data.pttl, digest: digestEntries(type, data.items) });
+    await write({
+      kind: "key",
+      key: Buffer.from(key),
+      type,
+      count,
+      pttl: data.pttl,
+      digest: digestEntries(type, data.items),
+    });
     for (const rec of itemRecords(type, data.items)) await write(rec);
     exported.push({ key, type, count });
     entries += count;

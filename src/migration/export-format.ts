@@ -78,7 +78,12 @@ export function newUnpackr(): Unpackr {
   return new Unpackr({ useRecords: false, mapsAsObjects: true, copyBuffers: true });
 }
 
-export const UNPACK_OPTIONS = { useRecords: false, mapsAsObjects: true, copyBuffers: true, maxIncompleteBufferSize: 1 << 30 } as const;
+export const UNPACK_OPTIONS = {
+  useRecords: false,
+  mapsAsObjects: true,
+  copyBuffers: true,
+  maxIncompleteBufferSize: 1 << 30,
+} as const;
 
 /** Entries per `items` record, and bytes after which one is cut early. */
 export const ITEMS_PER_RECORD = 5000;
@@ -182,13 +187,19 @@ export function asRecord(v: unknown): ExportRecord {
   const r = v as { kind?: unknown } & Record<string, unknown>;
   switch (r.kind) {
     case "header":
-      if (r.format !== EXPORT_FORMAT) throw new ExportFormatError(`not a sidekiq-bridge export (format ${JSON.stringify(r.format)})`);
-      if (r.version !== EXPORT_VERSION) throw new ExportFormatError(`export format version ${String(r.version)} is not supported (this build reads ${EXPORT_VERSION})`);
+      if (r.format !== EXPORT_FORMAT)
+        throw new ExportFormatError(`not a sidekiq-bridge export (format ${JSON.stringify(r.format)})`);
+      if (r.version !== EXPORT_VERSION)
+        throw new ExportFormatError(
+          `export format version ${String(r.version)} is not supported (this build reads ${EXPORT_VERSION})`,
+        );
       return r as unknown as ExportHeader;
     case "key":
       if (!Buffer.isBuffer(r.key) && typeof r.key !== "string") throw new ExportFormatError("key record without a key");
-      if (!KEY_TYPES.includes(r.type as KeyType)) throw new ExportFormatError(`unknown key type ${JSON.stringify(r.type)}`);
-      if (!Number.isInteger(r.count) || (r.count as number) < 0) throw new ExportFormatError("key record without a count");
+      if (!KEY_TYPES.includes(r.type as KeyType))
+        throw new ExportFormatError(`unknown key type ${JSON.stringify(r.type)}`);
+      if (!Number.isInteger(r.count) || (r.count as number) < 0)
+        throw new ExportFormatError("key record without a count");
       if (!Buffer.isBuffer(r.digest)) throw new ExportFormatError("key record without a digest");
       if (typeof r.key === "string") r.key = Buffer.from(r.key);
       return r as unknown as KeyRecord;

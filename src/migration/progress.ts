@@ -14,7 +14,8 @@ export function progressLine(stream: NodeJS.WriteStream = process.stderr, label 
   let lastAt = 0;
   let lastPhase = "";
   let drawn = false;
-  const text = (p: Progress, pct: number) => `${label}: ${p.phase}${p.key ? ` ${p.key}` : ""} ${p.done}/${p.total} (${pct}%)`;
+  const text = (p: Progress, pct: number) =>
+    `${label}: ${p.phase}${p.key ? ` ${p.key}` : ""} ${p.done}/${p.total} (${pct}%)`;
   return {
     update(p) {
       const pct = p.total > 0 ? Math.min(100, Math.floor((p.done / p.total) * 100)) : 100;

@@ -59,7 +59,11 @@ interface OpenKey {
 const READ_PAGE = 5000;
 
 /** The digest and entry count of a key as Redis holds it now. */
-export async function digestStored(redis: Redis, key: string, type: KeyType): Promise<{ count: number; digest: Buffer }> {
+export async function digestStored(
+  redis: Redis,
+  key: string,
+  type: KeyType,
+): Promise<{ count: number; digest: Buffer }> {
   const d = new EntryDigest(type);
   let count = 0;
   if (type === "list") {
@@ -115,7 +119,8 @@ async function writeItems(redis: Redis, k: OpenKey, items: Array<Buffer | string
       await redis.hset(t, ...(items as Buffer[]));
       break;
     case "string":
-      if (items.length !== 1 || k.written > 0) throw new ExportFormatError(`string key ${k.name} has more than one value`);
+      if (items.length !== 1 || k.written > 0)
+        throw new ExportFormatError(`string key ${k.name} has more than one value`);
       await redis.set(t, items[0]!);
       break;
   }
@@ -126,7 +131,11 @@ function pairs(type: KeyType): number {
 }
 
 /** Imports from a stream of bytes (a file, stdin). */
-export async function importFromStream(redis: Redis, input: AsyncIterable<Buffer>, o: ImportOptions = {}): Promise<ImportSummary> {
+export async function importFromStream(
+  redis: Redis,
+  input: AsyncIterable<Buffer>,
+  o: ImportOptions = {},
+): Promise<ImportSummary> {
   const started = Date.now();
   const prefix = `sidekiq-bridge:import:${randomBytes(6).toString("hex")}:`;
   const temps: string[] = [];
@@ -147,11 +156,17 @@ export async function importFromStream(redis: Redis, input: AsyncIterable<Buffer
   }
 
   const finish = async (k: OpenKey) => {
-    if (k.written !== k.rec.count) throw new ExportFormatError(`the file is damaged: ${k.name} should hold ${k.rec.count} entries, it holds ${k.written}`);
-    if (!k.digest.digest().equals(k.rec.digest)) throw new ExportFormatError(`the file is damaged: the digest of ${k.name} does not match its entries`);
+    if (k.written !== k.rec.count)
+      throw new ExportFormatError(
+        `the file is damaged: ${k.name} should hold ${k.rec.count} entries, it holds ${k.written}`,
+      );
+    if (!k.digest.digest().equals(k.rec.digest))
+      throw new ExportFormatError(`the file is damaged: the digest of ${k.name} does not match its entries`);
     const stored = await digestStored(redis, k.temp, k.rec.type);
-    if (stored.count !== k.rec.count) throw new Error(`${k.name}: Redis holds ${stored.count} entries after the import, the file ${k.rec.count}`);
-    if (!stored.digest.equals(k.rec.digest)) throw new Error(`${k.name}: what Redis holds after the import differs from the file`);
+    if (stored.count !== k.rec.count)
+      throw new Error(`${k.name}: Redis holds ${stored.count} entries after the import, the file ${k.rec.count}`);
+    if (!stored.digest.equals(k.rec.digest))
+      throw new Error(`${k.name}: what Redis holds after the import differs from the file`);
     if (k.rec.pttl > 0) await redis.pexpire(k.temp, k.rec.pttl);
     done.push({ temp: k.temp, name: k.name, key: k.rec.key, type: k.rec.type, count: k.rec.count });
     entries += k.rec.count;
@@ -166,8 +181,11 @@ export async function importFromStream(redis: Redis, input: AsyncIterable<Buffer
         header = rec;
         const existing = await selectKeys(redis, header.patterns);
         if (existing.length > 0 && !o.force) {
-          const shown = existing.slice(0, 10).join(", ") + (existing.length > 10 ? `, … (${existing.length} in all)` : "");
-          throw new ImportRefusedError(`the target Redis is not empty: it already holds ${shown}. Import into an empty database, or pass --force to replace the keys the file holds.`);
+          const shown =
+            existing.slice(0, 10).join(", ") + (existing.length > 10 ? `, … (${existing.length} in all)` : "");
+          throw new ImportRefusedError(
+            `the target Redis is not empty: it already holds ${shown}. Import into an empty database, or pass --force to replace the keys the file holds.`,
+          );
         }
         continue;
       }
@@ -182,7 +200,8 @@ export async function importFromStream(redis: Redis, input: AsyncIterable<Buffer
         open = { rec, name, temp, written: 0, digest: new EntryDigest(rec.type) };
       } else if (rec.kind === "items") {
         if (!open) throw new ExportFormatError("items before any key");
-        if (rec.items.length % pairs(open.rec.type) !== 0) throw new ExportFormatError(`${open.name}: an entry split across records`);
+        if (rec.items.length % pairs(open.rec.type) !== 0)
+          throw new ExportFormatError(`${open.name}: an entry split across records`);
         open.digest.add(rec.items);
         await writeItems(redis, open, rec.items);
         open.written += rec.items.length / pairs(open.rec.type);
@@ -190,7 +209,9 @@ export async function importFromStream(redis: Redis, input: AsyncIterable<Buffer
         if (open) await finish(open);
         open = undefined;
         if (rec.keys !== done.length || rec.entries !== entries) {
-          throw new ExportFormatError(`the file is damaged: its end record counts ${rec.keys} keys and ${rec.entries} entries, the file held ${done.length} and ${entries}`);
+          throw new ExportFormatError(
+            `the file is damaged: its end record counts ${rec.keys} keys and ${rec.entries} entries, the file held ${done.length} and ${entries}`,
+          );
         }
         ended = true;
       }
@@ -201,10 +222,14 @@ export async function importFromStream(redis: Redis, input: AsyncIterable<Buffer
     // All or nothing: rename every temporary key onto its name in one transaction.
     const keys = done.map((d) => d.key);
     if (!o.force && keys.length) await redis.watch(...(keys as unknown as string[]));
-    const replaced = (await Promise.all(keys.map((k) => redis.exists(k)))).flatMap((e, i) => (e ? [done[i]!.name] : []));
+    const replaced = (await Promise.all(keys.map((k) => redis.exists(k)))).flatMap((e, i) =>
+      e ? [done[i]!.name] : [],
+    );
     if (!o.force && replaced.length > 0) {
       await redis.unwatch();
-      throw new ImportRefusedError(`keys appeared in the target during the import: ${replaced.slice(0, 10).join(", ")}; nothing was changed (use --force to replace them)`);
+      throw new ImportRefusedError(
+        `keys appeared in the target during the import: ${replaced.slice(0, 10).join(", ")}; nothing was changed (use --force to replace them)`,
+      );
     }
     const tx = redis.multi();
     for (const d of done) {
@@ -214,11 +239,19 @@ export async function importFromStream(redis: Redis, input: AsyncIterable<Buffer
       tx.rename(d.temp, d.key as unknown as string);
     }
     const res = await tx.exec();
-    if (res === null) throw new ImportRefusedError("keys of the import were written in the target while it was switching over; nothing was changed");
+    if (res === null)
+      throw new ImportRefusedError(
+        "keys of the import were written in the target while it was switching over; nothing was changed",
+      );
     for (const [err] of res) if (err) throw err;
     temps.length = 0;
     return {
-      header: { createdAt: header.createdAt, source: header.source, patterns: header.patterns, ...(header.redisVersion ? { redisVersion: header.redisVersion } : {}) },
+      header: {
+        createdAt: header.createdAt,
+        source: header.source,
+        patterns: header.patterns,
+        ...(header.redisVersion ? { redisVersion: header.redisVersion } : {}),
+      },
       keys: done.map((d) => ({ key: d.name, type: d.type, count: d.count })),
       entries,
       replaced: o.force ? replaced : [],

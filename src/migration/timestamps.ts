@@ -238,7 +238,15 @@ export async function migrateTimestamps(redis: Redis, o: TimestampOptions): Prom
     totals.remaining += r.remaining;
   }
   const { key: _k, type: _t, ...t } = totals;
-  return { to: o.to, unit: o.to === 8 ? "milliseconds" : "seconds", dryRun: !!o.dryRun, passes, keys: list, totals: t, durationMs: Date.now() - started };
+  return {
+    to: o.to,
+    unit: o.to === 8 ? "milliseconds" : "seconds",
+    dryRun: !!o.dryRun,
+    passes,
+    keys: list,
+    totals: t,
+    durationMs: Date.now() - started,
+  };
 }
 
 interface PassContext {
@@ -249,7 +257,13 @@ interface PassContext {
   tick: (key: string, n: number) => void;
 }
 
-async function listPass(redis: Redis, key: string, o: TimestampOptions, rep: TimestampKeyReport, c: PassContext): Promise<void> {
+async function listPass(
+  redis: Redis,
+  key: string,
+  o: TimestampOptions,
+  rep: TimestampKeyReport,
+  c: PassContext,
+): Promise<void> {
   let drift = 0;
   let inflight: Promise<void> = Promise.resolve();
   const seen = new Set<string>();
@@ -258,7 +272,8 @@ async function listPass(redis: Redis, key: string, o: TimestampOptions, rep: Tim
     page.items.forEach((buf, i) => {
       rep.scanned++;
       const text = utf8OrUndefined(buf);
-      const conv = text === undefined ? { status: "unparseable" as const, fields: [] } : convertPayloadTimes(text, o.to);
+      const conv =
+        text === undefined ? { status: "unparseable" as const, fields: [] } : convertPayloadTimes(text, o.to);
       if (conv.status === "unparseable") rep.unparseable++;
       else if (conv.status === "target") rep.alreadyTarget++;
       else {
@@ -292,7 +307,13 @@ async function listPass(redis: Redis, key: string, o: TimestampOptions, rep: Tim
   await inflight;
 }
 
-async function zsetPass(redis: Redis, key: string, o: TimestampOptions, rep: TimestampKeyReport, c: PassContext): Promise<void> {
+async function zsetPass(
+  redis: Redis,
+  key: string,
+  o: TimestampOptions,
+  rep: TimestampKeyReport,
+  c: PassContext,
+): Promise<void> {
   const seen = new Set<string>();
   // Members this pass wrote: ZSCAN may return them later in the same scan; they are not news.
   const written = new Set<string>();
@@ -303,7 +324,8 @@ async function zsetPass(redis: Redis, key: string, o: TimestampOptions, rep: Tim
       if (written.size > 0 && written.has(fingerprint(member))) continue;
       rep.scanned++;
       const text = utf8OrUndefined(member);
-      const conv = text === undefined ? { status: "unparseable" as const, fields: [] } : convertPayloadTimes(text, o.to);
+      const conv =
+        text === undefined ? { status: "unparseable" as const, fields: [] } : convertPayloadTimes(text, o.to);
       if (conv.status === "unparseable") rep.unparseable++;
       else if (conv.status === "target") rep.alreadyTarget++;
       else {
@@ -340,7 +362,12 @@ async function zsetPass(redis: Redis, key: string, o: TimestampOptions, rep: Tim
  * How many distinct entries of a key are in the other unit now (a list re-read
  * under concurrent pushes, or a member ZSCAN returns twice, counts once).
  */
-export async function countRemaining(redis: Redis, k: { key: string; type: "list" | "zset" }, to: TimestampTarget, pageSize = 1000): Promise<number> {
+export async function countRemaining(
+  redis: Redis,
+  k: { key: string; type: "list" | "zset" },
+  to: TimestampTarget,
+  pageSize = 1000,
+): Promise<number> {
   let n = 0;
   const seen = new Set<string>();
   const check = (b: Buffer) => {

@@ -49,7 +49,8 @@ export function deserializeArgument(v: JsonValue): unknown {
 /** `job_data["arguments"]` of an ActiveJob payload's args[0], decoded. */
 export function activeJobArguments(args: JsonValue): unknown[] {
   const body = Array.isArray(args) ? args[0] : undefined;
-  if (!body || typeof body !== "object" || Array.isArray(body)) throw new Error("ActiveJob payload has no job_data in args[0]");
+  if (!body || typeof body !== "object" || Array.isArray(body))
+    throw new Error("ActiveJob payload has no job_data in args[0]");
   const list = (body as { arguments?: JsonValue }).arguments;
   if (!Array.isArray(list)) throw new Error("ActiveJob job_data has no arguments array");
   return list.map(deserializeArgument);

@@ -30,7 +30,8 @@ export function parseQueue(spec: string | [string, number]): [string, number] {
 }
 
 export function makeCapsule(cfg: CapsuleConfig): Capsule {
-  if (!(Number.isInteger(cfg.concurrency) && cfg.concurrency > 0)) throw new Error(`capsule ${cfg.name}: concurrency must be a positive integer`);
+  if (!(Number.isInteger(cfg.concurrency) && cfg.concurrency > 0))
+    throw new Error(`capsule ${cfg.name}: concurrency must be a positive integer`);
   if (cfg.queues.length === 0) throw new Error(`capsule ${cfg.name}: no queues`);
   const weights: Record<string, number> = {};
   const queues: string[] = [];

@@ -88,9 +88,15 @@ export class BasicFetch implements Fetcher {
       // BLMPOP takes from the first non-empty queue in the same order BRPOP would,
       // from the same end, up to `max` jobs.
       try {
-        const r = (await this.blocking.callBuffer("blmpop", FETCH_TIMEOUT_SECONDS, queues.length, ...queues, "RIGHT", "COUNT", max)) as
-          | [Buffer, Buffer[]]
-          | null;
+        const r = (await this.blocking.callBuffer(
+          "blmpop",
+          FETCH_TIMEOUT_SECONDS,
+          queues.length,
+          ...queues,
+          "RIGHT",
+          "COUNT",
+          max,
+        )) as [Buffer, Buffer[]] | null;
         if (!r) return [];
         const queue = r[0].toString();
         return r[1].map((raw) => unitOfWork(queue, raw));
@@ -219,7 +225,8 @@ export class ReliableFetch implements Fetcher {
       blocking.defineCommand("bridgeMoveFirst", { lua: LUA_MOVE_FIRST });
       blocking.defineCommand("bridgeMoveMany", { lua: LUA_MOVE_MANY });
     }
-    if (!(redis as unknown as { bridgePutBack?: unknown }).bridgePutBack) redis.defineCommand("bridgePutBack", { lua: LUA_PUT_BACK });
+    if (!(redis as unknown as { bridgePutBack?: unknown }).bridgePutBack)
+      redis.defineCommand("bridgePutBack", { lua: LUA_PUT_BACK });
   }
 
   wip(queue: string): string {
@@ -291,7 +298,10 @@ export class ReliableFetch implements Fetcher {
     const pipe = this.redis.pipeline();
     for (const a of batch) pipe.lrem(this.wip(a.uow.queue), 1, a.uow.raw);
     pipe.exec().then(
-      (res) => batch.forEach((a, i) => (res?.[i]?.[0] ? a.reject(res[i]![0]) : res ? a.resolve() : a.reject(new Error("pipeline discarded")))),
+      (res) =>
+        batch.forEach((a, i) =>
+          res?.[i]?.[0] ? a.reject(res[i]![0]) : res ? a.resolve() : a.reject(new Error("pipeline discarded")),
+        ),
       (e: Error) => batch.forEach((a) => a.reject(e)),
     );
   }

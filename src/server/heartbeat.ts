@@ -103,7 +103,9 @@ export function newIdentity(hostname: string = defaultHostname()): string {
 /** This package's version, for `info.version`. */
 function packageVersion(): string {
   try {
-    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: unknown };
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+      version?: unknown;
+    };
     return typeof pkg.version === "string" ? pkg.version : "0";
   } catch {
     return "0";

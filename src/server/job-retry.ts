@@ -161,7 +161,8 @@ export function interpretRetryIn(profile: WireProfile, count: number, rv: RetryI
 }
 
 function report(config: RetryConfig, error: unknown, context: string, job: JobRecord): void {
-  const fn = config.onHandlerError ?? ((e: unknown, c: { context: string }) => console.error(`sidekiq-bridge: ${c.context}`, e));
+  const fn =
+    config.onHandlerError ?? ((e: unknown, c: { context: string }) => console.error(`sidekiq-bridge: ${c.context}`, e));
   try {
     fn(error, { context, job });
   } catch {
@@ -184,7 +185,12 @@ async function runDeathHandlers(config: RetryConfig, job: JobRecord, error: unkn
  * `MULTI; ZADD dead <now> payload; ZREMRANGEBYSCORE dead -inf <now - timeout>;
  * ZREMRANGEBYRANK dead 0 -<max>; EXEC`, numbers spelled as Ruby's Float#to_s.
  */
-export async function sendToDead(redis: Redis, payload: string | Buffer, config: RetryConfig, nowMs: number = currentMs()): Promise<void> {
+export async function sendToDead(
+  redis: Redis,
+  payload: string | Buffer,
+  config: RetryConfig,
+  nowMs: number = currentMs(),
+): Promise<void> {
   const nowS = nowMs / 1000;
   const timeout = config.deadTimeoutSeconds ?? DEFAULT_DEAD_TIMEOUT_SECONDS;
   const max = config.deadMaxJobs ?? DEFAULT_DEAD_MAX_JOBS;
@@ -267,7 +273,7 @@ export async function handleFailure(
   }
   if (exhausted) return retriesExhausted(redis, rec, error, handler, config, now);
 
-  let rv: RetryInResult ;
+  let rv: RetryInResult;
   if (handler?.retryIn) {
     try {
       rv = await handler.retryIn(count, error, rec);

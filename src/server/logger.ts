@@ -12,7 +12,10 @@ export function consoleLogger(level: "debug" | "info" | "warn" | "error" = "info
   const min = order.indexOf(level);
   const line = (lvl: string) => (msg: string, ctx?: Record<string, unknown>) => {
     if (order.indexOf(lvl) < min) return;
-    const extra = ctx && Object.keys(ctx).length ? ` ${JSON.stringify(ctx, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v))}` : "";
+    const extra =
+      ctx && Object.keys(ctx).length
+        ? ` ${JSON.stringify(ctx, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v))}`
+        : "";
     process.stderr.write(`${new Date().toISOString()} pid=${process.pid} ${lvl.toUpperCase()}: ${msg}${extra}\n`);
   };
   return { debug: line("debug"), info: line("info"), warn: line("warn"), error: line("error") };

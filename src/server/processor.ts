@@ -32,7 +32,10 @@ export type ServerMiddleware = (ctx: ServerMiddlewareContext, next: () => Promis
  */
 export type UnknownClassPolicy = "retry" | "requeue" | "dead";
 
-export const ACTIVEJOB_WRAPPERS = new Set(["Sidekiq::ActiveJob::Wrapper", "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper"]);
+export const ACTIVEJOB_WRAPPERS = new Set([
+  "Sidekiq::ActiveJob::Wrapper",
+  "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper",
+]);
 
 export interface ProcessorDeps {
   redis: Redis;
@@ -60,7 +63,11 @@ export class UnknownJobClassError extends Error {
   override name = "NameError";
 }
 
-async function chain(mw: readonly ServerMiddleware[], ctx: ServerMiddlewareContext, last: () => Promise<void>): Promise<void> {
+async function chain(
+  mw: readonly ServerMiddleware[],
+  ctx: ServerMiddlewareContext,
+  last: () => Promise<void>,
+): Promise<void> {
   const step = async (i: number): Promise<void> => {
     if (i === mw.length) return last();
     await mw[i]!(ctx, () => step(i + 1));
@@ -68,7 +75,12 @@ async function chain(mw: readonly ServerMiddleware[], ctx: ServerMiddlewareConte
   await step(0);
 }
 
-export async function processJob(uow: UnitOfWork, tid: string, abort: LazyAbort, deps: ProcessorDeps): Promise<ProcessResult> {
+export async function processJob(
+  uow: UnitOfWork,
+  tid: string,
+  abort: LazyAbort,
+  deps: ProcessorDeps,
+): Promise<ProcessResult> {
   const { logger } = deps;
   let record: JobRecord;
   let className: string;
@@ -93,7 +105,11 @@ export async function processJob(uow: UnitOfWork, tid: string, abort: LazyAbort,
   } catch (e) {
     // Malformed payloads go to the morgue as they are, as Sidekiq's processor does.
     await sendToDead(deps.redis, uow.raw, deps.retry);
-    logger.error("Invalid JSON for job", { queue: uow.queueName, error: (e as Error).message, jobstr: jobstr.slice(0, 200) });
+    logger.error("Invalid JSON for job", {
+      queue: uow.queueName,
+      error: (e as Error).message,
+      jobstr: jobstr.slice(0, 200),
+    });
     return "ack";
   }
 
@@ -107,7 +123,9 @@ export async function processJob(uow: UnitOfWork, tid: string, abort: LazyAbort,
   const started = performance.now();
   try {
     if (!registered) throw new UnknownJobClassError(`uninitialized constant ${className}`);
-    const args = isActiveJob ? activeJobArguments(record.get("args") as JsonValue) : ((record.get("args") ?? []) as JsonValue[]);
+    const args = isActiveJob
+      ? activeJobArguments(record.get("args") as JsonValue)
+      : ((record.get("args") ?? []) as JsonValue[]);
     const ctx: JobContext = {
       jid,
       className,
@@ -130,7 +148,13 @@ export async function processJob(uow: UnitOfWork, tid: string, abort: LazyAbort,
     }
     deps.stats.record(className, performance.now() - started, false);
     const err = describeError(error);
-    logger.warn("Job raised exception", { class: className, jid, queue: uow.queueName, error_class: err.errorClass, error_message: err.message });
+    logger.warn("Job raised exception", {
+      class: className,
+      jid,
+      queue: uow.queueName,
+      error_class: err.errorClass,
+      error_message: err.message,
+    });
     try {
       // The retry rewrite starts from the job as fetched: middleware changes are not stored.
       const original = JobRecord.parse(jobstr);
@@ -140,11 +164,19 @@ export async function processJob(uow: UnitOfWork, tid: string, abort: LazyAbort,
         logger.warn("No handler for job class; sent to the dead set", { class: className, jid });
         return "ack";
       }
-      const { outcome } = await handleFailure(deps.redis, original, error, { queue: uow.queueName, handler: registered?.options, config: deps.retry });
+      const { outcome } = await handleFailure(deps.redis, original, error, {
+        queue: uow.queueName,
+        handler: registered?.options,
+        config: deps.retry,
+      });
       if (!registered) logger.warn(`No handler for job class; ${outcome}`, { class: className, jid });
       return "ack";
     } catch (e) {
-      logger.error("Could not record the failure; the job goes back to its queue", { class: className, jid, error: (e as Error).message });
+      logger.error("Could not record the failure; the job goes back to its queue", {
+        class: className,
+        jid,
+        error: (e as Error).message,
+      });
       return "requeue";
     }
   } finally {

@@ -105,7 +105,8 @@ export function identityHost(identity: string): string {
 async function processDead(redis: Redis, identity: string, hostname: string): Promise<boolean> {
   const parts = identity.split(":");
   const pid = parts[parts.length - 2];
-  const alive = (await redis.exists(identity)) === 1 && !(identityHost(identity) === hostname && !pidAlive(Number(pid)));
+  const alive =
+    (await redis.exists(identity)) === 1 && !(identityHost(identity) === hostname && !pidAlive(Number(pid)));
   return !alive;
 }
 
@@ -146,10 +147,20 @@ async function recoverDeadOwners(
  * jobs' own scores, so a poller that died between its pop and its push loses
  * nothing. Without `lock` it runs unconditionally (the caller holds a lock).
  */
-export async function recoverPromoting(redis: Redis, hostname: string, logger: Logger, lock = false): Promise<RecoveryResult> {
+export async function recoverPromoting(
+  redis: Redis,
+  hostname: string,
+  logger: Logger,
+  lock = false,
+): Promise<RecoveryResult> {
   if (lock && (await redis.set(PROMOTING_RECOVERY_LOCK, "1", "EX", 30, "NX")) !== "OK") return { lists: 0, jobs: 0 };
-  return recoverDeadOwners(redis, hostname, PROMOTING_REGISTRY, parsePromotingKey, (key, set) => restorePromoting(redis, key, set), (n, identity, set) =>
-    logger.warn(`Recovered ${n} jobs that dead process ${identity} was promoting back to ${set}`),
+  return recoverDeadOwners(
+    redis,
+    hostname,
+    PROMOTING_REGISTRY,
+    parsePromotingKey,
+    (key, set) => restorePromoting(redis, key, set),
+    (n, identity, set) => logger.warn(`Recovered ${n} jobs that dead process ${identity} was promoting back to ${set}`),
   );
 }
 
@@ -157,10 +168,16 @@ export async function recoverPromoting(redis: Redis, hostname: string, logger: L
  * Recovers orphaned working lists and promoting sets. `force` skips the lock
  * (used at start-up, so a restarted worker gets its predecessor's jobs back at once).
  */
-export async function recoverOrphans(redis: Redis, hostname: string, logger: Logger, force = false): Promise<RecoveryResult> {
+export async function recoverOrphans(
+  redis: Redis,
+  hostname: string,
+  logger: Logger,
+  force = false,
+): Promise<RecoveryResult> {
   if (!force && (await redis.set(RECOVERY_LOCK, "1", "EX", 30, "NX")) !== "OK") return { lists: 0, jobs: 0 };
   const r = redis as RecoveryRedis;
-  if (!(redis as unknown as { bridgeRestoreWip?: unknown }).bridgeRestoreWip) redis.defineCommand("bridgeRestoreWip", { numberOfKeys: 3, lua: LUA_RESTORE });
+  if (!(redis as unknown as { bridgeRestoreWip?: unknown }).bridgeRestoreWip)
+    redis.defineCommand("bridgeRestoreWip", { numberOfKeys: 3, lua: LUA_RESTORE });
   const wip = await recoverDeadOwners(
     redis,
     hostname,

@@ -171,7 +171,8 @@ export class Poller {
     this.redis = o.redis as PollerRedis;
     this.identity = o.identity ?? newIdentity();
     this.batchSize = o.batchSize ?? DEFAULT_BATCH_SIZE;
-    if (!(Number.isInteger(this.batchSize) && this.batchSize > 0)) throw new RangeError("batchSize must be a positive integer");
+    if (!(Number.isInteger(this.batchSize) && this.batchSize > 0))
+      throw new RangeError("batchSize must be a positive integer");
     if (!(this.redis as unknown as { bridgePromotePop?: unknown }).bridgePromotePop) {
       // ioredis sends EVALSHA and reloads the script on NOSCRIPT, as Sidekiq does.
       o.redis.defineCommand("bridgePromotePop", { numberOfKeys: 3, lua: LUA_POP });
@@ -209,7 +210,13 @@ export class Poller {
     let moved = 0;
     for (const set of SORTED_SETS) {
       while (!this.done) {
-        const jobs = await this.redis.bridgePromotePop(set, this.promotingKey(set), PROMOTING_REGISTRY, rubyFloatToS(Date.now() / 1000), this.batchSize);
+        const jobs = await this.redis.bridgePromotePop(
+          set,
+          this.promotingKey(set),
+          PROMOTING_REGISTRY,
+          rubyFloatToS(Date.now() / 1000),
+          this.batchSize,
+        );
         if (!jobs || jobs.length === 0) break;
         moved += await this.promote(set, jobs);
         // A short batch: nothing else was due when it was taken.
@@ -288,10 +295,14 @@ export class Poller {
       const bad = new Set(r.map((i) => names[i - 1]!));
       for (const p of home) if (bad.has(p.push.queue)) failed.push(p.original);
       home.splice(0, home.length, ...home.filter((p) => !bad.has(p.push.queue)));
-      firstError ??= new Error(`WRONGTYPE ${[...bad].map((q) => `queue:${q}`).join(", ")} not a list: jobs left in ${set}`);
+      firstError ??= new Error(
+        `WRONGTYPE ${[...bad].map((q) => `queue:${q}`).join(", ")} not a list: jobs left in ${set}`,
+      );
     }
     if (pushed < 0) {
-      this.o.logger.warn(`A batch of ${jobs.length} jobs from ${set} was taken back by recovery before it was pushed; they stay in ${set}`);
+      this.o.logger.warn(
+        `A batch of ${jobs.length} jobs from ${set} was taken back by recovery before it was pushed; they stay in ${set}`,
+      );
       return remotePushed;
     }
     if (firstError !== undefined) throw firstError;
@@ -303,7 +314,9 @@ export class Poller {
     try {
       await retryingOnce(this.o.redis, () => restorePromoting(this.o.redis, promoting, set));
     } catch (e) {
-      this.o.logger.error(`could not put a batch back into ${set}; the next pass will`, { error: (e as Error).message });
+      this.o.logger.error(`could not put a batch back into ${set}; the next pass will`, {
+        error: (e as Error).message,
+      });
     }
   }
 

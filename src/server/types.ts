@@ -45,8 +45,16 @@ export interface FailureSource {
 
 export function describeError(e: unknown): FailureSource {
   if (e instanceof Error) {
-    const lines = (e.stack ?? "").split("\n").slice(1).map((l) => l.trim().replace(/^at /, "")).filter(Boolean);
+    const lines = (e.stack ?? "")
+      .split("\n")
+      .slice(1)
+      .map((l) => l.trim().replace(/^at /, ""))
+      .filter(Boolean);
     return { errorClass: e.name || e.constructor?.name || "Error", message: e.message, backtrace: lines };
   }
-  return { errorClass: "RuntimeError", message: typeof e === "string" ? e : JSON.stringify(e) ?? String(e), backtrace: [] };
+  return {
+    errorClass: "RuntimeError",
+    message: typeof e === "string" ? e : (JSON.stringify(e) ?? String(e)),
+    backtrace: [],
+  };
 }

@@ -16,7 +16,13 @@ import { detectFeatures } from "./server-features.js";
 import { LazyAbort } from "./lazy-abort.js";
 import type { RetryConfig } from "./job-retry.js";
 import { consoleLogger, type Logger } from "./logger.js";
-import { processJob, type ProcessorDeps, type ProcessResult, type ServerMiddleware, type UnknownClassPolicy } from "./processor.js";
+import {
+  processJob,
+  type ProcessorDeps,
+  type ProcessResult,
+  type ServerMiddleware,
+  type UnknownClassPolicy,
+} from "./processor.js";
 import { Poller } from "./scheduled.js";
 import { Stats } from "./stats.js";
 import type { DeathHandler, HandlerOptions, JobHandler, RegisteredHandler } from "./types.js";
@@ -133,13 +139,21 @@ export class Worker {
   }
 
   /** Handles jobs of a Ruby class name: `handler(args, ctx)`. */
-  register<A extends unknown[] = JsonValue[]>(className: string, handler: JobHandler<A>, options: HandlerOptions = {}): this {
+  register<A extends unknown[] = JsonValue[]>(
+    className: string,
+    handler: JobHandler<A>,
+    options: HandlerOptions = {},
+  ): this {
     this.handlers.set(className, { handler: handler as JobHandler<never>, options });
     return this;
   }
 
   /** Handles ActiveJob jobs of this class (routed by `wrapped`), with arguments decoded. */
-  registerActiveJob<A extends unknown[] = unknown[]>(jobClass: string, handler: JobHandler<A>, options: HandlerOptions = {}): this {
+  registerActiveJob<A extends unknown[] = unknown[]>(
+    jobClass: string,
+    handler: JobHandler<A>,
+    options: HandlerOptions = {},
+  ): this {
     this.activeJobHandlers.set(jobClass, { handler: handler as JobHandler<never>, options });
     return this;
   }
@@ -179,7 +193,12 @@ export class Worker {
       identity: this.identity,
       tag: this.options.tag ?? "",
       labels: [...(this.options.labels ?? []), BRIDGE_LABEL],
-      capsules: this.capsules.map((c) => ({ name: c.name, concurrency: c.concurrency, mode: c.mode, weights: c.weights })),
+      capsules: this.capsules.map((c) => ({
+        name: c.name,
+        concurrency: c.concurrency,
+        mode: c.mode,
+        weights: c.weights,
+      })),
       embedded: this.options.embedded ?? false,
       work: () => this.work.values(),
       stats: this.stats,
@@ -196,8 +215,12 @@ export class Worker {
         profile: () => this.profile!,
         retry: () => retry,
         logger: this.logger,
-        ...(this.options.pollIntervalAverage !== undefined ? { pollIntervalAverage: this.options.pollIntervalAverage } : {}),
-        ...(this.options.averageScheduledPollInterval !== undefined ? { averageScheduledPollInterval: this.options.averageScheduledPollInterval } : {}),
+        ...(this.options.pollIntervalAverage !== undefined
+          ? { pollIntervalAverage: this.options.pollIntervalAverage }
+          : {}),
+        ...(this.options.averageScheduledPollInterval !== undefined
+          ? { averageScheduledPollInterval: this.options.averageScheduledPollInterval }
+          : {}),
       });
       this.poller.start();
     }
@@ -235,7 +258,11 @@ export class Worker {
     }
     this.logger.info(`sidekiq-bridge worker ${this.identity} started`, {
       dialect: this.profile.version,
-      capsules: this.capsules.map((c) => ({ name: c.name, concurrency: c.concurrency, queues: Object.keys(c.weights) })),
+      capsules: this.capsules.map((c) => ({
+        name: c.name,
+        concurrency: c.concurrency,
+        queues: Object.keys(c.weights),
+      })),
     });
   }
 
@@ -269,7 +296,14 @@ export class Worker {
    * waits in this process; two lanes let one lane's round trip overlap the
    * other's jobs.
    */
-  private async fetchLoop(cap: Capsule, fetch: Fetcher, lanes: readonly Fetcher[], slots: Slots, perLane: number, retry: RetryConfig): Promise<void> {
+  private async fetchLoop(
+    cap: Capsule,
+    fetch: Fetcher,
+    lanes: readonly Fetcher[],
+    slots: Slots,
+    perLane: number,
+    retry: RetryConfig,
+  ): Promise<void> {
     const deps: ProcessorDeps = {
       redis: this.conn.redis,
       handlers: this.handlers,
@@ -326,7 +360,11 @@ export class Worker {
       if (fetched.length === 0) continue;
       if (this.state !== "running") {
         // Fetched after quiet was requested: hand them back, they run next.
-        await fetch.requeue(fetched).catch((e: Error) => this.logger.error("could not requeue jobs fetched while quieting", { error: e.message }));
+        await fetch
+          .requeue(fetched)
+          .catch((e: Error) =>
+            this.logger.error("could not requeue jobs fetched while quieting", { error: e.message }),
+          );
         break;
       }
       for (const uow of fetched) this.run(uow, fetch, deps, slots);
@@ -356,7 +394,9 @@ export class Worker {
     }
     slots.reclaiming = (async () => {
       try {
-        const running = new Set([...this.inFlight.values()].filter((j) => lanes.includes(j.fetcher)).map((j) => j.uow.raw.toString("base64")));
+        const running = new Set(
+          [...this.inFlight.values()].filter((j) => lanes.includes(j.fetcher)).map((j) => j.uow.raw.toString("base64")),
+        );
         const n = (await lanes[0]!.reclaim?.(running)) ?? 0;
         if (n > 0) this.logger.warn(`Reclaimed ${n} jobs whose fetch reply was lost`);
         slots.reclaimNeeded = false;
@@ -469,7 +509,9 @@ export class Worker {
     if (this.recoveryTimer) clearInterval(this.recoveryTimer);
     for (const f of this.firstLanes) await f.close().catch(() => undefined);
     await this.heartbeat?.stop();
-    await this.heartbeat?.clear().catch((e: Error) => this.logger.warn("could not clear the heartbeat", { error: e.message }));
+    await this.heartbeat
+      ?.clear()
+      .catch((e: Error) => this.logger.warn("could not clear the heartbeat", { error: e.message }));
     this.state = "stopped";
     await this.closeConnections();
     this.logger.info("Bye!");

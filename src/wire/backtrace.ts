@@ -24,7 +24,9 @@ export function decodeBacktrace(value: unknown): string[] {
   try {
     text = inflateSync(Buffer.from(value.replace(/\s+/g, ""), "base64")).toString("utf8");
   } catch (e) {
-    throw new BacktraceDecodeError(`error_backtrace is not zlib+base64 (${(e as Error).message}); Marshal-encoded backtraces from 6.0.1 cannot be read outside Ruby`);
+    throw new BacktraceDecodeError(
+      `error_backtrace is not zlib+base64 (${(e as Error).message}); Marshal-encoded backtraces from 6.0.1 cannot be read outside Ruby`,
+    );
   }
   const lines = parseJson(text);
   if (!Array.isArray(lines)) throw new BacktraceDecodeError("error_backtrace does not hold a JSON array");

@@ -6,15 +6,7 @@ export type Dialect = 6 | 7 | 8;
 export const DIALECTS: readonly Dialect[] = [6, 7, 8];
 
 /** Record kinds that have a schema in every dialect (see schema/dialects.json). */
-export type RecordKind =
-  | "job"
-  | "scheduled"
-  | "retry"
-  | "dead"
-  | "activejob"
-  | "process"
-  | "process-info"
-  | "work";
+export type RecordKind = "job" | "scheduled" | "retry" | "dead" | "activejob" | "process" | "process-info" | "work";
 export const RECORD_KINDS: readonly RecordKind[] = [
   "job",
   "scheduled",
@@ -65,7 +57,8 @@ export class UnsupportedVersionError extends Error {
 export function profileForVersion(version: string): WireProfile {
   const m = /^(\d+)\.\d+/.exec(version);
   const major = m ? Number(m[1]) : NaN;
-  if (!(major >= 6)) throw new UnsupportedVersionError(`Sidekiq ${version} is older than 6.0, which sidekiq-bridge does not speak`);
+  if (!(major >= 6))
+    throw new UnsupportedVersionError(`Sidekiq ${version} is older than 6.0, which sidekiq-bridge does not speak`);
   // Majors newer than 8 are read as 8 until they are known to differ.
   const dialect: Dialect = major >= 8 ? 8 : (major as Dialect);
   return {
@@ -75,7 +68,8 @@ export function profileForVersion(version: string): WireProfile {
     backtraceBase64: versionAtLeast(version, "7.2.1") ? "strict" : "mime",
     workKey: versionAtLeast(version, "6.4.2") ? "work" : "workers",
     beatSeconds: dialect === 6 ? 5 : 10,
-    activeJobWrapper: dialect === 8 ? "Sidekiq::ActiveJob::Wrapper" : "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper",
+    activeJobWrapper:
+      dialect === 8 ? "Sidekiq::ActiveJob::Wrapper" : "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper",
   };
 }
 

@@ -82,7 +82,10 @@ export class JobRecord {
 
   /** A deep copy to change independently. */
   clone(): JobRecord {
-    const c = new JobRecord(this.original, this.members.map((m) => ({ ...m })));
+    const c = new JobRecord(
+      this.original,
+      this.members.map((m) => ({ ...m })),
+    );
     c.dirty = this.dirty;
     return c;
   }

@@ -28,16 +28,12 @@ export function truncateMessage(m: string): string {
  * Writes the failure into the payload as the dialect's JobRetry does and
  * returns the new retry_count (0 on the first failure).
  */
-export function applyFailure(
-  rec: JobRecord,
-  failure: Failure,
-  dialect: DialectLike,
-  at: number = nowMs(),
-): number {
+export function applyFailure(rec: JobRecord, failure: Failure, dialect: DialectLike, at: number = nowMs()): number {
   const profile = profileFor(dialect);
   // Ruby: msg["queue"] = msg["retry_queue"] || queue; any value but nil/false wins ("" too).
   const retryQueue = rec.raw("retry_queue");
-  if (retryQueue !== undefined && retryQueue !== "null" && retryQueue !== "false") rec.set("queue", new RawJson(retryQueue));
+  if (retryQueue !== undefined && retryQueue !== "null" && retryQueue !== "false")
+    rec.set("queue", new RawJson(retryQueue));
   rec.set("error_message", truncateMessage(failure.message));
   rec.set("error_class", failure.errorClass);
   const prev = rec.get("retry_count");

@@ -115,7 +115,8 @@ function load(): Registry {
 /** The `$id` of the schema for a dialect and kind (e.g. `https://sidekiq-bridge.dev/schema/v8/job.schema.json`). */
 export function schemaIdFor(dialect: Dialect, kind: RecordKind): string {
   const id = load().ids.get(`${dialect}/${kind}`);
-  if (!id) throw new Error(`no schema for dialect ${String(dialect)} kind ${JSON.stringify(kind)} in schema/dialects.json`);
+  if (!id)
+    throw new Error(`no schema for dialect ${String(dialect)} kind ${JSON.stringify(kind)} in schema/dialects.json`);
   return id;
 }
 
@@ -172,7 +173,8 @@ function toIssue(e: ErrorObject): WireSchemaIssue {
     case "required":
     case "dependentRequired": {
       const p = e.params as { missingProperty: string; property?: string };
-      const message = e.keyword === "required" ? "is required" : `is required when ${p.property ?? "another property"} is present`;
+      const message =
+        e.keyword === "required" ? "is required" : `is required when ${p.property ?? "another property"} is present`;
       return { field: pointer(at, p.missingProperty), rule: e.keyword, message };
     }
     case "false schema":
@@ -214,7 +216,10 @@ export function validateRaw(dialect: Dialect, kind: RecordKind, rawJson: string)
   try {
     value = parseJson(rawJson);
   } catch (err) {
-    return { ok: false, errors: [{ field: "(root)", rule: "json", message: `is not valid JSON: ${(err as Error).message}` }] };
+    return {
+      ok: false,
+      errors: [{ field: "(root)", rule: "json", message: `is not valid JSON: ${(err as Error).message}` }],
+    };
   }
   return validateRecord(dialect, kind, value);
 }

@@ -1,5 +1,14 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { formatDuration, formatTable, maskUrl, parseFlags, redisUrl, scrub, UsageError, urlSecrets } from "../../src/cli/common.js";
+import {
+  formatDuration,
+  formatTable,
+  maskUrl,
+  parseFlags,
+  redisUrl,
+  scrub,
+  UsageError,
+  urlSecrets,
+} from "../../src/cli/common.js";
 import { parseAt, parseRetry, parseRubyJson } from "../../src/cli/enqueue-command.js";
 import { RubyFloat, toRubyJson } from "../../src/wire/ruby-json.js";
 
@@ -53,7 +62,9 @@ describe("flags", () => {
   it("turn parseArgs errors into usage errors", () => {
     expect(() => parseFlags({ args: ["--nope"], options: { json: { type: "boolean" } } })).toThrow(UsageError);
     expect(() => parseFlags({ args: ["x"], options: {} })).toThrow(UsageError);
-    expect(parseFlags({ args: ["--json", "x"], options: { json: { type: "boolean" } }, allowPositionals: true })).toMatchObject({ values: { json: true }, positionals: ["x"] });
+    expect(
+      parseFlags({ args: ["--json", "x"], options: { json: { type: "boolean" } }, allowPositionals: true }),
+    ).toMatchObject({ values: { json: true }, positionals: ["x"] });
   });
 });
 
@@ -79,7 +90,16 @@ describe("enqueue arguments", () => {
 
 describe("human output", () => {
   it("aligns table columns (numbers right)", () => {
-    expect(formatTable(["NAME", "SIZE"], [["default", "5"], ["critical", "120"]], new Set([1]))).toBe("NAME      SIZE\ndefault      5\ncritical   120");
+    expect(
+      formatTable(
+        ["NAME", "SIZE"],
+        [
+          ["default", "5"],
+          ["critical", "120"],
+        ],
+        new Set([1]),
+      ),
+    ).toBe("NAME      SIZE\ndefault      5\ncritical   120");
   });
   it("formats durations", () => {
     expect(formatDuration(0.5)).toBe("0.50s");

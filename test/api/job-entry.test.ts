@@ -12,12 +12,15 @@ describe("display_class (api.rb JobRecord#display_class)", () => {
     expect(dc('{"class":"HardJob","args":[]}')).toBe("HardJob");
   });
   it("unwraps both ActiveJob wrapper names by `wrapped`, else args[0]", () => {
-    expect(dc('{"class":"ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper","wrapped":"ReindexJob","args":[{}]}')).toBe("ReindexJob");
+    expect(
+      dc('{"class":"ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper","wrapped":"ReindexJob","args":[{}]}'),
+    ).toBe("ReindexJob");
     expect(dc('{"class":"Sidekiq::ActiveJob::Wrapper","wrapped":"ReindexJob","args":[{}]}')).toBe("ReindexJob");
     expect(dc('{"class":"Sidekiq::ActiveJob::Wrapper","args":["OldStyleJob"]}')).toBe("OldStyleJob");
   });
   it("shows ActionMailer jobs as Mailer#method", () => {
-    const j = '{"class":"Sidekiq::ActiveJob::Wrapper","wrapped":"ActionMailer::MailDeliveryJob","args":[{"job_class":"ActionMailer::MailDeliveryJob","arguments":["UserMailer","welcome","deliver_now",{"args":[1]}]}]}';
+    const j =
+      '{"class":"Sidekiq::ActiveJob::Wrapper","wrapped":"ActionMailer::MailDeliveryJob","args":[{"job_class":"ActionMailer::MailDeliveryJob","arguments":["UserMailer","welcome","deliver_now",{"args":[1]}]}]}';
     expect(dc(j)).toBe("UserMailer#welcome");
   });
   it("prefers an explicit display_class, and does not unwrap a class merely named like a wrapper", () => {
@@ -31,7 +34,9 @@ describe("display_class (api.rb JobRecord#display_class)", () => {
 });
 
 describe("filters", () => {
-  const aj = viewOf('{"class":"Sidekiq::ActiveJob::Wrapper","wrapped":"ReindexJob","queue":"low","args":[{}],"jid":"j1"}');
+  const aj = viewOf(
+    '{"class":"Sidekiq::ActiveJob::Wrapper","wrapped":"ReindexJob","queue":"low","args":[{}],"jid":"j1"}',
+  );
   it("match the display class or the stored class, and the queue", () => {
     expect(matchesFilter(aj, { className: "ReindexJob" })).toBe(true);
     expect(matchesFilter(aj, { className: "Sidekiq::ActiveJob::Wrapper" })).toBe(true);
@@ -52,7 +57,9 @@ describe("retry_count -= 1 (SortedEntry#retry)", () => {
     return r.toString();
   };
   it("decrements an Integer in place, every other byte unchanged", () => {
-    expect(after('{"a":1.0,"retry_count":3,"z":[18446744073709551616]}')).toBe('{"a":1.0,"retry_count":2,"z":[18446744073709551616]}');
+    expect(after('{"a":1.0,"retry_count":3,"z":[18446744073709551616]}')).toBe(
+      '{"a":1.0,"retry_count":2,"z":[18446744073709551616]}',
+    );
   });
   it("takes 0 to -1 as Ruby does, keeps a Float a Float, and a big Integer exact", () => {
     expect(after('{"retry_count":0}')).toBe('{"retry_count":-1}');
@@ -99,9 +106,17 @@ describe("process hash (ProcessSet#each)", () => {
     });
   });
   it("falls back to info.concurrency when the hash field is missing (writers before 8.1.2)", () => {
-    const info = '{"hostname":"h","started_at":1.0,"pid":1,"tag":"","concurrency":10,"queues":["default"],"labels":["sidekiq-bridge"],"identity":"h:1:0123456789ab"}';
+    const info =
+      '{"hostname":"h","started_at":1.0,"pid":1,"tag":"","concurrency":10,"queues":["default"],"labels":["sidekiq-bridge"],"identity":"h:1:0123456789ab"}';
     const p = processFromHash("h:1:0123456789ab", [info, null, "0", "1795303600.0", "true", null, null])!;
-    expect(p).toMatchObject({ concurrency: 10, queues: ["default"], quiet: true, runtime: "node", version: undefined, rss: 0 });
+    expect(p).toMatchObject({
+      concurrency: 10,
+      queues: ["default"],
+      quiet: true,
+      runtime: "node",
+      version: undefined,
+      rss: 0,
+    });
   });
   it("skips a member whose info is gone or unreadable", () => {
     expect(processFromHash("x", [null, null, null, null, null, null, null])).toBeUndefined();
@@ -110,7 +125,14 @@ describe("process hash (ProcessSet#each)", () => {
   it("reads work entries whose payload is the raw string (6.0.2+) or an object (6.0.0–6.0.1)", () => {
     const payload = '{"class":"HardJob","args":[1.0],"jid":"abc","queue":"default"}';
     const w = parseWork("p", "t1", JSON.stringify({ queue: "default", payload, run_at: 1795303600 }))!;
-    expect(w).toMatchObject({ tid: "t1", queue: "default", runAt: 1795303600, payload, jid: "abc", displayClass: "HardJob" });
+    expect(w).toMatchObject({
+      tid: "t1",
+      queue: "default",
+      runAt: 1795303600,
+      payload,
+      jid: "abc",
+      displayClass: "HardJob",
+    });
     const old = parseWork("p", "t2", `{"queue":"default","payload":${payload},"run_at":1795303601}`)!;
     expect(old.payload).toBe(payload);
   });

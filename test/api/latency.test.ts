@@ -38,7 +38,10 @@ describe("jobLatency", () => {
 
   it("6.x/7.x take any number as seconds: an 8.x ms value gives a huge negative latency, as Ruby 7 shows it", () => {
     expect(jobLatency('{"enqueued_at":1795303590.25}', "enqueued-seconds", NOW)).toBeCloseTo(9.7505, 6);
-    expect(jobLatency('{"enqueued_at":1795303590000}', "enqueued-seconds", NOW)).toBeCloseTo(1_795_303_600.0005 - 1_795_303_590_000, 0);
+    expect(jobLatency('{"enqueued_at":1795303590000}', "enqueued-seconds", NOW)).toBeCloseTo(
+      1_795_303_600.0005 - 1_795_303_590_000,
+      0,
+    );
   });
 
   it("null and false are Ruby-falsy: `enqueued_at || created_at` moves on", () => {

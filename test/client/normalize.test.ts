@@ -1,5 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { normalizeItem, SidekiqArgumentError, scheduleAt, verifyArgs, findUnsafeArg, runClientMiddleware, serializeArguments, aj, iso8601Nanos, type JobHash } from "../../src/client/index.js";
+import {
+  normalizeItem,
+  SidekiqArgumentError,
+  scheduleAt,
+  verifyArgs,
+  findUnsafeArg,
+  runClientMiddleware,
+  serializeArguments,
+  aj,
+  iso8601Nanos,
+  type JobHash,
+} from "../../src/client/index.js";
 import { profileForVersion, RubyFloat, toRubyJson } from "../../src/wire/index.js";
 
 const v8 = profileForVersion("8.1.7");
@@ -7,7 +18,12 @@ const v7 = profileForVersion("7.3.2");
 
 describe("normalizeItem (Sidekiq's JobUtil)", () => {
   it("puts defaults first, then the caller's keys, then jid and created_at", () => {
-    const j = normalizeItem({ class: "HardJob", args: [1], queue: "low", tags: ["a"] }, v8, undefined, 1_795_000_000_123);
+    const j = normalizeItem(
+      { class: "HardJob", args: [1], queue: "low", tags: ["a"] },
+      v8,
+      undefined,
+      1_795_000_000_123,
+    );
     expect(Object.keys(j)).toEqual(["retry", "queue", "class", "args", "tags", "jid", "created_at"]);
     expect(j.queue).toBe("low");
     expect(j.created_at).toBe(1_795_000_000_123);
@@ -66,11 +82,19 @@ describe("strict arguments", () => {
   });
   it("warn mode warns and stores what JSON.stringify would", () => {
     const warnings: string[] = [];
-    expect(verifyArgs("X", [new Date(0), NaN, { u: undefined, k: 1 }], "warn", (m) => warnings.push(m))).toEqual(["1970-01-01T00:00:00.000Z", null, { k: 1 }]);
+    expect(verifyArgs("X", [new Date(0), NaN, { u: undefined, k: 1 }], "warn", (m) => warnings.push(m))).toEqual([
+      "1970-01-01T00:00:00.000Z",
+      null,
+      { k: 1 },
+    ]);
     expect(warnings).toHaveLength(1);
   });
   it("off mode converts silently", () => {
-    expect(verifyArgs("X", [undefined], "off", () => { throw new Error("no warning expected"); })).toEqual([null]);
+    expect(
+      verifyArgs("X", [undefined], "off", () => {
+        throw new Error("no warning expected");
+      }),
+    ).toEqual([null]);
   });
 });
 
@@ -92,7 +116,22 @@ describe("client middleware", () => {
   it("runs links in order and pushes only when every link calls next", async () => {
     const order: string[] = [];
     const c = ctx();
-    expect(await runClientMiddleware([async (x, n) => { order.push("a"); x.job.a = 1; await n(); }, (_x, n) => { order.push("b"); return n(); }], c)).toBe(true);
+    expect(
+      await runClientMiddleware(
+        [
+          async (x, n) => {
+            order.push("a");
+            x.job.a = 1;
+            await n();
+          },
+          (_x, n) => {
+            order.push("b");
+            return n();
+          },
+        ],
+        c,
+      ),
+    ).toBe(true);
     expect(order).toEqual(["a", "b"]);
     expect(c.job.a).toBe(1);
     expect(await runClientMiddleware([async () => {}], ctx())).toBe(false);
@@ -102,12 +141,28 @@ describe("client middleware", () => {
 describe("ActiveJob arguments", () => {
   it("serializes as Rails does", () => {
     const t = new Date(Date.UTC(2023, 10, 14, 22, 13, 20, 123));
-    expect(serializeArguments([1, "s", aj.symbolKeys({ sym_key: aj.symbol("sym_val") }), { str_key: 1 }, aj.kwargs({ ts: t, big: 1.5 }), aj.globalId("gid://app/User/1")])).toEqual([
+    expect(
+      serializeArguments([
+        1,
+        "s",
+        aj.symbolKeys({ sym_key: aj.symbol("sym_val") }),
+        { str_key: 1 },
+        aj.kwargs({ ts: t, big: 1.5 }),
+        aj.globalId("gid://app/User/1"),
+      ]),
+    ).toEqual([
       1,
       "s",
-      { sym_key: { _aj_serialized: "ActiveJob::Serializers::SymbolSerializer", value: "sym_val" }, _aj_symbol_keys: ["sym_key"] },
+      {
+        sym_key: { _aj_serialized: "ActiveJob::Serializers::SymbolSerializer", value: "sym_val" },
+        _aj_symbol_keys: ["sym_key"],
+      },
       { str_key: 1, _aj_symbol_keys: [] },
-      { ts: { _aj_serialized: "ActiveJob::Serializers::TimeSerializer", value: "2023-11-14T22:13:20.123000000Z" }, big: 1.5, _aj_ruby2_keywords: ["ts", "big"] },
+      {
+        ts: { _aj_serialized: "ActiveJob::Serializers::TimeSerializer", value: "2023-11-14T22:13:20.123000000Z" },
+        big: 1.5,
+        _aj_ruby2_keywords: ["ts", "big"],
+      },
       { _aj_globalid: "gid://app/User/1" },
     ]);
     expect(iso8601Nanos(t)).toBe("2023-11-14T22:13:20.123000000Z");

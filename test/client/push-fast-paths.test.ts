@@ -104,7 +104,9 @@ describe("Client fast paths write what the general path writes", () => {
           if (typeof jf === "string" || typeof jg === "string") return void expect(jf).toEqual(jg);
           expect(jf).toHaveLength(args.length);
           // Each payload carries the jid returned for it.
-          const payloads = a.pipelines.flatMap((cmds) => cmds.flatMap((c) => c.filter((x) => typeof x === "string" && x.startsWith("{"))));
+          const payloads = a.pipelines.flatMap((cmds) =>
+            cmds.flatMap((c) => c.filter((x) => typeof x === "string" && x.startsWith("{"))),
+          );
           expect(payloads.map((p) => /"jid":"([0-9a-f]{24})"/.exec(p as string)?.[1])).toEqual(jf);
         },
       ),
@@ -125,7 +127,11 @@ describe("Client fast paths write what the general path writes", () => {
   });
 
   it("pushBulk names an encoding error as the general path does, and sends nothing", async () => {
-    for (const bad of [{ args: [[1], [{ ["\ud800"]: 1 }]] }, { args: [[1]], custom: "\udfff" }, { args: [[1]], at: NaN }]) {
+    for (const bad of [
+      { args: [[1], [{ ["\ud800"]: 1 }]] },
+      { args: [[1]], custom: "\udfff" },
+      { args: [[1]], at: NaN },
+    ]) {
       const { a, b, fast, general } = pair({ dialect: 8 });
       const ef = await fast.pushBulk({ class: "X", ...bad } as never).catch((e: Error) => e.message);
       const eg = await general.pushBulk({ class: "X", ...bad } as never).catch((e: Error) => e.message);
@@ -137,20 +143,37 @@ describe("Client fast paths write what the general path writes", () => {
 
   it("push: one pipeline per tick leaves what a SADD + LPUSH per job would, in call order", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...versions), fc.array(fc.array(arg, { maxLength: 3 }), { minLength: 1, maxLength: 6 }), option, async (version, jobs, opts) => {
-        const { a, b, fast, general } = pair({ dialect: version });
-        const settle = (p: Promise<string | null>) => p.then((j) => typeof j, (e: Error) => e.message);
-        const jf = await Promise.all(jobs.map((args, i) => settle(fast.push({ ...opts, class: "HardJob", queue: `q${i % 2}`, args }))));
-        const jg: string[] = [];
-        for (const [args, i] of jobs.map((x, k) => [x, k] as const)) jg.push(await settle(general.push({ ...opts, class: "HardJob", queue: `q${i % 2}`, args })));
-        expect(jf).toEqual(jg);
-        expect(a.pipelines.length).toBeLessThanOrEqual(1);
-        // The general path is Sidekiq's raw_push per job; the tick's pipeline is
-        // push_bulk's shape (one SADD, one LPUSH per queue): the same Redis state.
-        expect(b.pipelines.flat().map((c) => c[0])).toEqual(b.pipelines.flat().map((_, i) => (i % 2 === 0 ? "sadd" : "lpush")));
-        expect(stateAfter(a.pipelines)).toEqual(stateAfter(b.pipelines));
-        if (a.pipelines.length === 1) expect(a.pipelines[0]!.length).toBe(1 + new Set(a.pipelines[0]!.filter((c) => c[0] === "lpush").map((c) => c[1])).size);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...versions),
+        fc.array(fc.array(arg, { maxLength: 3 }), { minLength: 1, maxLength: 6 }),
+        option,
+        async (version, jobs, opts) => {
+          const { a, b, fast, general } = pair({ dialect: version });
+          const settle = (p: Promise<string | null>) =>
+            p.then(
+              (j) => typeof j,
+              (e: Error) => e.message,
+            );
+          const jf = await Promise.all(
+            jobs.map((args, i) => settle(fast.push({ ...opts, class: "HardJob", queue: `q${i % 2}`, args }))),
+          );
+          const jg: string[] = [];
+          for (const [args, i] of jobs.map((x, k) => [x, k] as const))
+            jg.push(await settle(general.push({ ...opts, class: "HardJob", queue: `q${i % 2}`, args })));
+          expect(jf).toEqual(jg);
+          expect(a.pipelines.length).toBeLessThanOrEqual(1);
+          // The general path is Sidekiq's raw_push per job; the tick's pipeline is
+          // push_bulk's shape (one SADD, one LPUSH per queue): the same Redis state.
+          expect(b.pipelines.flat().map((c) => c[0])).toEqual(
+            b.pipelines.flat().map((_, i) => (i % 2 === 0 ? "sadd" : "lpush")),
+          );
+          expect(stateAfter(a.pipelines)).toEqual(stateAfter(b.pipelines));
+          if (a.pipelines.length === 1)
+            expect(a.pipelines[0]!.length).toBe(
+              1 + new Set(a.pipelines[0]!.filter((c) => c[0] === "lpush").map((c) => c[1])).size,
+            );
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -164,7 +187,9 @@ describe("Client fast paths write what the general path writes", () => {
     expect(s.disconnects()).toBe(1);
     expect(s.pipelines).toHaveLength(1);
     expect(s.pipelines[0]!.map((cmd) => cmd[0])).toEqual(["sadd", "lpush"]);
-    expect(s.pipelines[0]![1]!.slice(2).map((j) => (JSON.parse(String(j)) as { args: number[] }).args[0])).toEqual([1, 2, 3]);
+    expect(s.pipelines[0]![1]!.slice(2).map((j) => (JSON.parse(String(j)) as { args: number[] }).args[0])).toEqual([
+      1, 2, 3,
+    ]);
     s.fail(2);
     await expect(c.push({ class: "X", args: [] })).rejects.toThrow(/READONLY/);
   });

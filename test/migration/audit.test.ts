@@ -1,16 +1,40 @@
 // Pure logic of `migrate audit`: reading a handlers module without Redis, and
 // the READY/BLOCKED verdict.
 import { describe, expect, it } from "vitest";
-import { collectHandlers, emptyHandlers, judgeQueue, type ClassUsage, type ProcessSummary } from "../../src/migration/audit.js";
+import {
+  collectHandlers,
+  emptyHandlers,
+  judgeQueue,
+  type ClassUsage,
+  type ProcessSummary,
+} from "../../src/migration/audit.js";
 
-const usage = (name: string, o: Partial<ClassUsage> = {}): ClassUsage => ({ name, activeJob: false, queued: 0, scheduled: 0, retry: 0, dead: 0, handled: false, ...o });
-const proc = (o: Partial<ProcessSummary>): ProcessSummary => ({ identity: "h:1:abc", runtime: "ruby", queues: [], labels: [], quiet: false, ...o });
+const usage = (name: string, o: Partial<ClassUsage> = {}): ClassUsage => ({
+  name,
+  activeJob: false,
+  queued: 0,
+  scheduled: 0,
+  retry: 0,
+  dead: 0,
+  handled: false,
+  ...o,
+});
+const proc = (o: Partial<ProcessSummary>): ProcessSummary => ({
+  identity: "h:1:abc",
+  runtime: "ruby",
+  queues: [],
+  labels: [],
+  quiet: false,
+  ...o,
+});
 
 describe("collectHandlers", () => {
   it("records what a worker -r module registers, chained calls and middleware included", async () => {
     const mod = {
       default: async (w: { register: Function; registerActiveJob: Function; use: Function; onDeath: Function }) => {
-        w.use(async () => undefined).register("A", () => undefined, { retryIn: () => 1 }).register("B", () => undefined);
+        w.use(async () => undefined)
+          .register("A", () => undefined, { retryIn: () => 1 })
+          .register("B", () => undefined);
         w.registerActiveJob("ReindexJob", () => undefined);
         w.onDeath(() => undefined);
       },
@@ -39,7 +63,15 @@ describe("judgeQueue", () => {
   const node = proc({ identity: "nd:2:bb", runtime: "node", version: "8.1.7-sidekiq-bridge.0.1.0", queues: ["b"] });
 
   it("READY when every class in the queue, schedule and retry has a Node handler", () => {
-    const q = judgeQueue("b", 3, [usage("BJob", { queued: 3, retry: 1, handled: true }), usage("Aj", { activeJob: true, scheduled: 2, handled: true })], [ruby, node]);
+    const q = judgeQueue(
+      "b",
+      3,
+      [
+        usage("BJob", { queued: 3, retry: 1, handled: true }),
+        usage("Aj", { activeJob: true, scheduled: 2, handled: true }),
+      ],
+      [ruby, node],
+    );
     expect(q.verdict).toBe("READY");
     expect(q.missing).toEqual([]);
     expect(q.servedBy.map((p) => [p.runtime, p.version])).toEqual([
@@ -49,7 +81,12 @@ describe("judgeQueue", () => {
   });
 
   it("BLOCKED naming each class without a handler and where it sits", () => {
-    const q = judgeQueue("a", 2, [usage("AJob", { queued: 2 }), usage("Later", { scheduled: 1 }), usage("Ok", { queued: 1, handled: true })], [ruby]);
+    const q = judgeQueue(
+      "a",
+      2,
+      [usage("AJob", { queued: 2 }), usage("Later", { scheduled: 1 }), usage("Ok", { queued: 1, handled: true })],
+      [ruby],
+    );
     expect(q.verdict).toBe("BLOCKED");
     expect(q.missing).toEqual(["AJob", "Later"]);
     expect(q.reasons).toEqual(["no Node handler for AJob (2 queued)", "no Node handler for Later (1 scheduled)"]);
@@ -65,6 +102,8 @@ describe("judgeQueue", () => {
   it("says when nothing was seen or nobody serves the queue", () => {
     const q = judgeQueue("empty", 0, [], []);
     expect(q.verdict).toBe("READY");
-    expect(q.warnings).toEqual(expect.arrayContaining([expect.stringMatching(/no jobs seen/), expect.stringMatching(/no live process/)]));
+    expect(q.warnings).toEqual(
+      expect.arrayContaining([expect.stringMatching(/no jobs seen/), expect.stringMatching(/no live process/)]),
+    );
   });
 });

@@ -26,8 +26,22 @@ describe("export records", () => {
   it("round-trip through MessagePack with raw bytes intact (invalid UTF-8 too) and scores as strings", () => {
     const odd = Buffer.from([0x7b, 0xff, 0xfe, 0x00, 0x7d]);
     const recs: ExportRecord[] = [
-      { kind: "header", format: EXPORT_FORMAT, version: EXPORT_VERSION, createdAt: "2026-01-01T00:00:00.000Z", source: "redis://h:1/2", patterns: ["queue:*"] },
-      { kind: "key", key: bin("dead"), type: "zset", count: 2, pttl: -1, digest: digestEntries("zset", [odd, "1795305964.1108546", bin('{"a":1.0}'), "1e+300"]) },
+      {
+        kind: "header",
+        format: EXPORT_FORMAT,
+        version: EXPORT_VERSION,
+        createdAt: "2026-01-01T00:00:00.000Z",
+        source: "redis://h:1/2",
+        patterns: ["queue:*"],
+      },
+      {
+        kind: "key",
+        key: bin("dead"),
+        type: "zset",
+        count: 2,
+        pttl: -1,
+        digest: digestEntries("zset", [odd, "1795305964.1108546", bin('{"a":1.0}'), "1e+300"]),
+      },
       { kind: "items", items: [odd, "1795305964.1108546", bin('{"a":1.0}'), "1e+300"] },
       { kind: "end", keys: 1, entries: 2 },
     ];
@@ -47,7 +61,14 @@ describe("export records", () => {
     const packr = newPackr();
     const big = Array.from({ length: 3000 }, (_, i) => bin(`{"jid":"${i}"}`));
     const bytes = Buffer.concat([
-      packr.pack({ kind: "key", key: bin("queue:a"), type: "list", count: big.length, pttl: -1, digest: digestEntries("list", big) }),
+      packr.pack({
+        kind: "key",
+        key: bin("queue:a"),
+        type: "list",
+        count: big.length,
+        pttl: -1,
+        digest: digestEntries("list", big),
+      }),
       ...itemRecords("list", big).map((r) => packr.pack(r)),
     ]);
     async function* chunked() {
@@ -74,15 +95,23 @@ describe("export records", () => {
   it("refuses what is not ours, or a version it does not read", () => {
     expect(() => asRecord({ kind: "header", format: "other", version: 1 })).toThrow(ExportFormatError);
     expect(() => asRecord({ kind: "header", format: EXPORT_FORMAT, version: 99 })).toThrow(/version 99/);
-    expect(() => asRecord({ kind: "key", key: bin("x"), type: "stream", count: 1, digest: bin("") })).toThrow(/unknown key type/);
+    expect(() => asRecord({ kind: "key", key: bin("x"), type: "stream", count: 1, digest: bin("") })).toThrow(
+      /unknown key type/,
+    );
     expect(() => asRecord("hello")).toThrow(ExportFormatError);
   });
 });
 
 describe("digests", () => {
   it("do not depend on the order SMEMBERS or HGETALL happen to return", () => {
-    expect(digestEntries("set", [bin("a"), bin("b"), bin("c")]).equals(digestEntries("set", [bin("c"), bin("a"), bin("b")]))).toBe(true);
-    expect(digestEntries("hash", [bin("f1"), bin("1"), bin("f2"), bin("2")]).equals(digestEntries("hash", [bin("f2"), bin("2"), bin("f1"), bin("1")]))).toBe(true);
+    expect(
+      digestEntries("set", [bin("a"), bin("b"), bin("c")]).equals(digestEntries("set", [bin("c"), bin("a"), bin("b")])),
+    ).toBe(true);
+    expect(
+      digestEntries("hash", [bin("f1"), bin("1"), bin("f2"), bin("2")]).equals(
+        digestEntries("hash", [bin("f2"), bin("2"), bin("f1"), bin("1")]),
+      ),
+    ).toBe(true);
   });
 
   it("do depend on list order, on every byte, and on score values (not their spelling)", () => {
@@ -108,6 +137,8 @@ describe("credentials", () => {
     expect(redactUrl("redis://host:6379/0")).toBe("redis://host:6379/0");
     expect(maskRedisUrl("redis://:p@ss/w#rd@host:6380/0")).toBe("redis://***@host:6380/0");
     const url = "redis://admin:hunter2%21@db:6379/0";
-    expect(scrub(`cannot reach ${url}: WRONGPASS for admin:hunter2%21 (hunter2!)`, url)).toBe("cannot reach redis://***@db:6379/0: WRONGPASS for *** (***)");
+    expect(scrub(`cannot reach ${url}: WRONGPASS for admin:hunter2%21 (hunter2!)`, url)).toBe(
+      "cannot reach redis://***@db:6379/0: WRONGPASS for *** (***)",
+    );
   });
 });

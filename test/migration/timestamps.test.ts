@@ -8,7 +8,9 @@ import { loadCaptures } from "../captures.js";
 const JOB_KINDS = new Set(["job", "scheduled", "retry", "dead", "activejob"]);
 const captures = loadCaptures();
 const records = (version: string) =>
-  captures.find((c) => c.sidekiq_version === version)!.records.filter((r) => JOB_KINDS.has(r.kind) && r.raw !== undefined);
+  captures
+    .find((c) => c.sidekiq_version === version)!
+    .records.filter((r) => JOB_KINDS.has(r.kind) && r.raw !== undefined);
 
 describe("convertPayloadTimes", () => {
   it("takes every record real Sidekiq 8.1.7 wrote to float seconds and back, byte for byte", () => {

@@ -21,7 +21,7 @@ describe("capsules and queue order (Sidekiq's Capsule#mode and BasicFetch#queues
     const c = makeCapsule({ name: "d", concurrency: 1, queues: ["a,3", "b,1"] });
     expect(c.queues).toEqual(["a", "a", "a", "b"]);
     let seed = 7;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     let aFirst = 0;
     for (let i = 0; i < 4000; i++) {
       const q = queuesCommand(c, rnd);
@@ -37,8 +37,18 @@ describe("ActiveJob argument decoding", () => {
   it("turns Rails' markers back into JS values", () => {
     expect(
       deserializeArgument([
-        { str_key: 1, sym_key: { _aj_serialized: "ActiveJob::Serializers::SymbolSerializer", value: "v" }, _aj_symbol_keys: ["sym_key"] },
-        { ts: { _aj_serialized: "ActiveJob::Serializers::TimeSerializer", value: "2023-11-14T22:13:20.123456789+00:00" }, _aj_ruby2_keywords: ["ts"] },
+        {
+          str_key: 1,
+          sym_key: { _aj_serialized: "ActiveJob::Serializers::SymbolSerializer", value: "v" },
+          _aj_symbol_keys: ["sym_key"],
+        },
+        {
+          ts: {
+            _aj_serialized: "ActiveJob::Serializers::TimeSerializer",
+            value: "2023-11-14T22:13:20.123456789+00:00",
+          },
+          _aj_ruby2_keywords: ["ts"],
+        },
         { _aj_globalid: "gid://app/User/1" },
       ]),
     ).toEqual([{ str_key: 1, sym_key: "v" }, { ts: new Date(1_700_000_000_123) }, new GlobalIdRef("gid://app/User/1")]);

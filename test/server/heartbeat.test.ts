@@ -3,7 +3,15 @@
 import type { Redis } from "ioredis";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { BRIDGE_LABEL } from "../../src/client/fleet.js";
-import { Heartbeat, bridgeVersionString, launcherShape, newIdentity, rssKb, type CapsuleInfo, type WorkEntry } from "../../src/server/heartbeat.js";
+import {
+  Heartbeat,
+  bridgeVersionString,
+  launcherShape,
+  newIdentity,
+  rssKb,
+  type CapsuleInfo,
+  type WorkEntry,
+} from "../../src/server/heartbeat.js";
 import { Stats, histogramBucket, metricsKeys, statKeys, STATS_TTL } from "../../src/server/stats.js";
 import { profileForVersion, validateRecord, validateRaw, type WireProfile } from "../../src/wire/index.js";
 import { loadCaptures } from "../captures.js";
@@ -183,7 +191,9 @@ describe.each(["6.4.1", "7.3.2", "8.1.7"])("Heartbeat · profile %s", (version) 
         "direct: PING",
         "multi: SADD EXISTS HSET EXPIRE RPOP",
         "pipeline: BITFIELD EXPIRE",
-        ...(dialect === 8 ? ["pipeline: HINCRBY HINCRBY HINCRBY EXPIRE", "pipeline: HINCRBY HINCRBY HINCRBY EXPIRE"] : ["pipeline: HINCRBY HINCRBY HINCRBY EXPIRE"]),
+        ...(dialect === 8
+          ? ["pipeline: HINCRBY HINCRBY HINCRBY EXPIRE", "pipeline: HINCRBY HINCRBY HINCRBY EXPIRE"]
+          : ["pipeline: HINCRBY HINCRBY HINCRBY EXPIRE"]),
       ]);
       expect(fake.batches[0]!.cmds).toEqual(stat);
       expect(fake.batches[1]!.cmds).toEqual([
@@ -240,7 +250,9 @@ describe.each(["6.4.1", "7.3.2", "8.1.7"])("Heartbeat · profile %s", (version) 
     expect(info.version).toMatch(new RegExp(`^${version.replace(/\./g, "\\.")}-sidekiq-bridge\\.`));
     if (dialect === 8) {
       expect(info.concurrency).toBeUndefined();
-      expect(raw).toContain('"capsules":{"default":{"concurrency":3,"mode":"weighted","weights":{"critical":2,"default":1}}}');
+      expect(raw).toContain(
+        '"capsules":{"default":{"concurrency":3,"mode":"weighted","weights":{"critical":2,"default":1}}}',
+      );
     } else expect(info.concurrency).toBe(3);
     if (dialect >= 7) {
       expect(info.weights).toEqual([{ critical: 2, default: 1 }]);
@@ -271,7 +283,7 @@ describe.each(["6.4.1", "7.3.2", "8.1.7"])("Heartbeat · profile %s", (version) 
     }
   });
 
-  it("writes quiet \"true\" once quiet", async () => {
+  it('writes quiet "true" once quiet', async () => {
     const { fake, hb, setQuiet } = make(version);
     setQuiet(true);
     await hb.beat();
@@ -304,13 +316,18 @@ describe.each(["6.4.1", "7.3.2", "8.1.7"])("Heartbeat · profile %s", (version) 
       ["INCRBY", day.failed, "0"],
       ["EXPIRE", day.failed, String(STATS_TTL)],
     ]);
-    expect(fake.batches[1]).toEqual({ mode: "pipeline", cmds: [["SREM", "processes", ID], ...keys.map((k) => ["UNLINK", k])] });
+    expect(fake.batches[1]).toEqual({
+      mode: "pipeline",
+      cmds: [["SREM", "processes", ID], ...keys.map((k) => ["UNLINK", k])],
+    });
     expect(fake.all().some((c) => c[0] === "DEL" || (c[0] === "UNLINK" && c[1] === ID))).toBe(false);
   });
 
   it("keeps the counts when Redis is down, and start() does not throw", async () => {
     const errors: string[] = [];
-    const { fake, hb, stats } = make(version, { logger: { error: (m) => errors.push(m), warn: (m) => errors.push(m) } });
+    const { fake, hb, stats } = make(version, {
+      logger: { error: (m) => errors.push(m), warn: (m) => errors.push(m) },
+    });
     stats.record("X", 1, true);
     fake.down = true;
     await expect(hb.beat()).rejects.toThrow(/closed/);
@@ -340,7 +357,14 @@ describe("Heartbeat details", () => {
       { name: "single", concurrency: 1, mode: "random", weights: { b: 1, c: 1 } },
     ];
     const v7 = make("7.3.2", { capsules }).hb;
-    expect(v7.info()).toMatchObject({ concurrency: 6, queues: ["a", "b", "c"], weights: [{ a: 0, b: 0 }, { b: 1, c: 1 }] });
+    expect(v7.info()).toMatchObject({
+      concurrency: 6,
+      queues: ["a", "b", "c"],
+      weights: [
+        { a: 0, b: 0 },
+        { b: 1, c: 1 },
+      ],
+    });
     const v8 = make("8.1.7", { capsules }).hb;
     expect(v8.info().capsules).toEqual({
       default: { concurrency: 5, mode: "strict", weights: { a: 0, b: 0 } },

@@ -24,10 +24,12 @@ type Cmd = [string, ...string[]];
 /** Records commands; MULTI blocks are recorded as ["multi"], ..., ["exec"]. */
 function fakeRedis(): { redis: Redis; cmds: Cmd[] } {
   const cmds: Cmd[] = [];
-  const rec = (name: string) => (...a: unknown[]) => {
-    cmds.push([name, ...a.map(String)]);
-    return Promise.resolve(1);
-  };
+  const rec =
+    (name: string) =>
+    (...a: unknown[]) => {
+      cmds.push([name, ...a.map(String)]);
+      return Promise.resolve(1);
+    };
   const redis = {
     zadd: rec("zadd"),
     multi() {
@@ -36,7 +38,14 @@ function fakeRedis(): { redis: Redis; cmds: Cmd[] } {
         zadd: (...a: unknown[]) => (cmds.push(["zadd", ...a.map(String)]), tx),
         zremrangebyscore: (...a: unknown[]) => (cmds.push(["zremrangebyscore", ...a.map(String)]), tx),
         zremrangebyrank: (...a: unknown[]) => (cmds.push(["zremrangebyrank", ...a.map(String)]), tx),
-        exec: () => (cmds.push(["exec"]), Promise.resolve([[null, 1], [null, 0], [null, 0]])),
+        exec: () => (
+          cmds.push(["exec"]),
+          Promise.resolve([
+            [null, 1],
+            [null, 0],
+            [null, 0],
+          ])
+        ),
       };
       return tx;
     },
@@ -47,9 +56,22 @@ function fakeRedis(): { redis: Redis; cmds: Cmd[] } {
 const NOW = 1_795_305_964_965.581; // epoch ms with a sub-ms part
 const job = (extra: Record<string, unknown> = {}) =>
   JobRecord.parse(
-    JSON.stringify({ retry: true, queue: "default", class: "NodeJob", args: [1], jid: "0123456789abcdef01234567", created_at: 1, ...extra }),
+    JSON.stringify({
+      retry: true,
+      queue: "default",
+      class: "NodeJob",
+      args: [1],
+      jid: "0123456789abcdef01234567",
+      created_at: 1,
+      ...extra,
+    }),
   );
-const cfg = (profile = P7, extra: Partial<RetryConfig> = {}): RetryConfig => ({ profile, random: () => 0, onHandlerError: () => {}, ...extra });
+const cfg = (profile = P7, extra: Partial<RetryConfig> = {}): RetryConfig => ({
+  profile,
+  random: () => 0,
+  onHandlerError: () => {},
+  ...extra,
+});
 
 describe("retryDelay / retryJitter bounds per dialect", () => {
   const lo = () => 0;
@@ -156,9 +178,17 @@ describe("handleFailure: exhaustion per release", () => {
   it("retry: 0 dies at once; retry: 1 dies on the second failure (retried_at set)", async () => {
     for (const p of [P6, P7, P8]) {
       const { redis, cmds } = fakeRedis();
-      const r0 = await handleFailure(redis, job({ retry: 0 }), new Error("x"), { queue: "default", config: cfg(p), now: NOW });
+      const r0 = await handleFailure(redis, job({ retry: 0 }), new Error("x"), {
+        queue: "default",
+        config: cfg(p),
+        now: NOW,
+      });
       expect(r0.outcome).toBe("dead");
-      const r1 = await handleFailure(redis, job({ retry: 1, retry_count: 0, failed_at: 1 }), new Error("x"), { queue: "default", config: cfg(p), now: NOW });
+      const r1 = await handleFailure(redis, job({ retry: 1, retry_count: 0, failed_at: 1 }), new Error("x"), {
+        queue: "default",
+        config: cfg(p),
+        now: NOW,
+      });
       expect(r1.outcome).toBe("dead");
       const deadPayload = cmds.filter((c) => c[0] === "zadd").map((c) => JobRecord.parse(c[3]!));
       expect(deadPayload[1]!.has("retried_at")).toBe(true);
@@ -202,18 +232,41 @@ describe("handleFailure: exhaustion per release", () => {
     const old = (NOW - 10_000_000) / 1000; // failed long ago, seconds
     const oldMs = Math.floor(NOW) - 10_000_000;
     // Deadline passed, count not used up: exhausted in both.
-    for (const [p, fa] of [[P7, old], [P8, oldMs]] as const) {
+    for (const [p, fa] of [
+      [P7, old],
+      [P8, oldMs],
+    ] as const) {
       const { redis } = fakeRedis();
-      const r = await handleFailure(redis, job({ retry: 5, retry_count: 0, failed_at: fa, retry_for: 60 }), new Error("x"), { queue: "q", config: cfg(p), now: NOW });
+      const r = await handleFailure(
+        redis,
+        job({ retry: 5, retry_count: 0, failed_at: fa, retry_for: 60 }),
+        new Error("x"),
+        { queue: "q", config: cfg(p), now: NOW },
+      );
       expect(r.outcome).toBe("dead");
     }
     // Count used up, deadline far away: 7.x dead, 8.1 keeps retrying.
-    const soon7 = await handleFailure(fakeRedis().redis, job({ retry: 1, retry_count: 0, retry_for: 1e6 }), new Error("x"), { queue: "q", config: cfg(P7), now: NOW });
+    const soon7 = await handleFailure(
+      fakeRedis().redis,
+      job({ retry: 1, retry_count: 0, retry_for: 1e6 }),
+      new Error("x"),
+      { queue: "q", config: cfg(P7), now: NOW },
+    );
     expect(soon7.outcome).toBe("dead");
-    const soon8 = await handleFailure(fakeRedis().redis, job({ retry: 1, retry_count: 0, failed_at: Math.floor(NOW), retry_for: 1e6 }), new Error("x"), { queue: "q", config: cfg(P8), now: NOW });
+    const soon8 = await handleFailure(
+      fakeRedis().redis,
+      job({ retry: 1, retry_count: 0, failed_at: Math.floor(NOW), retry_for: 1e6 }),
+      new Error("x"),
+      { queue: "q", config: cfg(P8), now: NOW },
+    );
     expect(soon8.outcome).toBe("retry");
     // 6.4.1 knows no retry_for.
-    const r6 = await handleFailure(fakeRedis().redis, job({ retry: 5, retry_count: 0, failed_at: old, retry_for: 60 }), new Error("x"), { queue: "q", config: cfg(P6), now: NOW });
+    const r6 = await handleFailure(
+      fakeRedis().redis,
+      job({ retry: 5, retry_count: 0, failed_at: old, retry_for: 60 }),
+      new Error("x"),
+      { queue: "q", config: cfg(P6), now: NOW },
+    );
     expect(r6.outcome).toBe("retry");
   });
 });
@@ -290,12 +343,18 @@ describe("handleFailure: retryIn and retriesExhausted", () => {
   });
 
   it("death handlers run after the dead-set insert (before it in 6.0.0-6.0.3)", async () => {
-    for (const [v, handlersFirst] of [["6.0.3", true], ["6.0.4", false], ["8.1.7", false]] as const) {
+    for (const [v, handlersFirst] of [
+      ["6.0.3", true],
+      ["6.0.4", false],
+      ["8.1.7", false],
+    ] as const) {
       const order: string[] = [];
       const { redis, cmds } = fakeRedis();
       await handleFailure(redis, job({ retry: 0 }), new Error("x"), {
         queue: "default",
-        config: cfg(profileForVersion(v), { deathHandlers: [() => void order.push(`handler after ${cmds.length} commands`)] }),
+        config: cfg(profileForVersion(v), {
+          deathHandlers: [() => void order.push(`handler after ${cmds.length} commands`)],
+        }),
         now: NOW,
       });
       expect(order).toEqual([handlersFirst ? "handler after 0 commands" : "handler after 5 commands"]);
@@ -314,7 +373,11 @@ describe("payload rewrite", () => {
   it("retry_queue wins over the fetched queue; backtrace N keeps N lines in the release's base64", async () => {
     const { redis, cmds } = fakeRedis();
     const err = new Error("x");
-    await handleFailure(redis, job({ retry_queue: "low", backtrace: 2 }), err, { queue: "default", config: cfg(P6), now: NOW });
+    await handleFailure(redis, job({ retry_queue: "low", backtrace: 2 }), err, {
+      queue: "default",
+      config: cfg(P6),
+      now: NOW,
+    });
     const stored = JobRecord.parse(cmds[0]![3]!);
     expect(stored.get("queue")).toBe("low");
     const bt = stored.getString("error_backtrace")!;
@@ -323,7 +386,11 @@ describe("payload rewrite", () => {
   });
   it("without retry_queue the queue becomes the fetched queue", async () => {
     const { redis, cmds } = fakeRedis();
-    await handleFailure(redis, job({ queue: "elsewhere" }), new Error("x"), { queue: "default", config: cfg(P8), now: NOW });
+    await handleFailure(redis, job({ queue: "elsewhere" }), new Error("x"), {
+      queue: "default",
+      config: cfg(P8),
+      now: NOW,
+    });
     const stored = JobRecord.parse(cmds[0]![3]!);
     expect(stored.get("queue")).toBe("default");
     expect(stored.raw("failed_at")).toMatch(/^\d{13}$/);

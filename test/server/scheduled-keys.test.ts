@@ -1,7 +1,13 @@
 // Unit tests of the poller's promoting-set naming (recovery parses what the poller writes).
 import { describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
-import { identityHost, parsePromotingKey, parseWipKey, promotingKey, PROMOTING_REGISTRY } from "../../src/server/recovery.js";
+import {
+  identityHost,
+  parsePromotingKey,
+  parseWipKey,
+  promotingKey,
+  PROMOTING_REGISTRY,
+} from "../../src/server/recovery.js";
 import { DEFAULT_BATCH_SIZE, Poller } from "../../src/server/scheduled.js";
 import { WIP_REGISTRY } from "../../src/server/fetch.js";
 import type { Client } from "../../src/client/client.js";
@@ -28,11 +34,22 @@ describe("promoting sets", () => {
   it("the poller's keys use its identity; batchSize must be a positive integer", () => {
     const redis = new Redis({ lazyConnect: true });
     try {
-      const opts = { redis, client: {} as Client, profile: () => profileForVersion("8.1.7"), retry: () => ({ profile: profileForVersion("8.1.7") }), logger: quiet };
-      expect(new Poller({ ...opts, identity: "h:1:abcabcabcabc" }).promotingKey("schedule")).toBe("bridge:promoting:h:1:abcabcabcabc|schedule");
-      expect(new Poller(opts).promotingKey("retry")).toMatch(new RegExp(`^bridge:promoting:.+:${process.pid}:[0-9a-f]{12}\\|retry$`));
+      const opts = {
+        redis,
+        client: {} as Client,
+        profile: () => profileForVersion("8.1.7"),
+        retry: () => ({ profile: profileForVersion("8.1.7") }),
+        logger: quiet,
+      };
+      expect(new Poller({ ...opts, identity: "h:1:abcabcabcabc" }).promotingKey("schedule")).toBe(
+        "bridge:promoting:h:1:abcabcabcabc|schedule",
+      );
+      expect(new Poller(opts).promotingKey("retry")).toMatch(
+        new RegExp(`^bridge:promoting:.+:${process.pid}:[0-9a-f]{12}\\|retry$`),
+      );
       expect(DEFAULT_BATCH_SIZE).toBe(100);
-      for (const bad of [0, -1, 1.5, Number.NaN]) expect(() => new Poller({ ...opts, batchSize: bad })).toThrow(RangeError);
+      for (const bad of [0, -1, 1.5, Number.NaN])
+        expect(() => new Poller({ ...opts, batchSize: bad })).toThrow(RangeError);
     } finally {
       redis.disconnect();
     }

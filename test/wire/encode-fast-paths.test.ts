@@ -3,7 +3,14 @@
 // the pooled jid generator.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { RawJson, RubyFloat, toRubyJson, toRubyJsonIterative, WireEncodeError, type RubyJsonValue } from "../../src/wire/ruby-json.js";
+import {
+  RawJson,
+  RubyFloat,
+  toRubyJson,
+  toRubyJsonIterative,
+  WireEncodeError,
+  type RubyJsonValue,
+} from "../../src/wire/ruby-json.js";
 import { JID_PATTERN, newJid } from "../../src/wire/jid.js";
 
 /** The encoder's result or its error (class and message), to compare both encoders. */
@@ -63,14 +70,20 @@ const withBad: fc.Arbitrary<unknown> = fc.letrec<{ v: unknown }>((tie) => ({
 
 describe("toRubyJson fast path", () => {
   it("writes exactly what the iterative encoder writes, for arbitrary values", () => {
-    fc.assert(fc.property(jsonValue, (v) => {
+    fc.assert(
+      fc.property(jsonValue, (v) => {
         expect(outcome(toRubyJson, v)).toEqual(outcome(toRubyJsonIterative, v));
-      }), { numRuns: 3000 });
+      }),
+      { numRuns: 3000 },
+    );
   });
   it("throws the iterative encoder's first error for values with bad parts", () => {
-    fc.assert(fc.property(withBad, (v) => {
+    fc.assert(
+      fc.property(withBad, (v) => {
         expect(outcome(toRubyJson, v)).toEqual(outcome(toRubyJsonIterative, v));
-      }), { numRuns: 3000 });
+      }),
+      { numRuns: 3000 },
+    );
   });
   it("names the same error where the two orders could differ", () => {
     // The iterative encoder checks a whole array for undefined (last index first)
@@ -101,18 +114,21 @@ describe("toRubyJson fast path", () => {
     expect(() => toRubyJson({ ["\ud800"]: 1 })).toThrow(/lone UTF-16 surrogate/);
     expect(() => toRubyJson(["ok", "x\ud800"])).toThrow(/lone UTF-16 surrogate/);
   });
-  it.each([150, 199, 200, 201, 202, 450, 10_000])("handles %i levels (arrays, objects, mixed) like the iterative encoder", (depth) => {
-    let a: unknown = 1;
-    let o: unknown = "x";
-    let m: unknown = [new RubyFloat(1), { k: null }];
-    for (let i = 0; i < depth; i++) {
-      a = [a];
-      o = { k: o, n: i };
-      m = i % 2 ? [m, i] : { ["k" + (i % 3)]: m };
-    }
-    for (const v of [a, o, m]) expect(toRubyJson(v as RubyJsonValue)).toBe(toRubyJsonIterative(v as RubyJsonValue));
-    expect(toRubyJson(a as RubyJsonValue)).toBe("[".repeat(depth) + "1" + "]".repeat(depth));
-  });
+  it.each([150, 199, 200, 201, 202, 450, 10_000])(
+    "handles %i levels (arrays, objects, mixed) like the iterative encoder",
+    (depth) => {
+      let a: unknown = 1;
+      let o: unknown = "x";
+      let m: unknown = [new RubyFloat(1), { k: null }];
+      for (let i = 0; i < depth; i++) {
+        a = [a];
+        o = { k: o, n: i };
+        m = i % 2 ? [m, i] : { ["k" + (i % 3)]: m };
+      }
+      for (const v of [a, o, m]) expect(toRubyJson(v as RubyJsonValue)).toBe(toRubyJsonIterative(v as RubyJsonValue));
+      expect(toRubyJson(a as RubyJsonValue)).toBe("[".repeat(depth) + "1" + "]".repeat(depth));
+    },
+  );
   it("reports an error deep below the fast path's depth as the iterative encoder does", () => {
     let v: unknown = [1, undefined];
     for (let i = 0; i < 5_000; i++) v = { a: [v] };

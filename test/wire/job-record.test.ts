@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { JobRecord, RawJson, RubyFloat, applyFailure, decodePayloadTime, decodeBacktrace, migratePayloadTimes, newJid, JID_PATTERN } from "../../src/wire/index.js";
+import {
+  JobRecord,
+  RawJson,
+  RubyFloat,
+  applyFailure,
+  decodePayloadTime,
+  decodeBacktrace,
+  migratePayloadTimes,
+  newJid,
+  JID_PATTERN,
+} from "../../src/wire/index.js";
 import { loadCaptures } from "../captures.js";
 
 const RAW =
@@ -23,7 +33,12 @@ describe("JobRecord", () => {
     expect(rec.toString()).toBe('{"a":1,"b":3,"c":4.0}');
   });
   it("builds new payloads in the given key order", () => {
-    expect(JobRecord.fromEntries([["class", "X"], ["args", []]]).toString()).toBe('{"class":"X","args":[]}');
+    expect(
+      JobRecord.fromEntries([
+        ["class", "X"],
+        ["args", []],
+      ]).toString(),
+    ).toBe('{"class":"X","args":[]}');
   });
   it("refuses text that is not one JSON object", () => {
     expect(() => JobRecord.parse("{not json")).toThrow(/position/);
@@ -51,7 +66,11 @@ describe("applyFailure against real Sidekiq's retry records", () => {
       rec.set("enqueued_at", new RawJson(rubyDead.raw("enqueued_at")!));
       const count = applyFailure(
         rec,
-        { errorClass: "ArgumentError", message: rubyDead.get("error_message") as string, backtrace: decodeBacktrace(rubyDead.get("error_backtrace")) },
+        {
+          errorClass: "ArgumentError",
+          message: rubyDead.get("error_message") as string,
+          backtrace: decodeBacktrace(rubyDead.get("error_backtrace")),
+        },
         cap.sidekiq_version,
         decodePayloadTime(rubyDead.raw("retried_at")!),
       );
@@ -88,7 +107,8 @@ describe("applyFailure against real Sidekiq's retry records", () => {
 
 describe("migratePayloadTimes", () => {
   it("moves 8.x milliseconds to float seconds and back, byte for byte", () => {
-    const v8 = '{"class":"X","args":[1.0],"created_at":1795304991531,"enqueued_at":1795304991939,"failed_at":1795304991903,"retry_count":0}';
+    const v8 =
+      '{"class":"X","args":[1.0],"created_at":1795304991531,"enqueued_at":1795304991939,"failed_at":1795304991903,"retry_count":0}';
     const down = migratePayloadTimes(v8, 7);
     expect(down.record.toString()).toBe(
       '{"class":"X","args":[1.0],"created_at":1795304991.531,"enqueued_at":1795304991.939,"failed_at":1795304991.903,"retry_count":0}',
@@ -110,6 +130,8 @@ describe("migratePayloadTimes", () => {
     expect(r.record.toString()).toBe(v7);
   });
   it("reads an integral float-seconds lexeme as seconds, the way Ruby does", () => {
-    expect(migratePayloadTimes('{"created_at":1795303599.0}', 8).record.toString()).toBe('{"created_at":1795303599000}');
+    expect(migratePayloadTimes('{"created_at":1795303599.0}', 8).record.toString()).toBe(
+      '{"created_at":1795303599000}',
+    );
   });
 });

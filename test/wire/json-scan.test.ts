@@ -3,7 +3,7 @@ import { parseJson, splitObject, WireParseError } from "../../src/wire/index.js"
 
 describe("parseJson", () => {
   it("keeps integers beyond 2^53 exact as bigint", () => {
-    expect(parseJson('[18446744073709551617,-9007199254740993,9007199254740991,1.0]')).toEqual([
+    expect(parseJson("[18446744073709551617,-9007199254740993,9007199254740991,1.0]")).toEqual([
       18446744073709551617n,
       -9007199254740993n,
       9007199254740991,

@@ -28,7 +28,8 @@ describe("codec properties", () => {
         expect(JobRecord.parse(text).toString()).toBe(text);
         // A rewrite of one member keeps every other member's bytes.
         const rec = JobRecord.parse(text).set("retry_count", 0);
-        for (const k of JobRecord.parse(text).keys()) if (k !== "retry_count") expect(rec.raw(k)).toBe(JobRecord.parse(text).raw(k));
+        for (const k of JobRecord.parse(text).keys())
+          if (k !== "retry_count") expect(rec.raw(k)).toBe(JobRecord.parse(text).raw(k));
       }),
       { numRuns: 300 },
     );
@@ -47,12 +48,19 @@ describe("codec properties", () => {
 /** What a reader gets back: RubyFloat as a number, integers within 2^53 as numbers. */
 function plain(v: RubyJsonValue): unknown {
   if (v instanceof RubyFloat) return v.value;
-  if (typeof v === "bigint") return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+  if (typeof v === "bigint")
+    return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
   if (Array.isArray(v)) return v.map(plain);
   if (v && typeof v === "object") {
     const o: Record<string, unknown> = {};
     // defineProperty: a "__proto__" key must stay an own property, as JSON.parse makes it.
-    for (const [k, x] of Object.entries(v)) Object.defineProperty(o, k, { value: plain(x as RubyJsonValue), enumerable: true, writable: true, configurable: true });
+    for (const [k, x] of Object.entries(v))
+      Object.defineProperty(o, k, {
+        value: plain(x as RubyJsonValue),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     return o;
   }
   return v;

@@ -40,7 +40,7 @@ describe("toRubyJson", () => {
     expect(toRubyJson({ a: ["é\u2028/", null, true, 1, 1.5] })).toBe('{"a":["é\u2028/",null,true,1,1.5]}');
   });
   it("escapes control characters as Ruby does", () => {
-    expect(toRubyJson("\u0000\b\t\n\f\r\u001b\"\\")).toBe('"\\u0000\\b\\t\\n\\f\\r\\u001b\\"\\\\"');
+    expect(toRubyJson('\u0000\b\t\n\f\r\u001b"\\')).toBe('"\\u0000\\b\\t\\n\\f\\r\\u001b\\"\\\\"');
   });
   it("keeps a decimal point on RubyFloat and writes bigint exactly", () => {
     expect(toRubyJson([new RubyFloat(1795303599), 18446744073709551617n])).toBe("[1795303599.0,18446744073709551617]");

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { decodePayloadTime, encodePayloadTime, intSeconds, secondsString, toRubyJson, profileForVersion } from "../../src/wire/index.js";
+import {
+  decodePayloadTime,
+  encodePayloadTime,
+  intSeconds,
+  secondsString,
+  toRubyJson,
+  profileForVersion,
+} from "../../src/wire/index.js";
 
 describe("payload time units", () => {
   it("writes integer milliseconds for dialect 8", () => {
@@ -27,11 +34,20 @@ describe("payload time units", () => {
 
 describe("profiles", () => {
   it("pins the details that moved inside a major", () => {
-    expect(profileForVersion("6.4.1")).toMatchObject({ dialect: 6, workKey: "workers", backtraceBase64: "mime", beatSeconds: 5 });
+    expect(profileForVersion("6.4.1")).toMatchObject({
+      dialect: 6,
+      workKey: "workers",
+      backtraceBase64: "mime",
+      beatSeconds: 5,
+    });
     expect(profileForVersion("6.4.2")).toMatchObject({ workKey: "work" }); // moved in 6.4.2 (the reference says 6.5.0)
     expect(profileForVersion("7.2.0")).toMatchObject({ backtraceBase64: "mime" });
     expect(profileForVersion("7.3.2")).toMatchObject({ dialect: 7, backtraceBase64: "strict", payloadTime: "seconds" });
-    expect(profileForVersion("8.1.7")).toMatchObject({ dialect: 8, payloadTime: "millis", activeJobWrapper: "Sidekiq::ActiveJob::Wrapper" });
+    expect(profileForVersion("8.1.7")).toMatchObject({
+      dialect: 8,
+      payloadTime: "millis",
+      activeJobWrapper: "Sidekiq::ActiveJob::Wrapper",
+    });
     expect(() => profileForVersion("5.2.10")).toThrow(/older than 6.0/);
   });
 });
