@@ -11,6 +11,29 @@ import type { Suite, SidekiqTarget } from "./versions.js";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const FIXTURES_SRC = join(REPO_ROOT, "ruby-fixtures");
+/**
+ * Real Ruby add-on gems (sidekiq-unique-jobs, sidekiq-cron, OpenTelemetry),
+ * unmodified, kept beside the repository in shared/: tests load them with
+ * RUBYLIB and nothing of them is copied into the repository.
+ */
+export const PEERS_SRC = resolve(REPO_ROOT, "../shared/peers/ruby");
+
+/**
+ * The RUBYLIB that loads the named peer gems (folder names under
+ * shared/peers/ruby, e.g. "sidekiq-unique-jobs-8.1.0"), as seen by Ruby whose
+ * fixtures live at `fixturesDir`. Throws when a folder is missing: a test that
+ * needs a real add-on must never pass without it.
+ */
+export function peersRubyLib(fixturesDir: string, folders: readonly string[]): string {
+  for (const f of folders) {
+    if (!existsSync(join(PEERS_SRC, f, "lib"))) {
+      throw new Error(
+        `the Ruby add-on ${f} is not in ${PEERS_SRC}: it is needed to run this test against the real gem`,
+      );
+    }
+  }
+  return folders.map((f) => `${fixturesDir}/peers/${f}/lib`).join(":");
+}
 
 /** Builds (or finds in the cache) the root filesystem for a suite; returns its path. */
 export function buildRootfs(suite: Suite | "valkey"): string {
@@ -42,6 +65,8 @@ export function installFixtures(root: string, runId: string): string {
   rmSync(dest, { recursive: true, force: true });
   mkdirSync(dest, { recursive: true });
   cpSync(FIXTURES_SRC, dest, { recursive: true, filter: (src) => !src.includes("/captures") });
+  // The add-on gems ride along under peers/ (a few MB), so RUBYLIB can name them.
+  if (existsSync(PEERS_SRC)) cpSync(PEERS_SRC, join(dest, "peers"), { recursive: true });
   return inside;
 }
 

@@ -5,7 +5,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, inject, it } from "vitest";
 import type { SidekiqBackend, SidekiqProcess, StartSidekiqOptions } from "../../harness/backend.js";
 import { DockerBackend } from "../../harness/docker-backend.js";
-import { LocalBackend } from "../../harness/local-backend.js";
+import { LocalBackend, peersRubyLib } from "../../harness/local-backend.js";
 import { MATRIX, type SidekiqTarget } from "../../harness/versions.js";
 
 let backendSingleton: SidekiqBackend | undefined;
@@ -55,6 +55,12 @@ export interface SidekiqContext {
   /** Starts a real `sidekiq` server on this database; stopped after the suite. */
   startSidekiq(opts: StartSidekiqOptions): Promise<SidekiqProcess>;
   newRedis(): Redis;
+  /**
+   * Env that loads real add-on gems from shared/peers/ruby (folder names such
+   * as "sidekiq-unique-jobs-8.1.0"): pass it to `ruby`, `rubyScript` or
+   * `startSidekiq({ env })`, then `require` the gem in Ruby.
+   */
+  peers(...folders: string[]): { RUBYLIB: string };
 }
 
 /**
@@ -85,6 +91,7 @@ export function describeEachSidekiq(
         clients.push(c);
         return c;
       };
+      ctx.peers = (...folders) => ({ RUBYLIB: peersRubyLib(inject("harness").fixturesDir, folders) });
       ctx.rubyScript = async (script, args = [], extra = {}) => {
         const r = await backend().runRuby(target, script, args, { env: { ...env(), ...extra } });
         if (r.code !== 0)
