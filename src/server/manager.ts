@@ -1,0 +1,321 @@
+// Sidekiq's Manager for one capsule: its slots, its fetch lanes and their
+// loops, the jobs running now, and the hard part of shutdown (abort what is
+// still running at the deadline and hand it back). The launcher owns one
+// manager per capsule.
+import type { Redis } from "ioredis";
+import type { Capsule } from "./capsule.js";
+import { AckQueue, BasicFetch, type Fetcher, ReliableFetch, type UnitOfWork } from "./fetch.js";
+import { LazyAbort } from "./lazy-abort.js";
+import type { Logger } from "./logger.js";
+import { type ProcessorDeps, type ProcessResult, processJob } from "./processor.js";
+import type { ServerFeatures } from "./server-features.js";
+
+export interface ManagerOptions {
+  redis: Redis;
+  capsule: Capsule;
+  identity: string;
+  reliable: boolean;
+  features: ServerFeatures;
+  /** Fetch connections (default 2 from concurrency 4, else 1). */
+  fetchLanes?: number;
+  processor: ProcessorDeps;
+  logger: Logger;
+  /** Thread ids, unique across the process's managers. */
+  nextTid: () => string;
+}
+
+interface InFlight {
+  uow: UnitOfWork;
+  fetcher: Fetcher;
+  abort: LazyAbort;
+  startedAt: number;
+  /** The handler has finished; only bookkeeping (ack, retry write) remains. */
+  settled?: boolean;
+}
+
+/**
+ * The capsule's slots, shared by its fetch lanes: how many run, how many a
+ * lane's fetch in flight has reserved, who waits for one, the hand-back
+ * backoff, and the reclaim after a lost fetch reply (done when no lane has a
+ * fetch in flight, since the lanes share working lists).
+ */
+interface Slots {
+  busy: number;
+  reserved: number;
+  waiters: Array<() => void>;
+  backoffMs: number;
+  fetching: number;
+  reclaimNeeded: boolean;
+  reclaiming?: Promise<void> | undefined;
+}
+
+type State = "new" | "running" | "quiet" | "stopped";
+
+export class Manager {
+  private state: State = "new";
+  private readonly lanes: Fetcher[] = [];
+  private readonly blocking: Redis[] = [];
+  private readonly inFlight = new Map<string, InFlight>();
+  private readonly slots: Slots = {
+    busy: 0,
+    reserved: 0,
+    waiters: [],
+    backoffMs: 0,
+    fetching: 0,
+    reclaimNeeded: false,
+  };
+  private loops: Promise<void>[] = [];
+  private jobDone?: () => void;
+
+  constructor(private readonly o: ManagerOptions) {}
+
+  get capsule(): Capsule {
+    return this.o.capsule;
+  }
+
+  /** Opens the fetch lanes, registers the working lists and starts fetching. */
+  async start(): Promise<void> {
+    const cap = this.o.capsule;
+    const lanes = Math.max(1, Math.min(this.o.fetchLanes ?? (cap.concurrency >= 4 ? 2 : 1), cap.concurrency));
+    const perLane = Math.ceil(cap.concurrency / lanes);
+    const acks = new AckQueue();
+    for (let lane = 0; lane < lanes; lane++) {
+      // A fetch must never be sent twice: if a connection drops with a fetch in
+      // flight, Redis may have moved a job already. Fail it, and reclaim instead.
+      const blocking = this.o.redis.duplicate({ autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 });
+      blocking.on("error", () => {}); // reported by the fetch loop
+      this.blocking.push(blocking);
+      if (this.o.reliable) {
+        const rf = new ReliableFetch(this.o.redis, blocking, cap, this.o.identity, this.o.features, acks);
+        if (lane === 0) await rf.register();
+        this.lanes.push(rf);
+      } else this.lanes.push(new BasicFetch(this.o.redis, blocking, cap, this.o.features));
+    }
+    this.state = "running";
+    this.loops = this.lanes.map((f) => this.fetchLoop(f, perLane));
+  }
+
+  /**
+   * Re-announces the working lists: a recovery that ran while our heartbeat
+   * was missing (a long Redis outage) may have dropped them from the registry.
+   * One lane does it for all, since the lanes share the lists.
+   */
+  async register(): Promise<void> {
+    const first = this.lanes[0];
+    if (first instanceof ReliableFetch) await first.register();
+  }
+
+  /** Stops fetching; running jobs go on (Sidekiq's quiet). */
+  quiet(): void {
+    if (this.state === "running") this.state = "quiet";
+    // Fetch loops waiting for a slot end now, not when a job next finishes.
+    this.wakeLanes();
+  }
+
+  /**
+   * Waits for the fetch loops, then up to `timeoutMs` for running jobs; aborts
+   * the rest and pushes their raw jobs back to their queues. Returns how many
+   * were pushed back.
+   */
+  async stop(timeoutMs: number): Promise<number> {
+    this.quiet();
+    await Promise.all(this.loops);
+    const deadline = Date.now() + timeoutMs;
+    while (this.inFlight.size > 0 && Date.now() < deadline) {
+      await new Promise<void>((r) => {
+        this.jobDone = r;
+        setTimeout(r, 250);
+      });
+    }
+    // Jobs whose handler finished are only acknowledging: never requeue those.
+    const unfinished = [...this.inFlight.values()].filter((j) => !j.settled);
+    for (const j of unfinished) j.abort.abort(new Error("sidekiq-bridge worker shutting down"));
+    for (const f of new Set(unfinished.map((j) => j.fetcher))) {
+      await f.requeue(unfinished.filter((j) => j.fetcher === f).map((j) => j.uow));
+    }
+    for (const [tid, j] of this.inFlight) if (!j.settled) this.inFlight.delete(tid);
+    for (let i = 0; i < 20 && this.inFlight.size > 0; i++) await new Promise((r) => setTimeout(r, 250));
+    return unfinished.length;
+  }
+
+  /** Deregisters the working lists and closes the fetch connections. */
+  async close(): Promise<void> {
+    if (this.state === "stopped") return;
+    this.state = "stopped";
+    await this.lanes[0]?.close().catch(() => undefined);
+    for (const b of this.blocking) b.disconnect();
+  }
+
+  /** What each slot is doing (Sidekiq's TTIN dump). */
+  dump(): Array<{ tid: string; queue: string; jid?: string | undefined; runningFor: number }> {
+    return [...this.inFlight.entries()].map(([tid, j]) => ({
+      tid,
+      queue: j.uow.queueName,
+      jid: /"jid":"([0-9a-f]+)"/.exec(j.uow.job ?? "")?.[1],
+      runningFor: (Date.now() - j.startedAt) / 1000,
+    }));
+  }
+
+  /**
+   * One loop per fetch lane, each with its own blocking connection: fetch only
+   * for free slots, so no job waits in this process; two lanes let one lane's
+   * round trip overlap the other's jobs.
+   */
+  private async fetchLoop(fetch: Fetcher, perLane: number): Promise<void> {
+    const cap = this.o.capsule;
+    const slots = this.slots;
+    while (this.state === "running") {
+      if (slots.busy + slots.reserved >= cap.concurrency) {
+        await this.waitForLanes();
+        continue;
+      }
+      // Let the jobs that finish in this same tick (those just started too)
+      // free their slots first, so one fetch fills them all: without this a
+      // fast queue settles into fetching 9 jobs, then 1, then 9.
+      await new Promise<void>((r) => process.nextTick(r));
+      if (this.state !== "running") break;
+      if (slots.reclaimNeeded) {
+        await this.reclaimLanes();
+        continue;
+      }
+      if (slots.backoffMs > 0) {
+        await new Promise((r) => setTimeout(r, slots.backoffMs));
+        if (this.state !== "running") break;
+      }
+      // Counted after any pause: the other lane may have taken slots meanwhile.
+      const want = Math.min(cap.concurrency - slots.busy - slots.reserved, perLane);
+      if (want <= 0) continue;
+      let fetched: UnitOfWork[] | undefined;
+      slots.reserved += want;
+      slots.fetching++;
+      try {
+        // As many as there are free slots: each starts at once, none waits here.
+        fetched = await fetch.retrieveWork(want);
+      } catch (e) {
+        if (this.state === "running") {
+          slots.reclaimNeeded = true;
+          this.o.logger.warn("fetch failed; retrying", { error: (e as Error).message });
+        }
+      } finally {
+        slots.reserved -= want;
+        slots.fetching--;
+        this.wakeLanes();
+      }
+      if (fetched === undefined) {
+        if (this.state !== "running") break;
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
+      }
+      if (fetched.length === 0) continue;
+      if (this.state !== "running") {
+        // Fetched after quiet was requested: hand them back, they run next.
+        await fetch
+          .requeue(fetched)
+          .catch((e: Error) =>
+            this.o.logger.error("could not requeue jobs fetched while quieting", { error: e.message }),
+          );
+        break;
+      }
+      for (const uow of fetched) this.run(uow, fetch);
+    }
+    this.wakeLanes();
+  }
+
+  /** Until a slot frees, a lane's fetch ends, or quiet (wakeLanes). */
+  private waitForLanes(): Promise<void> {
+    return new Promise<void>((r) => this.slots.waiters.push(r));
+  }
+
+  private wakeLanes(): void {
+    for (const w of this.slots.waiters.splice(0)) w();
+  }
+
+  /**
+   * After a lost fetch reply: jobs a fetch moved into our working lists whose
+   * reply never came go back to their queues. Run once no lane has a fetch in
+   * flight (a lane's pending move must not be taken for a stray).
+   */
+  private async reclaimLanes(): Promise<void> {
+    const slots = this.slots;
+    if (slots.reclaiming) return slots.reclaiming;
+    if (slots.fetching > 0) {
+      await this.waitForLanes();
+      return;
+    }
+    slots.reclaiming = (async () => {
+      try {
+        const running = new Set([...this.inFlight.values()].map((j) => j.uow.raw.toString("base64")));
+        const n = (await this.lanes[0]!.reclaim?.(running)) ?? 0;
+        if (n > 0) this.o.logger.warn(`Reclaimed ${n} jobs whose fetch reply was lost`);
+        slots.reclaimNeeded = false;
+      } catch (e) {
+        this.o.logger.warn("could not reclaim jobs after a lost fetch; retrying", { error: (e as Error).message });
+        await new Promise((r) => setTimeout(r, 1000));
+      } finally {
+        slots.reclaiming = undefined;
+        this.wakeLanes();
+      }
+    })();
+    return slots.reclaiming;
+  }
+
+  /** Runs one fetched job in a slot, then its bookkeeping (ack, requeue or hand-back). */
+  private run(uow: UnitOfWork, fetch: Fetcher): void {
+    const slots = this.slots;
+    const tid = this.o.nextTid();
+    const job: InFlight = { uow, fetcher: fetch, abort: new LazyAbort(), startedAt: Date.now() };
+    this.inFlight.set(tid, job);
+    slots.busy++;
+    let released = false;
+    // The slot is free once the handler is done: the acknowledgement's round
+    // trip then overlaps the next fetch instead of preceding it.
+    const release = () => {
+      if (released) return;
+      released = true;
+      slots.busy--;
+      this.wakeLanes();
+    };
+    void processJob(uow, tid, job.abort, this.o.processor)
+      .catch((e: Error): ProcessResult => {
+        // E.g. Redis down while burying a malformed job: try the job again later.
+        this.o.logger.error("could not process a job; it goes back to its queue", { error: e.message });
+        return "requeue";
+      })
+      .then(async (result) => {
+        // After a hard shutdown's abort, stop() has requeued it already.
+        if (job.abort.aborted) return;
+        job.settled = true;
+        if (result === "hand-back") {
+          slots.backoffMs = Math.min(Math.max(slots.backoffMs * 2, 100), 5000);
+          await fetch.handBack(uow);
+        } else {
+          slots.backoffMs = 0;
+          release();
+          // Bookkeeping survives a Redis outage: retry for up to a minute.
+          await persist(() => (result === "requeue" ? fetch.requeue([uow]) : fetch.acknowledge(uow)));
+        }
+      })
+      .catch((e: Error) => {
+        // With reliable fetch the job stays in the working list and is recovered later.
+        this.o.logger.error("could not finish a job's bookkeeping", { error: e.message });
+      })
+      .finally(() => {
+        if (!job.abort.aborted) this.inFlight.delete(tid);
+        release();
+        this.jobDone?.();
+      });
+  }
+}
+
+/** Runs a Redis write until it succeeds (backing off), for at most `ms`. */
+async function persist(op: () => Promise<void>, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (let wait = 100; ; wait = Math.min(wait * 2, 2000)) {
+    try {
+      return await op();
+    } catch (e) {
+      if (Date.now() > deadline) throw e;
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+}
