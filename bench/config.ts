@@ -1,7 +1,7 @@
 // What `npm run bench` measures, from the environment:
 //   (default)                 counts sized so the whole run takes about 15 minutes on
 //                             the project's 2-CPU machine (drains of 20,000 jobs)
-//   BENCH_FULL=1              issue 7's counts (drains of 100,000 jobs): about an hour there
+//   BENCH_FULL=1              the full counts (drains of 100,000 jobs): about an hour there
 //   BENCH_QUICK=1             smaller counts, one run, no warm-up (a smoke run)
 //   BENCH_DRAIN_JOBS=n        override the drain size of whichever of the above
 //   BENCH_SYSTEMS=a,b         systems by id or group (bridge, ruby, bullmq, ceiling); default all
@@ -42,7 +42,7 @@ export interface Counts {
 
 export interface BenchConfig {
   quick: boolean;
-  /** Which counts: "quick", "standard" (default) or "full" (issue 7's). */
+  /** Which counts: "quick", "standard" (default) or "full" (drains of 100,000). */
   size: "quick" | "standard" | "full";
   runs: number;
   warmups: number;
@@ -56,7 +56,7 @@ export interface BenchConfig {
   outName: string;
 }
 
-/** Issue 7's counts. */
+/** The full counts: drains of 100,000 jobs. */
 const FULL: Counts = {
   bulk: 100_000,
   bulkBatch: 1000,

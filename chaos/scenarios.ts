@@ -1,4 +1,4 @@
-// Fault scenarios for the Node worker (issue 5): each sends jobs, breaks
+// Fault scenarios for the Node worker: each sends jobs, breaks
 // something on purpose, and counts what happened to every job.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";

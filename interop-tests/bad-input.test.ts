@@ -1,4 +1,4 @@
-// Issue 5: a corpus of bad payloads. Each has a defined outcome, the worker
+// A corpus of bad payloads. Each has a defined outcome, the worker
 // keeps running, and nothing else is affected.
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

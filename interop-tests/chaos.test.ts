@@ -1,4 +1,4 @@
-// Issue 5: the fault scenarios of `npm run chaos`, asserted.
+// The fault scenarios of `npm run chaos`, asserted.
 import { describe, expect, it } from "vitest";
 import { kill9Node, kill9Ruby, redisFreeze, redisRestart, sentinelFailover } from "../chaos/scenarios.js";
 import { backend, selected } from "./support/harness.js";

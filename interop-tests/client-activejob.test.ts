@@ -1,4 +1,4 @@
-// Issue 3: a Node-enqueued ActiveJob is performed by a real ActiveJob::Base
+// A Node-enqueued ActiveJob is performed by a real ActiveJob::Base
 // subclass (ruby-fixtures/lib/jobs.rb AjRecordJob) through Sidekiq.
 import { expect, it } from "vitest";
 import { aj, Client } from "../src/client/index.js";

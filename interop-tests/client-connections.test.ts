@@ -1,4 +1,4 @@
-// Issue 3: the client reaches Redis the ways users run it (ACL users, TLS,
+// The client reaches Redis the ways users run it (ACL users, TLS,
 // several shards) and follows Sidekiq's retry-once rule after READONLY.
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Issue 3: dialect "auto" writes what the live fleet reads, proven by the stored bytes.
+// Dialect "auto" writes what the live fleet reads, proven by the stored bytes.
 import { describe, expect, it } from "vitest";
 import { Client, DialectDetectionError } from "../src/client/index.js";
 import { JobRecord } from "../src/wire/index.js";

@@ -1,4 +1,4 @@
-// Issue 7: single pushes made in the same tick go out as one SADD and one LPUSH
+// Single pushes made in the same tick go out as one SADD and one LPUSH
 // per queue (push_bulk's shape). Ruby must see exactly what a raw_push per job
 // would leave: every job, in call order, in its own queue, the queues known.
 import { expect, it } from "vitest";

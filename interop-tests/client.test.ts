@@ -1,4 +1,4 @@
-// Issue 3: Node enqueues, real Ruby Sidekiq workers perform.
+// Node enqueues, real Ruby Sidekiq workers perform.
 import { expect, it } from "vitest";
 import { Client } from "../src/client/index.js";
 import { RubyFloat, JobRecord } from "../src/wire/index.js";

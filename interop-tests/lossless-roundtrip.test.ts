@@ -1,4 +1,4 @@
-// Issue 2's proof: a payload Ruby wrote survives Node's rewrite, and a real
+// A payload Ruby wrote survives Node's rewrite, and a real
 // Ruby worker receives the very same args, value and Ruby class.
 import { expect, it } from "vitest";
 import { applyFailure, JobRecord, secondsString, profileForVersion } from "../src/wire/index.js";

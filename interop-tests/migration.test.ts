@@ -1,4 +1,4 @@
-// Issue 6, migration: the `sidekiq-bridge migrate | export | import` commands
+// Migration: the `sidekiq-bridge migrate | export | import` commands
 // (built once, run as the real binary) against real Ruby Sidekiq, under live
 // traffic: timestamps 8 -> 7 -> 8 byte for byte with Sidekiq 7.3.2 reading the
 // 7 form; export/import byte for byte into a fresh Redis; audit of a live Ruby

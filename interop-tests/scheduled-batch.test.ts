@@ -1,4 +1,4 @@
-// Issue 7: the poller promotes due jobs in batches (a Lua pop into this
+// The poller promotes due jobs in batches (a Lua pop into this
 // process's promoting set, then one atomic commit), in score order, with the
 // bytes Sidekiq would write, and without widening what a crash can lose.
 import { spawnSync } from "node:child_process";

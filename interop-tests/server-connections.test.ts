@@ -1,4 +1,4 @@
-// Issue 5: the worker over an ACL login and over TLS, and it never prints the password.
+// The worker over an ACL login and over TLS, and it never prints the password.
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../src/client/index.js";

@@ -1,4 +1,4 @@
-// Issue 7: the worker fetches as many jobs as it has free slots in one round
+// The worker fetches as many jobs as it has free slots in one round
 // trip (BLMPOP for basic fetch, a Lua move into the working list for reliable
 // fetch). What must not change: never more jobs taken than free slots (Ruby's
 // API sees the rest waiting in the queue), Sidekiq's queue order, each job run

@@ -1,4 +1,4 @@
-// Issue 4: a Node process in the Ruby fleet's process registry. Real Sidekiq's
+// A Node process in the Ruby fleet's process registry. Real Sidekiq's
 // API (ProcessSet, WorkSet, Process#quiet!/stop!, Stats, Metrics::Query) and
 // its real Web UI (rendered with Rack::MockRequest) read what Heartbeat and
 // Stats write. beat() is called directly: no waiting for timers.

@@ -1,4 +1,4 @@
-// Issue 4, JobRetry: Node fails jobs Ruby pushed, and Ruby's own API (RetrySet,
+// JobRetry: Node fails jobs Ruby pushed, and Ruby's own API (RetrySet,
 // DeadSet, SortedEntry#retry) reads what Node wrote. The same job string is also
 // failed by Ruby's real JobRetry in-process (JobRetry#global, no server, no
 // waiting), so Node's bytes are compared with Ruby's, time lexemes aside.

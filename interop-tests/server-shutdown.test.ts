@@ -1,4 +1,4 @@
-// Issue 4: SIGTERM to the real `sidekiq-bridge worker` binary during 200
+// SIGTERM to the real `sidekiq-bridge worker` binary during 200
 // in-flight jobs: each one finishes or goes back to its queue; none is lost.
 import { spawn } from "node:child_process";
 import { expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Issue 4: the real Sidekiq Web UI, rendered in the root filesystem, shows a
+// The real Sidekiq Web UI, rendered in the root filesystem, shows a
 // real Node worker: /busy (process and running job), /retries and /morgue
 // (jobs Node failed), /metrics (Node's job classes).
 import { expect, it } from "vitest";

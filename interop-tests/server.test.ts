@@ -1,4 +1,4 @@
-// Issue 4: Ruby enqueues, a Node worker processes, as one more Sidekiq process.
+// Ruby enqueues, a Node worker processes, as one more Sidekiq process.
 import { expect, it } from "vitest";
 import { Client } from "../src/client/index.js";
 import { Worker, type WorkerOptions } from "../src/server/index.js";

@@ -1,4 +1,4 @@
-// npm run rootfs: builds (or checks) the root filesystems of the Sidekiq
+// npm run prepare:env: builds (or checks) the root filesystems of the Sidekiq
 // matrix and installs Debian's redis-server, so a later test run starts fast.
 import { ensureDebianPackages, prepareRootfs } from "../harness/prepare.js";
 import { selectedTargets } from "../harness/versions.js";

@@ -80,7 +80,7 @@ export function toMarkdown(
     out.push("");
   }
   if (targets.length) {
-    out.push("## Targets (issue 7)", "", "| system | target | status | medians |", "| --- | --- | --- | --- |");
+    out.push("## Targets", "", "| system | target | status | medians |", "| --- | --- | --- | --- |");
     for (const t of targets)
       out.push(
         `| ${t.system} | ${esc(t.target)} | ${t.status === "met" ? "met" : t.status === "missed" ? "**missed**" : t.status} | ${esc(t.detail)} |`,
@@ -126,7 +126,7 @@ export function toMarkdown(
     "",
     "## Optimisations",
     "",
-    "Each optimisation of issue 7 with its before and after, measured as it was made: [optimisations.md](optimisations.md). `bridge-compare`, when present, is another tree's `src/` in this same run (its description says which).",
+    "Each optimisation with its before and after, measured as it was made: [optimisations.md](optimisations.md). `bridge-compare`, when present, is another tree's `src/` in this same run (its description says which).",
   );
   if (results.notes.length) out.push("", "## Notes", "", ...results.notes.map((n) => `- ${n}`));
   if (results.errors.length)

@@ -1,4 +1,4 @@
-// The targets of issue 7, judged on medians of the same run.
+// The performance targets, judged on medians of the same run.
 import type { Results } from "./model.js";
 
 export type TargetStatus = "met" | "missed" | "not measured";

@@ -6,17 +6,11 @@ import { DialectDetectionError, SidekiqArgumentError } from "../client/errors.js
 import type { PushItem } from "../client/normalize.js";
 import { parseJson, WireParseError } from "../wire/json-scan.js";
 import { RubyFloat, type RubyJsonValue } from "../wire/ruby-json.js";
-import {
-  CommandError,
-  COMMON_HELP,
-  COMMON_OPTIONS,
-  isoSeconds,
-  parseFlags,
-  printJson,
-  runCommand,
-  UsageError,
-  withApi,
-} from "./common.js";
+import { CommandError, UsageError } from "./errors.js";
+import { COMMON_HELP, COMMON_OPTIONS, parseFlags } from "./flags.js";
+import { isoSeconds, printJson } from "./output.js";
+import { runCommand } from "./run-command.js";
+import { withApi } from "./connect.js";
 
 export const summary = "push a job for Ruby (or Node) workers";
 

@@ -4,15 +4,12 @@
 import { accessSync, constants } from "node:fs";
 import { importFromFile, importFromStream } from "../migration/restore.js";
 import { progressLine } from "../migration/progress.js";
-import {
-  connectCli,
-  maskRedisUrl,
-  parseFlags,
-  printJson,
-  redisUrlFrom,
-  runCli,
-  UsageError,
-} from "./migration-support.js";
+import { connectCli } from "./connect.js";
+import { UsageError } from "./errors.js";
+import { parseFlags } from "./flags.js";
+import { printJson } from "./output.js";
+import { maskUrl as maskRedisUrl, redisUrl } from "./redis-url.js";
+import { runCommand } from "./run-command.js";
 
 export const summary = "load an export file into Redis (verified; refuses a non-empty target)";
 
@@ -33,57 +30,53 @@ Options:
 
 export async function run(argv: string[]): Promise<number> {
   let url: string | undefined;
-  return runCli(
-    "import",
-    () => url,
-    async () => {
-      const { values, positionals } = parseFlags(
-        argv,
-        {
-          redis: { type: "string" },
-          json: { type: "boolean" },
-          help: { type: "boolean", short: "h" },
-          force: { type: "boolean" },
-        },
-        true,
+  return runCommand("import", async ({ setUrl }) => {
+    const { values, positionals } = parseFlags({
+      args: argv,
+      options: {
+        redis: { type: "string" },
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+        force: { type: "boolean" },
+      },
+      allowPositionals: true,
+    });
+    setUrl((url = redisUrl(values.redis)));
+    if (positionals.length !== 1)
+      throw new UsageError(
+        positionals.length ? `one FILE, got ${positionals.length}` : "say what to load: sidekiq-bridge import FILE",
       );
-      url = redisUrlFrom(values.redis);
-      if (positionals.length !== 1)
-        throw new UsageError(
-          positionals.length ? `one FILE, got ${positionals.length}` : "say what to load: sidekiq-bridge import FILE",
-        );
-      const file = positionals[0]!;
-      if (file !== "-") {
-        try {
-          accessSync(file, constants.R_OK);
-        } catch (e) {
-          throw new Error(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-        }
-      }
-      const redis = await connectCli(url);
-      const p = progressLine(process.stderr, "import");
+    const file = positionals[0]!;
+    if (file !== "-") {
       try {
-        const o = { force: !!values.force, progress: p.update };
-        const summary =
-          file === "-"
-            ? await importFromStream(redis, process.stdin as AsyncIterable<Buffer>, o)
-            : await importFromFile(redis, file, o);
-        p.done();
-        const doc = { file, target: maskRedisUrl(url), ...summary };
-        if (values.json) printJson(doc);
-        else {
-          const lines = [
-            `Imported ${summary.keys.length} keys, ${summary.entries} entries into ${doc.target} in ${summary.durationMs} ms (export of ${summary.header.source}, ${summary.header.createdAt}); every key verified`,
-          ];
-          if (summary.replaced.length) lines.push(`Replaced: ${summary.replaced.join(", ")}`);
-          for (const k of summary.keys) lines.push(`  ${k.key.padEnd(24)} ${k.type.padEnd(6)} ${k.count}`);
-          process.stdout.write(`${lines.join("\n")}\n`);
-        }
-        return 0;
-      } finally {
-        p.done();
-        redis.disconnect();
+        accessSync(file, constants.R_OK);
+      } catch (e) {
+        throw new Error(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
       }
-    },
-  );
+    }
+    const redis = await connectCli(url);
+    const p = progressLine(process.stderr, "import");
+    try {
+      const o = { force: !!values.force, progress: p.update };
+      const summary =
+        file === "-"
+          ? await importFromStream(redis, process.stdin as AsyncIterable<Buffer>, o)
+          : await importFromFile(redis, file, o);
+      p.done();
+      const doc = { file, target: maskRedisUrl(url), ...summary };
+      if (values.json) printJson(doc);
+      else {
+        const lines = [
+          `Imported ${summary.keys.length} keys, ${summary.entries} entries into ${doc.target} in ${summary.durationMs} ms (export of ${summary.header.source}, ${summary.header.createdAt}); every key verified`,
+        ];
+        if (summary.replaced.length) lines.push(`Replaced: ${summary.replaced.join(", ")}`);
+        for (const k of summary.keys) lines.push(`  ${k.key.padEnd(24)} ${k.type.padEnd(6)} ${k.count}`);
+        process.stdout.write(`${lines.join("\n")}\n`);
+      }
+      return 0;
+    } finally {
+      p.done();
+      redis.disconnect();
+    }
+  });
 }

@@ -8,45 +8,34 @@ interface CommandModule {
   run(argv: string[]): Promise<number>;
 }
 
-// name -> [module file, export holding the command (default: the module itself)].
-// A command whose module is not there yet is simply not offered.
-const COMMANDS: Record<string, [file: string, exportName?: string]> = {
-  worker: ["worker"],
-  enqueue: ["enqueue"],
-  stats: ["stats"],
-  queues: ["queues"],
-  processes: ["processes"],
-  scheduled: ["sorted-set", "scheduled"],
-  retries: ["sorted-set", "retries"],
-  dead: ["sorted-set", "dead"],
-  quiet: ["signal", "quiet"],
-  stop: ["signal", "stop"],
-  migrate: ["migrate"],
-  export: ["export"],
-  import: ["import"],
+type Loader = () => Promise<CommandModule>;
+
+// name -> its module, loaded only when run (a literal import() each, so tools
+// and bundlers see every command; the worker's code is not loaded for `stats`).
+const COMMANDS: Record<string, Loader> = {
+  worker: () => import("./worker-command.js"),
+  enqueue: () => import("./enqueue-command.js"),
+  stats: () => import("./stats-command.js"),
+  queues: () => import("./queues-command.js"),
+  processes: () => import("./processes-command.js"),
+  scheduled: async () => (await import("./sorted-set-command.js")).scheduled,
+  retries: async () => (await import("./sorted-set-command.js")).retries,
+  dead: async () => (await import("./sorted-set-command.js")).dead,
+  quiet: async () => (await import("./signal-command.js")).quiet,
+  stop: async () => (await import("./signal-command.js")).stop,
+  migrate: () => import("./migrate-command.js"),
+  export: () => import("./export-command.js"),
+  import: () => import("./import-command.js"),
 };
 
-async function load(name: string): Promise<CommandModule | undefined> {
-  const [file, exportName] = COMMANDS[name]!;
-  try {
-    const mod = (await import(`./${file}-command.js`)) as Record<string, unknown>;
-    return (exportName ? mod[exportName] : mod) as CommandModule;
-  } catch (e) {
-    // Only the command's own module missing means "not offered"; anything else is a bug to show.
-    if (
-      (e as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND" &&
-      (e as Error).message.includes(`${file}-command.`)
-    )
-      return undefined;
-    throw e;
-  }
+function load(name: string): Promise<CommandModule> {
+  return COMMANDS[name]!();
 }
 
 async function help(): Promise<string> {
   const lines: string[] = [];
   for (const name of Object.keys(COMMANDS)) {
-    const m = await load(name);
-    if (m) lines.push(`  ${name.padEnd(10)} ${m.summary}`);
+    lines.push(`  ${name.padEnd(10)} ${(await load(name)).summary}`);
   }
   return `Usage: sidekiq-bridge <command> [options]\n\nCommands:\n${lines.join("\n")}\n\nRun sidekiq-bridge <command> --help for a command's options.\nREDIS_URL (or --redis) names the Redis; passwords in it are never printed.`;
 }
@@ -57,7 +46,7 @@ async function main(argv: string[]): Promise<number> {
     console.log(await help());
     return 0;
   }
-  const mod = cmd in COMMANDS ? await load(cmd) : undefined;
+  const mod = Object.hasOwn(COMMANDS, cmd) ? await load(cmd) : undefined;
   if (!mod) {
     console.error(`sidekiq-bridge: unknown command "${cmd}"\n\n${await help()}`);
     return 2;

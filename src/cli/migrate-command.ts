@@ -8,7 +8,12 @@ import { moveJobs, type MoveReport } from "../migration/move.js";
 import { migrateTimestamps, type TimestampReport, type TimestampTarget } from "../migration/timestamps.js";
 import { JOB_SETS, type JobSet } from "../migration/common.js";
 import { progressLine } from "../migration/progress.js";
-import { connectCli, parseFlags, printJson, redisUrlFrom, runCli, UsageError } from "./migration-support.js";
+import { connectCli } from "./connect.js";
+import { UsageError } from "./errors.js";
+import { parseFlags } from "./flags.js";
+import { printJson } from "./output.js";
+import { redisUrl } from "./redis-url.js";
+import { runCommand } from "./run-command.js";
 
 export const summary = "audit, move and rewrite jobs to migrate queues between Ruby and Node, or Sidekiq 8 and 7";
 
@@ -78,46 +83,48 @@ export async function run(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   let url: string | undefined;
   const label = sub === "audit" || sub === "move" || sub === "timestamps" ? `migrate ${sub}` : "migrate";
-  return runCli(
-    label,
-    () => url,
-    async () => {
-      if (sub === "audit") {
-        const { values } = parseFlags(rest, {
+  return runCommand(label, async ({ setUrl }) => {
+    if (sub === "audit") {
+      const { values } = parseFlags({
+        args: rest,
+        options: {
           ...COMMON,
           queue: { type: "string", short: "q", multiple: true },
           handlers: { type: "string", short: "r", multiple: true },
           "node-classes": { type: "string", multiple: true },
           "dead-blocks": { type: "boolean" },
-        });
-        url = redisUrlFrom(values.redis);
-        const handlers = emptyHandlers();
-        for (const m of list(values.handlers)) {
-          let mod: unknown;
-          try {
-            mod = await import(pathToFileURL(resolve(m)).href);
-          } catch (e) {
-            throw new Error(`cannot load the handlers module ${m}: ${(e as Error).message}`);
-          }
-          await collectHandlers(mod, handlers);
+        },
+      });
+      setUrl((url = redisUrl(values.redis)));
+      const handlers = emptyHandlers();
+      for (const m of list(values.handlers)) {
+        let mod: unknown;
+        try {
+          mod = await import(pathToFileURL(resolve(m)).href);
+        } catch (e) {
+          throw new Error(`cannot load the handlers module ${m}: ${(e as Error).message}`);
         }
-        for (const c of list(values["node-classes"])) handlers.classes.add(c);
-        return withRedis(url, async (redis) => {
-          const p = progressLine(process.stderr, "migrate audit");
-          const report = await auditQueues(redis, {
-            queues: list(values.queue),
-            handlers,
-            deadBlocks: !!values["dead-blocks"],
-            progress: p.update,
-          });
-          p.done();
-          if (values.json) printJson(report);
-          else process.stdout.write(formatAudit(report));
-          return report.queues.some((q) => q.verdict === "BLOCKED") ? 3 : 0;
-        });
+        await collectHandlers(mod, handlers);
       }
-      if (sub === "move") {
-        const { values } = parseFlags(rest, {
+      for (const c of list(values["node-classes"])) handlers.classes.add(c);
+      return withRedis(url, async (redis) => {
+        const p = progressLine(process.stderr, "migrate audit");
+        const report = await auditQueues(redis, {
+          queues: list(values.queue),
+          handlers,
+          deadBlocks: !!values["dead-blocks"],
+          progress: p.update,
+        });
+        p.done();
+        if (values.json) printJson(report);
+        else process.stdout.write(formatAudit(report));
+        return report.queues.some((q) => q.verdict === "BLOCKED") ? 3 : 0;
+      });
+    }
+    if (sub === "move") {
+      const { values } = parseFlags({
+        args: rest,
+        options: {
           ...COMMON,
           from: { type: "string" },
           to: { type: "string" },
@@ -126,76 +133,79 @@ export async function run(argv: string[]): Promise<number> {
           dead: { type: "boolean" },
           passes: { type: "string" },
           "dry-run": { type: "boolean" },
+        },
+      });
+      setUrl((url = redisUrl(values.redis)));
+      if (typeof values.from !== "string" || typeof values.to !== "string")
+        throw new UsageError("move needs --from QUEUE and --to QUEUE");
+      const classes = list(values.class);
+      if (classes.length === 0 && !values.all)
+        throw new UsageError("say which jobs to move: --class NAME (repeatable) or --all");
+      if (classes.length > 0 && values.all) throw new UsageError("--class and --all exclude each other");
+      if (values.from === values.to) throw new UsageError("--from and --to name the same queue");
+      const sets: JobSet[] = values.dead ? ["schedule", "retry", "dead"] : ["schedule", "retry"];
+      const passes = positiveInt("passes", values.passes, 3);
+      return withRedis(url, async (redis) => {
+        const p = progressLine(process.stderr, "migrate move");
+        const report = await moveJobs(redis, {
+          from: values.from as string,
+          to: values.to as string,
+          ...(classes.length ? { classes } : {}),
+          sets,
+          maxPasses: passes,
+          dryRun: !!values["dry-run"],
+          progress: p.update,
         });
-        url = redisUrlFrom(values.redis);
-        if (typeof values.from !== "string" || typeof values.to !== "string")
-          throw new UsageError("move needs --from QUEUE and --to QUEUE");
-        const classes = list(values.class);
-        if (classes.length === 0 && !values.all)
-          throw new UsageError("say which jobs to move: --class NAME (repeatable) or --all");
-        if (classes.length > 0 && values.all) throw new UsageError("--class and --all exclude each other");
-        if (values.from === values.to) throw new UsageError("--from and --to name the same queue");
-        const sets: JobSet[] = values.dead ? ["schedule", "retry", "dead"] : ["schedule", "retry"];
-        const passes = positiveInt("passes", values.passes, 3);
-        return withRedis(url, async (redis) => {
-          const p = progressLine(process.stderr, "migrate move");
-          const report = await moveJobs(redis, {
-            from: values.from as string,
-            to: values.to as string,
-            ...(classes.length ? { classes } : {}),
-            sets,
-            maxPasses: passes,
-            dryRun: !!values["dry-run"],
-            progress: p.update,
-          });
-          p.done();
-          if (values.json) printJson(report);
-          else process.stdout.write(formatMove(report));
-          return report.remaining > 0 ? 3 : 0;
-        });
-      }
-      if (sub === "timestamps") {
-        const { values } = parseFlags(rest, {
+        p.done();
+        if (values.json) printJson(report);
+        else process.stdout.write(formatMove(report));
+        return report.remaining > 0 ? 3 : 0;
+      });
+    }
+    if (sub === "timestamps") {
+      const { values } = parseFlags({
+        args: rest,
+        options: {
           ...COMMON,
           to: { type: "string" },
           queue: { type: "string", short: "q", multiple: true },
           sets: { type: "string" },
           passes: { type: "string" },
           "dry-run": { type: "boolean" },
-        });
-        url = redisUrlFrom(values.redis);
-        const to = Number(values.to);
-        if (values.to === undefined || ![6, 7, 8].includes(to))
-          throw new UsageError(
-            `--to must be 7 or 8 (6 writes what 7 does), got ${values.to === undefined ? "nothing" : `"${String(values.to)}"`}`,
-          );
-        let sets: JobSet[] = [...JOB_SETS];
-        if (typeof values.sets === "string") {
-          sets = values.sets === "none" ? [] : (list(values.sets) as JobSet[]);
-          for (const s of sets)
-            if (!JOB_SETS.includes(s)) throw new UsageError(`--sets takes schedule, retry, dead or none, got "${s}"`);
-        }
-        const passes = positiveInt("passes", values.passes, 1);
-        return withRedis(url, async (redis) => {
-          const p = progressLine(process.stderr, "migrate timestamps");
-          const report = await migrateTimestamps(redis, {
-            to: to as TimestampTarget,
-            dryRun: !!values["dry-run"],
-            ...(list(values.queue).length ? { queues: list(values.queue) } : {}),
-            sets,
-            maxPasses: passes,
-            progress: p.update,
-          });
-          p.done();
-          if (values.json) printJson(report);
-          else process.stdout.write(formatTimestamps(report));
-          return !report.dryRun && report.totals.remaining > 0 ? 3 : 0;
-        });
+        },
+      });
+      setUrl((url = redisUrl(values.redis)));
+      const to = Number(values.to);
+      if (values.to === undefined || ![6, 7, 8].includes(to))
+        throw new UsageError(
+          `--to must be 7 or 8 (6 writes what 7 does), got ${values.to === undefined ? "nothing" : `"${String(values.to)}"`}`,
+        );
+      let sets: JobSet[] = [...JOB_SETS];
+      if (typeof values.sets === "string") {
+        sets = values.sets === "none" ? [] : (list(values.sets) as JobSet[]);
+        for (const s of sets)
+          if (!JOB_SETS.includes(s)) throw new UsageError(`--sets takes schedule, retry, dead or none, got "${s}"`);
       }
-      if (sub === undefined) throw new UsageError("say which: migrate audit, migrate move or migrate timestamps");
-      throw new UsageError(`unknown migrate command "${sub}": use audit, move or timestamps`);
-    },
-  );
+      const passes = positiveInt("passes", values.passes, 1);
+      return withRedis(url, async (redis) => {
+        const p = progressLine(process.stderr, "migrate timestamps");
+        const report = await migrateTimestamps(redis, {
+          to: to as TimestampTarget,
+          dryRun: !!values["dry-run"],
+          ...(list(values.queue).length ? { queues: list(values.queue) } : {}),
+          sets,
+          maxPasses: passes,
+          progress: p.update,
+        });
+        p.done();
+        if (values.json) printJson(report);
+        else process.stdout.write(formatTimestamps(report));
+        return !report.dryRun && report.totals.remaining > 0 ? 3 : 0;
+      });
+    }
+    if (sub === undefined) throw new UsageError("say which: migrate audit, migrate move or migrate timestamps");
+    throw new UsageError(`unknown migrate command "${sub}": use audit, move or timestamps`);
+  });
 }
 
 async function withRedis(url: string, fn: (redis: Redis) => Promise<number>): Promise<number> {

@@ -1,19 +1,11 @@
 // `sidekiq-bridge processes`: Sidekiq::ProcessSet (Ruby and Node processes)
 // and, with --work, Sidekiq::WorkSet.
 import { RawJson, type RubyJsonValue } from "../wire/ruby-json.js";
-import {
-  clip,
-  COMMON_HELP,
-  COMMON_OPTIONS,
-  formatDuration,
-  isoSeconds,
-  parseFlags,
-  printJson,
-  printTable,
-  runCommand,
-  UsageError,
-  withApi,
-} from "./common.js";
+import { clip, formatDuration, isoSeconds, printJson, printTable } from "./output.js";
+import { COMMON_HELP, COMMON_OPTIONS, parseFlags } from "./flags.js";
+import { runCommand } from "./run-command.js";
+import { UsageError } from "./errors.js";
+import { withApi } from "./connect.js";
 
 export const summary = "list live Sidekiq processes, Ruby and Node (and their running jobs)";
 

@@ -1,22 +1,18 @@
 // `sidekiq-bridge queues`: list queues, page through one, clear one.
+import { apiVersionFlag, COMMON_HELP, COMMON_OPTIONS, intFlag, parseFlags } from "./flags.js";
 import {
-  apiVersionFlag,
   argsPreview,
   clip,
-  COMMON_HELP,
-  COMMON_OPTIONS,
   formatDuration,
-  intFlag,
   isoSeconds,
   jobJson,
-  parseFlags,
   payloadSeconds,
   printJson,
   printTable,
-  runCommand,
-  UsageError,
-  withApi,
-} from "./common.js";
+} from "./output.js";
+import { runCommand } from "./run-command.js";
+import { UsageError } from "./errors.js";
+import { withApi } from "./connect.js";
 
 export const summary = "list queues; show a queue's jobs; clear a queue";
 

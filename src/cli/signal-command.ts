@@ -1,16 +1,11 @@
 // `sidekiq-bridge quiet | stop IDENTITY`: Sidekiq::Process#quiet! / #stop!,
 // for Ruby and Node processes alike (the process acts on its next heartbeat).
 import { EmbeddedProcessError, ProcessNotFoundError, type RemoteSignalName } from "../api/process-set.js";
-import {
-  CommandError,
-  COMMON_HELP,
-  COMMON_OPTIONS,
-  parseFlags,
-  printJson,
-  runCommand,
-  UsageError,
-  withApi,
-} from "./common.js";
+import { CommandError, UsageError } from "./errors.js";
+import { COMMON_HELP, COMMON_OPTIONS, parseFlags } from "./flags.js";
+import { printJson } from "./output.js";
+import { runCommand } from "./run-command.js";
+import { withApi } from "./connect.js";
 
 interface SignalCommand {
   summary: string;

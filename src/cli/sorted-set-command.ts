@@ -4,21 +4,11 @@ import type { JobFilter } from "../api/job-entry.js";
 import type { BulkResult, SortedJobSet, JobSetName, SortedEntry } from "../api/sorted-set.js";
 import { profileFor } from "../wire/dialect.js";
 import type { RubyJsonValue } from "../wire/ruby-json.js";
-import {
-  argsPreview,
-  clip,
-  COMMON_HELP,
-  COMMON_OPTIONS,
-  intFlag,
-  isoSeconds,
-  jobJson,
-  parseFlags,
-  printJson,
-  printTable,
-  runCommand,
-  UsageError,
-  withApi,
-} from "./common.js";
+import { argsPreview, clip, isoSeconds, jobJson, printJson, printTable } from "./output.js";
+import { COMMON_HELP, COMMON_OPTIONS, intFlag, parseFlags } from "./flags.js";
+import { runCommand } from "./run-command.js";
+import { UsageError } from "./errors.js";
+import { withApi } from "./connect.js";
 
 type Action = "list" | "retry" | "delete" | "kill" | "add-to-queue";
 

@@ -1,16 +1,9 @@
 // `sidekiq-bridge stats`: Sidekiq::Stats and the queue summaries.
-import {
-  apiVersionFlag,
-  COMMON_HELP,
-  COMMON_OPTIONS,
-  formatDuration,
-  parseFlags,
-  printJson,
-  printTable,
-  runCommand,
-  UsageError,
-  withApi,
-} from "./common.js";
+import { apiVersionFlag, COMMON_HELP, COMMON_OPTIONS, parseFlags } from "./flags.js";
+import { formatDuration, printJson, printTable } from "./output.js";
+import { runCommand } from "./run-command.js";
+import { UsageError } from "./errors.js";
+import { withApi } from "./connect.js";
 
 export const summary = "show Sidekiq::Stats: processed, failed, sets, queues, latency";
 

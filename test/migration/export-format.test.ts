@@ -18,7 +18,7 @@ import {
   UNPACK_OPTIONS,
   type ExportRecord,
 } from "../../src/migration/export-format.js";
-import { maskRedisUrl, scrub } from "../../src/cli/migration-support.js";
+import { maskUrl as maskRedisUrl, scrub } from "../../src/cli/redis-url.js";
 
 const bin = (s: string) => Buffer.from(s);
 

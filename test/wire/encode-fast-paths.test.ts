@@ -1,4 +1,4 @@
-// The fast paths of issue 7 against the reference implementations: toRubyJson
+// The encoder's fast paths against the reference implementations: toRubyJson
 // (recursive up to a depth, then iterative) against toRubyJsonIterative, and
 // the pooled jid generator.
 import fc from "fast-check";

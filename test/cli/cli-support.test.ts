@@ -1,14 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  formatDuration,
-  formatTable,
-  maskUrl,
-  parseFlags,
-  redisUrl,
-  scrub,
-  UsageError,
-  urlSecrets,
-} from "../../src/cli/common.js";
+import { formatDuration, formatTable } from "../../src/cli/output.js";
+import { maskUrl, redisUrl, scrub, urlSecrets } from "../../src/cli/redis-url.js";
+import { parseFlags } from "../../src/cli/flags.js";
+import { UsageError } from "../../src/cli/errors.js";
 import { parseAt, parseRetry, parseRubyJson } from "../../src/cli/enqueue-command.js";
 import { RubyFloat, toRubyJson } from "../../src/wire/ruby-json.js";
 
