@@ -22,11 +22,6 @@ export interface ApiContext {
   now(): number;
 }
 
-/** Ruby truthiness of a parsed JSON value: everything but nil (absent) and false. */
-export function truthy(v: unknown): boolean {
-  return v !== undefined && v !== null && v !== false;
-}
-
 /** Ruby's `String#to_i` for a Redis reply: leading integer, else 0. */
 export function toI(v: string | null | undefined): number {
   if (v === null || v === undefined) return 0;

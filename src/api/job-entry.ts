@@ -4,13 +4,7 @@
 // must not change what nobody asked to change.
 import { JobRecord } from "../wire/job-record.js";
 import type { JsonValue } from "../wire/json-scan.js";
-import { truthy } from "./context.js";
-
-/** The class strings of ActiveJob's Sidekiq adapter (before 8.0, and 8.0+). */
-export const ACTIVE_JOB_WRAPPERS: readonly string[] = [
-  "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper",
-  "Sidekiq::ActiveJob::Wrapper",
-];
+import { ACTIVEJOB_WRAPPER_CLASSES, truthy } from "../wire/sidekiq-constants.js";
 
 const MAILER_JOBS: readonly string[] = ["ActionMailer::DeliveryJob", "ActionMailer::MailDeliveryJob"];
 
@@ -52,7 +46,7 @@ export function displayClassOf(rec: JobRecord | null): string | undefined {
   const dc = rec.get("display_class");
   if (truthy(dc)) return typeof dc === "string" ? dc : JSON.stringify(dc);
   const klass = str(rec.get("class"));
-  if (klass === undefined || !ACTIVE_JOB_WRAPPERS.includes(klass)) return klass;
+  if (klass === undefined || !ACTIVEJOB_WRAPPER_CLASSES.has(klass)) return klass;
   const args = rec.get("args");
   const first = Array.isArray(args) ? args[0] : undefined;
   const wrapped = rec.get("wrapped");

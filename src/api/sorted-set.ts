@@ -31,7 +31,7 @@ import { versionAtLeast } from "../wire/dialect.js";
 import type { JobRecord } from "../wire/job-record.js";
 import { isFloatLexeme } from "../wire/json-scan.js";
 import { RubyFloat, rubyFloatToS } from "../wire/ruby-json.js";
-import { DEFAULT_DEAD_MAX_JOBS, DEFAULT_DEAD_TIMEOUT_SECONDS } from "../server/job-retry.js";
+import { DEFAULT_DEAD_MAX_JOBS, DEFAULT_DEAD_TIMEOUT_SECONDS } from "../wire/sidekiq-constants.js";
 import { execValues, type ApiContext } from "./context.js";
 import {
   globEscape,

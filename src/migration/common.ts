@@ -11,17 +11,12 @@
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 import { JobRecord } from "../wire/job-record.js";
+import { ACTIVEJOB_WRAPPER_CLASSES, strictUtf8 } from "../wire/sidekiq-constants.js";
 
 export const QUEUE_PREFIX = "queue:";
 /** Sidekiq's sorted sets of jobs. */
 export const JOB_SETS = ["schedule", "retry", "dead"] as const;
 export type JobSet = (typeof JOB_SETS)[number];
-
-/** Both ActiveJob wrapper classes (Rails' adapter before Sidekiq 8, Sidekiq's own from 8.0). */
-export const ACTIVEJOB_WRAPPER_CLASSES: ReadonlySet<string> = new Set([
-  "Sidekiq::ActiveJob::Wrapper",
-  "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper",
-]);
 
 /** Progress of long work, for a percentage line. `total` may grow while the work runs. */
 export interface Progress {
@@ -31,17 +26,6 @@ export interface Progress {
   total: number;
 }
 export type ProgressFn = (p: Progress) => void;
-
-const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
-/** The bytes as a string when they are valid UTF-8 (so writing the string back gives the same bytes). */
-export function utf8OrUndefined(b: Buffer): string | undefined {
-  try {
-    return UTF8.decode(b);
-  } catch {
-    return undefined;
-  }
-}
 
 /** A short digest of a payload, for de-duplicating re-read elements without keeping them. */
 export function fingerprint(b: Buffer | string): string {
@@ -74,7 +58,7 @@ export function identify(record: JobRecord): JobIdentity | undefined {
 
 /** Parses bytes into a JobRecord, or undefined (invalid UTF-8, not one JSON object). */
 export function parseRecord(b: Buffer): { text: string; record: JobRecord } | undefined {
-  const text = utf8OrUndefined(b);
+  const text = strictUtf8(b);
   if (text === undefined) return undefined;
   try {
     return { text, record: JobRecord.parse(text) };

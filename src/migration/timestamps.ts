@@ -28,6 +28,7 @@ import type { Redis } from "ioredis";
 import { isFloatLexeme } from "../wire/json-scan.js";
 import { JobRecord } from "../wire/job-record.js";
 import { RubyFloat } from "../wire/ruby-json.js";
+import { strictUtf8 } from "../wire/sidekiq-constants.js";
 import { MILLIS_THRESHOLD, PAYLOAD_TIME_FIELDS } from "../wire/timestamps.js";
 import {
   chunks,
@@ -36,7 +37,6 @@ import {
   JOB_SETS,
   listPages,
   queueLists,
-  utf8OrUndefined,
   zsetPages,
   type JobSet,
   type ProgressFn,
@@ -271,7 +271,7 @@ async function listPass(
     const triples: Array<[number, Buffer, string]> = [];
     page.items.forEach((buf, i) => {
       rep.scanned++;
-      const text = utf8OrUndefined(buf);
+      const text = strictUtf8(buf);
       const conv =
         text === undefined ? { status: "unparseable" as const, fields: [] } : convertPayloadTimes(text, o.to);
       if (conv.status === "unparseable") rep.unparseable++;
@@ -323,7 +323,7 @@ async function zsetPass(
     for (const { member } of page) {
       if (written.size > 0 && written.has(fingerprint(member))) continue;
       rep.scanned++;
-      const text = utf8OrUndefined(member);
+      const text = strictUtf8(member);
       const conv =
         text === undefined ? { status: "unparseable" as const, fields: [] } : convertPayloadTimes(text, o.to);
       if (conv.status === "unparseable") rep.unparseable++;
@@ -371,7 +371,7 @@ export async function countRemaining(
   let n = 0;
   const seen = new Set<string>();
   const check = (b: Buffer) => {
-    const text = utf8OrUndefined(b);
+    const text = strictUtf8(b);
     if (text === undefined || !needsConversion(text, to)) return;
     const fp = fingerprint(b);
     if (seen.has(fp)) return;

@@ -10,6 +10,7 @@
 // Jobs travel as raw bytes, so even a payload that is not UTF-8 is requeued
 // or buried exactly as it came.
 import type { Redis } from "ioredis";
+import { strictUtf8 } from "../wire/sidekiq-constants.js";
 import { queuesCommand, type Capsule } from "./capsule.js";
 import { isUnknownCommand, type ServerFeatures } from "./server-features.js";
 
@@ -44,15 +45,8 @@ export interface Fetcher {
   reclaim?(running: ReadonlySet<string>): Promise<number>;
 }
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-
 export function unitOfWork(queue: string, raw: Buffer): UnitOfWork {
-  let job: string | null;
-  try {
-    job = utf8.decode(raw);
-  } catch {
-    job = null;
-  }
+  const job = strictUtf8(raw) ?? null;
   return { queue, queueName: queue.slice("queue:".length), job, raw };
 }
 

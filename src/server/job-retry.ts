@@ -26,14 +26,14 @@ import { isFloatLexeme, type JsonValue } from "../wire/json-scan.js";
 import type { JobRecord } from "../wire/job-record.js";
 import { applyFailure } from "../wire/retry-fields.js";
 import { RawJson, RubyFloat, rubyFloatToS } from "../wire/ruby-json.js";
+import {
+  DEFAULT_DEAD_MAX_JOBS,
+  DEFAULT_DEAD_TIMEOUT_SECONDS,
+  DEFAULT_MAX_RETRY_ATTEMPTS,
+  truthy,
+} from "../wire/sidekiq-constants.js";
 import { nowMs as currentMs } from "../wire/timestamps.js";
 import { describeError, type DeathHandler, type HandlerOptions, type RetryInResult } from "./types.js";
-
-export const DEFAULT_MAX_RETRY_ATTEMPTS = 25;
-/** `dead_timeout_in_seconds`: 6 months, in every release. */
-export const DEFAULT_DEAD_TIMEOUT_SECONDS = 180 * 24 * 60 * 60;
-/** `dead_max_jobs`; a trim leaves one fewer (ZREMRANGEBYRANK 0 -10000 keeps 9,999). */
-export const DEFAULT_DEAD_MAX_JOBS = 10_000;
 
 export interface RetryConfig {
   profile: WireProfile;
@@ -73,11 +73,6 @@ export interface HandleFailureOptions {
 }
 
 const at = (p: WireProfile, v: string): boolean => versionAtLeast(p.version, v);
-
-/** Ruby truthiness: everything but nil and false. */
-function truthy(v: unknown): boolean {
-  return v !== undefined && v !== null && v !== false;
-}
 
 /** Ruby's `Kernel#rand(n)`: an Integer in [0, |n|), or a Float in [0, 1) when n is 0. */
 function rubyRand(n: number, random: () => number): number {

@@ -5,6 +5,7 @@ import type { Redis } from "ioredis";
 import { JobRecord } from "../wire/job-record.js";
 import type { JsonValue } from "../wire/json-scan.js";
 import { applyFailure } from "../wire/retry-fields.js";
+import { ACTIVEJOB_WRAPPER_CLASSES } from "../wire/sidekiq-constants.js";
 import { activeJobArguments } from "./activejob-args.js";
 import type { UnitOfWork } from "./fetch.js";
 import type { LazyAbort } from "./lazy-abort.js";
@@ -31,11 +32,6 @@ export type ServerMiddleware = (ctx: ServerMiddlewareContext, next: () => Promis
  * backoff), or "dead" (straight to the dead set).
  */
 export type UnknownClassPolicy = "retry" | "requeue" | "dead";
-
-export const ACTIVEJOB_WRAPPERS = new Set([
-  "Sidekiq::ActiveJob::Wrapper",
-  "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper",
-]);
 
 export interface ProcessorDeps {
   redis: Redis;
@@ -99,7 +95,7 @@ export async function processJob(
     // Cheap shape check on the raw text: args must be a JSON array.
     if (record.raw("args")?.[0] !== "[") throw new Error("the job's args is not an array");
     const wrapped = record.get("wrapped");
-    isActiveJob = ACTIVEJOB_WRAPPERS.has(klass);
+    isActiveJob = ACTIVEJOB_WRAPPER_CLASSES.has(klass);
     className = isActiveJob && typeof wrapped === "string" ? wrapped : klass;
     jid = record.getString("jid") ?? "";
   } catch (e) {

@@ -5,6 +5,11 @@ import { Client } from "../client/client.js";
 import { connectRedis, type OwnedRedis, type RedisSource } from "../redis/connection.js";
 import type { DialectLike, WireProfile } from "../wire/dialect.js";
 import type { JsonValue } from "../wire/json-scan.js";
+import {
+  DEFAULT_DEAD_MAX_JOBS,
+  DEFAULT_DEAD_TIMEOUT_SECONDS,
+  DEFAULT_MAX_RETRY_ATTEMPTS,
+} from "../wire/sidekiq-constants.js";
 import { type CapsuleConfig, makeCapsule } from "./capsule.js";
 import { newIdentity } from "./heartbeat.js";
 import type { RetryConfig } from "./job-retry.js";
@@ -144,9 +149,9 @@ export class Worker {
   private retryConfig(profile: WireProfile): RetryConfig {
     return {
       profile,
-      maxRetries: this.options.maxRetries ?? 25,
-      deadTimeoutSeconds: this.options.deadTimeoutSeconds ?? 180 * 24 * 3600,
-      deadMaxJobs: this.options.deadMaxJobs ?? 10_000,
+      maxRetries: this.options.maxRetries ?? DEFAULT_MAX_RETRY_ATTEMPTS,
+      deadTimeoutSeconds: this.options.deadTimeoutSeconds ?? DEFAULT_DEAD_TIMEOUT_SECONDS,
+      deadMaxJobs: this.options.deadMaxJobs ?? DEFAULT_DEAD_MAX_JOBS,
       deathHandlers: this.deathHandlers,
     };
   }
