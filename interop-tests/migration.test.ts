@@ -16,7 +16,7 @@ import type { Logger } from "../src/server/logger.js";
 import { JobRecord, newJid, rubyFloatToS } from "../src/wire/index.js";
 import type { AuditReport } from "../src/migration/audit.js";
 import type { MoveReport } from "../src/migration/move.js";
-import { convertPayloadTimes, migrateTimestamps, type TimestampReport } from "../src/migration/timestamps.js";
+import { convertPayloadTimes, migrateTimestamps, type TimestampReport } from "../src/migration/convert-timestamps.js";
 import type { ExportSummary } from "../src/migration/dump.js";
 import type { ImportSummary } from "../src/migration/restore.js";
 import { REPO_ROOT } from "../harness/local-backend.js";

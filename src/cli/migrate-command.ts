@@ -5,7 +5,7 @@ import { resolve } from "node:path";
 import type { Redis } from "ioredis";
 import { auditQueues, collectHandlers, emptyHandlers, type AuditReport, type QueueAudit } from "../migration/audit.js";
 import { moveJobs, type MoveReport } from "../migration/move.js";
-import { migrateTimestamps, type TimestampReport, type TimestampTarget } from "../migration/timestamps.js";
+import { migrateTimestamps, type TimestampReport, type TimestampTarget } from "../migration/convert-timestamps.js";
 import { JOB_SETS, type JobSet } from "../migration/common.js";
 import { progressLine } from "../migration/progress.js";
 import { connectCli } from "./connect.js";

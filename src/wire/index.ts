@@ -7,6 +7,6 @@ export * from "./jid.js";
 export * from "./timestamps.js";
 export * from "./backtrace.js";
 export * from "./retry-fields.js";
-export * from "./migrate.js";
+export * from "./time-unit-rewrite.js";
 export * from "./validate.js";
 export type * from "./generated/index.js";

@@ -129,6 +129,18 @@ describe("migratePayloadTimes", () => {
     expect(r.changed).toEqual([]);
     expect(r.record.toString()).toBe(v7);
   });
+  it("leaves a foreign writer's integer seconds alone when moving to seconds (Ruby 6/7 read them right)", () => {
+    // Once divided by 1000, Sidekiq 7 read this created_at as January 1970.
+    const raw = '{"class":"X","created_at":1795305964,"enqueued_at":1795305964109}';
+    const r = migratePayloadTimes(raw, 7);
+    expect(r.changed).toEqual(["enqueued_at"]);
+    expect(r.record.toString()).toBe('{"class":"X","created_at":1795305964,"enqueued_at":1795305964.109}');
+  });
+  it("turns a foreign writer's integer seconds into milliseconds for 8 (which reads an integer as ms)", () => {
+    const r = migratePayloadTimes('{"class":"X","created_at":1795305964,"enqueued_at":1795305964109}', 8);
+    expect(r.changed).toEqual(["created_at"]);
+    expect(r.record.toString()).toBe('{"class":"X","created_at":1795305964000,"enqueued_at":1795305964109}');
+  });
   it("reads an integral float-seconds lexeme as seconds, the way Ruby does", () => {
     expect(migratePayloadTimes('{"created_at":1795303599.0}', 8).record.toString()).toBe(
       '{"created_at":1795303599000}',

@@ -27,9 +27,9 @@
 import type { Redis } from "ioredis";
 import { isFloatLexeme } from "../wire/json-scan.js";
 import { JobRecord } from "../wire/job-record.js";
-import { RubyFloat } from "../wire/ruby-json.js";
 import { strictUtf8 } from "../wire/sidekiq-constants.js";
-import { MILLIS_THRESHOLD, PAYLOAD_TIME_FIELDS } from "../wire/timestamps.js";
+import { migratePayloadTimes } from "../wire/time-unit-rewrite.js";
+import { MILLIS_THRESHOLD } from "../wire/timestamps.js";
 import {
   chunks,
   commands,
@@ -60,7 +60,6 @@ export interface Conversion {
   fields: string[];
 }
 
-const NUMBER = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/;
 const TIME_MEMBER = /"(?:created_at|enqueued_at|failed_at|retried_at|discarded_at)"\s*:\s*(-?\d[\d.eE+-]*)/g;
 
 /**
@@ -69,21 +68,26 @@ const TIME_MEMBER = /"(?:created_at|enqueued_at|failed_at|retried_at|discarded_a
  * needs no parsing. Escaped key names (`\u0063reated_at`) defeat the pattern:
  * such text always takes the full parse.
  */
+/** The rule of wire/time-unit-rewrite.ts on one lexeme: would it be rewritten for `to`? */
+function inOtherUnit(lex: string, to: TimestampTarget): boolean {
+  const integerSeconds = !isFloatLexeme(lex) && Math.abs(Number(lex)) < MILLIS_THRESHOLD;
+  return to === 8 ? isFloatLexeme(lex) || integerSeconds : !isFloatLexeme(lex) && !integerSeconds;
+}
+
 function mayNeedConversion(raw: string, to: TimestampTarget): boolean {
   if (raw.includes("\\u")) return true;
   TIME_MEMBER.lastIndex = 0;
   for (let m = TIME_MEMBER.exec(raw); m; m = TIME_MEMBER.exec(raw)) {
     const lex = m[1]!;
-    if (to === 8 ? isFloatLexeme(lex) : !isFloatLexeme(lex)) return true;
+    if (inOtherUnit(lex, to)) return true;
   }
   return false;
 }
 
 /**
- * Rewrites the payload's time fields that are in the other unit, and only
- * those (a field already in the target unit keeps its exact lexeme). An
- * integer below 1e11 cannot be milliseconds of this era: it is a foreign
- * writer's integer seconds, which 6/7 already read right, so it is left alone.
+ * The payload with its time fields in `to`'s unit, by the one rule of
+ * wire/time-unit-rewrite.ts (an integer below 1e11 is a foreign writer's
+ * seconds and stays), with a quick "no" that skips parsing most payloads.
  */
 export function convertPayloadTimes(raw: string, to: TimestampTarget): Conversion {
   if (!mayNeedConversion(raw, to)) {
@@ -97,25 +101,10 @@ export function convertPayloadTimes(raw: string, to: TimestampTarget): Conversio
   } catch {
     return { status: "unparseable", fields: [] };
   }
-  const fields: string[] = [];
-  for (const field of PAYLOAD_TIME_FIELDS) {
-    const lex = record.raw(field);
-    if (lex === undefined || !NUMBER.test(lex)) continue;
-    const isFloat = isFloatLexeme(lex);
-    if (to === 8) {
-      if (!isFloat) continue;
-      // Float seconds -> integer ms; rounding first, as s*1000 can land at x.9999.
-      const ms = Math.floor(Math.round(Number(lex) * 1e6) / 1e3);
-      record.set(field, ms);
-    } else {
-      if (isFloat) continue;
-      const ms = Number(lex);
-      if (Math.abs(ms) < MILLIS_THRESHOLD) continue;
-      record.set(field, new RubyFloat(ms / 1000));
-    }
-    fields.push(field);
-  }
-  return fields.length === 0 ? { status: "target", fields } : { status: "convert", raw: record.toString(), fields };
+  const { changed } = migratePayloadTimes(record, to);
+  return changed.length === 0
+    ? { status: "target", fields: changed }
+    : { status: "convert", raw: record.toString(), fields: changed };
 }
 
 /** True when the payload has a time field in the other unit than `to`'s. */

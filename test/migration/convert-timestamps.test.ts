@@ -1,7 +1,7 @@
 // Pure logic of `migrate timestamps`: which payload fields change, how, and
 // that 8 -> 7 -> 8 gives back every byte of what real Sidekiq 8 wrote.
 import { describe, expect, it } from "vitest";
-import { convertPayloadTimes, needsConversion } from "../../src/migration/timestamps.js";
+import { convertPayloadTimes, needsConversion } from "../../src/migration/convert-timestamps.js";
 import { JobRecord } from "../../src/wire/index.js";
 import { loadCaptures } from "../captures.js";
 
