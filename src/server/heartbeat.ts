@@ -9,8 +9,8 @@
 //   6.0 – 6.4.1  MULTI{ INCRBY×2 EXPIRE INCRBY×2 EXPIRE (stats, even when 0)
 //                       UNLINK <id>:workers, HSET <id>:workers tid work …, EXPIRE 60 }
 //   6.4.2 – 6.x  MULTI{ the six stat commands }, pipeline{ UNLINK <id>:work, HSET …, EXPIRE 60 }
-//   7.0 – 7.2    flush_stats (pipeline, skipped when 0), pipeline{ UNLINK, HSET per tid, EXPIRE }
-//   7.3+         flush_stats, MULTI{ UNLINK <id>:work [, HSET <id>:work tid work …, EXPIRE 60 when busy] }
+//   7.0 – 7.2.2  flush_stats (pipeline, skipped when 0), pipeline{ UNLINK, HSET per tid, EXPIRE }
+//   7.2.3+       flush_stats, MULTI{ UNLINK <id>:work [, HSET <id>:work tid work …, EXPIRE 60 when busy] }
 //   then         PING (rtt_us, 6.2+), MULTI{ SADD processes id, EXISTS id,
 //                HMSET (HSET from 7.1) id info [concurrency 8.1.2+] busy beat rtt_us quiet rss,
 //                EXPIRE id 60, RPOP id-signals }

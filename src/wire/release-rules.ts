@@ -142,7 +142,11 @@ export interface LauncherRules {
   readonly embedded: boolean;
   /** 7.1.0: HSET the process hash (HMSET before). */
   readonly hset: boolean;
-  /** 7.3.0: the work hash in a MULTI, one multi-field HSET and its EXPIRE only when busy (a pipeline before). */
+  /**
+   * 7.2.3: the work hash in a MULTI, one multi-field HSET and its EXPIRE only
+   * when busy (a pipeline of one HSET per thread before). launcher.rb is the same
+   * in 7.2.3 and 7.3.0; Changes.md files it as "Fix potential heartbeat data leak".
+   */
   readonly workMulti: boolean;
   /** 8.0.9: `info.capsules`. */
   readonly capsules: boolean;
@@ -240,7 +244,7 @@ function build(version: string): ReleaseRules {
       weights: since("7.0.3") ? "per-capsule" : since("7.0.2") ? "tally" : "none",
       embedded: since("7.0.3"),
       hset: since("7.1.0"),
-      workMulti: since("7.3.0"),
+      workMulti: since("7.2.3"),
       capsules: since("8.0.9"),
       concurrencyField: since("8.1.2"),
     },

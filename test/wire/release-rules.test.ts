@@ -82,7 +82,7 @@ const CHANGES: Record<string, Flat> = {
   "7.1.3": { "retry.retryFor": "or-count" },
   "7.2.0": { "retry.exhaustedDiscard": true },
   "7.2.1": { "payload.backtraceBase64": "strict" },
-  "7.3.0": { "launcher.workMulti": true },
+  "7.2.3": { "launcher.workMulti": true },
   "7.3.5": { "api.deadSetKill": "zadd-then-trim" },
   "8.0.0": {
     "payload.time": "millis",
