@@ -10,19 +10,17 @@
 //
 // The Float/Integer test is made on the raw JSON lexeme (`1.0` is a Float to
 // Ruby, `1` an Integer), which a JavaScript number cannot tell apart.
-import { versionAtLeast, type WireProfile } from "../wire/dialect.js";
+import type { WireProfile } from "../wire/dialect.js";
 import { JobRecord } from "../wire/job-record.js";
 import { isFloatLexeme } from "../wire/json-scan.js";
+import { type LatencyRule, releaseRules } from "../wire/release-rules.js";
 import { decodePayloadTime } from "../wire/timestamps.js";
 
-export type LatencyRule = "enqueued-seconds" | "enqueued-typed" | "enqueued-or-created-typed";
+export type { LatencyRule };
 
-/** The latency rule of a Sidekiq release's API. */
+/** The latency rule of a Sidekiq release's API (`api.latency` of its release rules). */
 export function latencyRuleFor(rules: WireProfile | string): LatencyRule {
-  const version = typeof rules === "string" ? rules : rules.version;
-  if (!versionAtLeast(version, "8.0.0")) return "enqueued-seconds";
-  if (!versionAtLeast(version, "8.1.1")) return "enqueued-typed";
-  return "enqueued-or-created-typed";
+  return releaseRules(rules).api.latency;
 }
 
 const NUMBER_LEXEME = /^-?\d/;

@@ -14,7 +14,7 @@
 //   work      HGETALL <identity>:work per process (and <identity>:workers,
 //             what 6.0 – 6.4.1 write, when :work is empty), sorted by run_at.
 import { BRIDGE_LABEL } from "../client/fleet.js";
-import { versionAtLeast } from "../wire/dialect.js";
+import { releaseRules } from "../wire/release-rules.js";
 import { JobRecord } from "../wire/job-record.js";
 import { parseJson, type JsonValue } from "../wire/json-scan.js";
 import { byteCompare, execValues, sscanAll, toF, toI, type ApiContext } from "./context.js";
@@ -141,7 +141,7 @@ export class ProcessSet {
    */
   async cleanup(opts: { force?: boolean } = {}): Promise<number> {
     const { redis } = this.ctx;
-    if (!opts.force && versionAtLeast(this.ctx.rules.version, "6.5.2")) {
+    if (!opts.force && releaseRules(this.ctx.rules).api.processCleanupLock) {
       if ((await redis.set("process_cleanup", "1", "EX", 60, "NX")) === null) return 0;
     }
     const procs = await sscanAll(redis, "processes");

@@ -27,7 +27,7 @@
 // resolved and the payload rewritten *before* the member is removed, and a
 // push that fails puts the member back with its score, so no job is lost.
 import type { Client } from "../client/client.js";
-import { versionAtLeast } from "../wire/dialect.js";
+import { releaseRules } from "../wire/release-rules.js";
 import type { JobRecord } from "../wire/job-record.js";
 import { isFloatLexeme } from "../wire/json-scan.js";
 import { RubyFloat, rubyFloatToS } from "../wire/ruby-json.js";
@@ -401,7 +401,7 @@ export class DeadSet extends SortedJobSet {
    */
   async killMessage(raw: string, opts: { trim?: boolean } = {}): Promise<void> {
     const nowS = this.ctx.now() / 1000;
-    if (versionAtLeast(this.ctx.rules.version, "7.3.5")) {
+    if (releaseRules(this.ctx.rules).api.deadSetKill === "zadd-then-trim") {
       await this.ctx.redis.zadd(this.name, rubyFloatToS(nowS), raw);
       if (opts.trim !== false) await this.trim();
       return;

@@ -1,6 +1,7 @@
 // Enqueue jobs that Rails' ActiveJob performs: the Sidekiq wrapper payload,
 // with args[0] in ActiveJob's `serialize` shape and its argument markers.
 import { randomUUID } from "node:crypto";
+import { releaseRules } from "../wire/release-rules.js";
 import { RubyFloat, type RubyJsonValue } from "../wire/ruby-json.js";
 import type { Client } from "./client.js";
 import { scheduleAt } from "./job.js";
@@ -98,7 +99,8 @@ export interface ActiveJobOptions {
   /**
    * Which Rails writes the fleet's ActiveJob payloads: "6.1" (no scheduled_at,
    * second-precision enqueued_at, Client.push key order) or "7.1" (7.1 and later).
-   * Default: "6.1" for dialect 6 (Debian bookworm's pairing), "7.1" otherwise.
+   * Default: the release rules' `activeJob.defaultRails` ("6.1" for 6.x, Debian
+   * bookworm's pairing; "7.1" from 7.0).
    */
   rails?: "6.1" | "7.1";
 }
@@ -166,7 +168,7 @@ export class ActiveJobDefinition<A extends unknown[] = unknown[]> {
 
   async performLater(...args: A): Promise<Enqueued> {
     const profile = await this.client.profile(this.options.queue ?? "default");
-    const rails = this.options.rails ?? (profile.dialect === 6 ? "6.1" : "7.1");
+    const rails = this.options.rails ?? releaseRules(profile).activeJob.defaultRails;
     const body = this.serialize(args, rails);
     const queue = this.options.queue ?? "default";
     // Rails 6.1's adapter calls Client.push(class, wrapped, queue, args); 7.1+ uses

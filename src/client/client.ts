@@ -3,7 +3,8 @@
 // commands Sidekiq uses (pipelined SADD queues + LPUSH per queue, or one ZADD
 // schedule), in the dialect the fleet reads.
 import type { ChainableCommander, Redis } from "ioredis";
-import { profileFor, type DialectLike, type WireProfile, versionAtLeast } from "../wire/dialect.js";
+import { profileFor, type DialectLike, type WireProfile } from "../wire/dialect.js";
+import { releaseRules } from "../wire/release-rules.js";
 import { rubyFloatToS, toRubyJson } from "../wire/ruby-json.js";
 import { encodePayloadTime, nowMs } from "../wire/timestamps.js";
 import { assertValidRecord } from "../wire/validate.js";
@@ -156,7 +157,7 @@ export class Client {
   }
 
   private strictMode(profile: WireProfile): StrictArgsMode {
-    return this.options.strictArgs ?? (profile.dialect === 6 ? "warn" : "raise");
+    return this.options.strictArgs ?? releaseRules(profile).client.strictArgs;
   }
 
   /** Pushes one job; returns its jid, or null when a middleware stopped it. */
@@ -368,7 +369,7 @@ export class Client {
     const build = () => {
       const pipe = redis.pipeline();
       if (payloads[0]!.at !== undefined) {
-        const dropEnqueued = versionAtLeast(profile.version, "7.1.2");
+        const dropEnqueued = releaseRules(profile).client.scheduledDropsEnqueuedAt;
         const pairs: string[] = [];
         for (const p of payloads) {
           const { at, ...rest } = p;

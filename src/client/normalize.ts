@@ -3,7 +3,8 @@
 // then jid and created_at).
 import { newJid } from "../wire/jid.js";
 import { toRubyJson, type RubyJsonValue } from "../wire/ruby-json.js";
-import { versionAtLeast, type RecordKind, type WireProfile } from "../wire/dialect.js";
+import type { RecordKind, WireProfile } from "../wire/dialect.js";
+import { releaseRules } from "../wire/release-rules.js";
 import { encodePayloadTime } from "../wire/timestamps.js";
 import { SidekiqArgumentError } from "./errors.js";
 
@@ -165,7 +166,7 @@ export interface BulkTemplate {
 export function bulkTemplate(normed: JobHash, scheduled: boolean, profile: WireProfile): BulkTemplate {
   const base: JobHash = { ...normed };
   if (!scheduled) base.enqueued_at = null;
-  else if (versionAtLeast(profile.version, "7.1.2")) delete base.enqueued_at;
+  else if (releaseRules(profile).client.scheduledDropsEnqueuedAt) delete base.enqueued_at;
   return {
     tpl: payloadTemplate(base, scheduled ? ["args", "jid"] : ["args", "jid", "enqueued_at"]),
     scheduled,

@@ -28,6 +28,7 @@ import type { Redis } from "ioredis";
 import { isFloatLexeme } from "../wire/json-scan.js";
 import { JobRecord } from "../wire/job-record.js";
 import { strictUtf8 } from "../wire/sidekiq-constants.js";
+import { profileFor } from "../wire/dialect.js";
 import { migratePayloadTimes } from "../wire/time-unit-rewrite.js";
 import { MILLIS_THRESHOLD } from "../wire/timestamps.js";
 import {
@@ -71,7 +72,9 @@ const TIME_MEMBER = /"(?:created_at|enqueued_at|failed_at|retried_at|discarded_a
 /** The rule of wire/time-unit-rewrite.ts on one lexeme: would it be rewritten for `to`? */
 function inOtherUnit(lex: string, to: TimestampTarget): boolean {
   const integerSeconds = !isFloatLexeme(lex) && Math.abs(Number(lex)) < MILLIS_THRESHOLD;
-  return to === 8 ? isFloatLexeme(lex) || integerSeconds : !isFloatLexeme(lex) && !integerSeconds;
+  return profileFor(to).payloadTime === "millis"
+    ? isFloatLexeme(lex) || integerSeconds
+    : !isFloatLexeme(lex) && !integerSeconds;
 }
 
 function mayNeedConversion(raw: string, to: TimestampTarget): boolean {
@@ -229,7 +232,7 @@ export async function migrateTimestamps(redis: Redis, o: TimestampOptions): Prom
   const { key: _k, type: _t, ...t } = totals;
   return {
     to: o.to,
-    unit: o.to === 8 ? "milliseconds" : "seconds",
+    unit: profileFor(o.to).payloadTime === "millis" ? "milliseconds" : "seconds",
     dryRun: !!o.dryRun,
     passes,
     keys: list,

@@ -4,13 +4,13 @@
 //
 // Each beat sends exactly the commands of the profile's Ruby `Launcher#❤`
 // (launcher.rb of 6.4.1, 7.3.2, 8.1.7; the steps between them follow the
-// public tags, see the version gates below):
+// public tags: the `launcher` rules of wire/release-rules.ts):
 //
 //   6.0 – 6.4.1  MULTI{ INCRBY×2 EXPIRE INCRBY×2 EXPIRE (stats, even when 0)
 //                       UNLINK <id>:workers, HSET <id>:workers tid work …, EXPIRE 60 }
 //   6.4.2 – 6.x  MULTI{ the six stat commands }, pipeline{ UNLINK <id>:work, HSET …, EXPIRE 60 }
-//   7.0 – 7.2    flush_stats (pipeline, skipped when 0), pipeline{ UNLINK, HSET per tid, EXPIRE }
-//   7.3+         flush_stats, MULTI{ UNLINK <id>:work [, HSET <id>:work tid work …, EXPIRE 60 when busy] }
+//   7.0 – 7.2.2  flush_stats (pipeline, skipped when 0), pipeline{ UNLINK, HSET per tid, EXPIRE }
+//   7.2.3+       flush_stats, MULTI{ UNLINK <id>:work [, HSET <id>:work tid work …, EXPIRE 60 when busy] }
 //   then         PING (rtt_us, 6.2+), MULTI{ SADD processes id, EXISTS id,
 //                HMSET (HSET from 7.1) id info [concurrency 8.1.2+] busy beat rtt_us quiet rss,
 //                EXPIRE id 60, RPOP id-signals }
@@ -23,14 +23,14 @@
 // `<id>:work`, in the same transaction, and clear() unlinks both. Every reader
 // reads just its own key (6.4.1 `WorkSet` HGETALLs `:workers`, 6.4.2+/7/8
 // `:work`); no reader deletes or scans the other, and both expire in 60 s.
-// (Real Sidekiq moved the key in 6.4.2, while `profile.workKey` switches at
-// 6.5.0; writing both also covers a 6.4.2–6.4.x reader.)
+// (Sidekiq moved the key in 6.4.2, where `profile.workKey` switches too.)
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { hostname as osHostname } from "node:os";
 import type { ChainableCommander, Redis } from "ioredis";
 import { BRIDGE_LABEL } from "../client/fleet.js";
-import { versionAtLeast, type WireProfile } from "../wire/dialect.js";
+import type { WireProfile } from "../wire/dialect.js";
+import { type LauncherRules, releaseRules } from "../wire/release-rules.js";
 import { RawJson, RubyFloat, toRubyJson, type RubyJsonValue } from "../wire/ruby-json.js";
 import { nowMs, secondsString } from "../wire/timestamps.js";
 import { checkExec, queueStatCommands, type StatCounts, type Stats } from "./stats.js";
@@ -135,57 +135,19 @@ export function rssKb(): number {
   return Math.round(process.memoryUsage.rss() / 1024);
 }
 
-/** The version gates of Launcher#❤ and #to_data (public sidekiq tags). */
-export interface LauncherShape {
-  /** `<id>:workers` (6.0 – 6.4.1 writers); readers from 6.4.2 read `<id>:work`. */
+/**
+ * How this process's Launcher#❤ and #to_data look: the `launcher` rules of the
+ * profile's release (wire/release-rules.ts says what changed when), and the
+ * work keys to write.
+ */
+export interface LauncherShape extends LauncherRules {
+  /** `<id>:work`, and `<id>:workers` first for a profile before 6.4.2 (see above). */
   workKeys: string[];
-  /** 6.0 – 6.4.1: the stat INCRBYs and the work hash share one MULTI. */
-  statsInWorkMulti: boolean;
-  /** 6.4.2 – 6.5.x: the stat INCRBYs in their own MULTI (always sent). */
-  statsOwnMulti: boolean;
-  /** 7.3.0+: work in a MULTI with one multi-field HSET and EXPIRE only when busy. */
-  workMulti: boolean;
-  /** DEL before 6.0.5, UNLINK after. */
-  unlink: boolean;
-  /** 6.2.0+: PING and `rtt_us`. */
-  rtt: boolean;
-  /** 6.1.3+: `rss`. */
-  rss: boolean;
-  /** HMSET before 7.1.0, HSET from it. */
-  hset: boolean;
-  /** 8.1.2+: `concurrency` is a hash field, not in info. */
-  concurrencyField: boolean;
-  /** 8.0.9+: info.capsules. */
-  capsules: boolean;
-  /** 7.0.2: a tally hash; 7.0.3+: one weights hash per capsule. */
-  weights: "none" | "tally" | "per-capsule";
-  /** 7.0.3+: info.embedded, and signals are ignored when embedded. */
-  embedded: boolean;
-  /** 6.0.2+: the work payload is the raw job string (an object before). */
-  payloadString: boolean;
-  /** 7.0+: flush_stats on clear, metrics flush on each beat. */
-  v7: boolean;
 }
 
 export function launcherShape(profile: WireProfile, identity: string): LauncherShape {
-  const v = (min: string) => versionAtLeast(profile.version, min);
   const workKeys = profile.workKey === "workers" ? [`${identity}:workers`, `${identity}:work`] : [`${identity}:work`];
-  return {
-    workKeys,
-    statsInWorkMulti: !v("6.4.2"),
-    statsOwnMulti: v("6.4.2") && !v("7.0.0"),
-    workMulti: v("7.3.0"),
-    unlink: v("6.0.5"),
-    rtt: v("6.2.0"),
-    rss: v("6.1.3"),
-    hset: v("7.1.0"),
-    concurrencyField: v("8.1.2"),
-    capsules: v("8.0.9"),
-    weights: v("7.0.3") ? "per-capsule" : v("7.0.2") ? "tally" : "none",
-    embedded: v("7.0.3"),
-    payloadString: v("6.0.2"),
-    v7: v("7.0.0"),
-  };
+  return { ...releaseRules(profile).launcher, workKeys };
 }
 
 /** The Redis process registry of one Node process, as Sidekiq's Launcher keeps it. */
@@ -310,7 +272,7 @@ export class Heartbeat {
     const info = this.infoString();
     let counts: StatCounts = { processed: 0, failed: 0 };
     try {
-      if (s.v7) {
+      if (s.flushStats) {
         try {
           await stats.flushCounters(redis);
         } catch (e) {
@@ -368,7 +330,7 @@ export class Heartbeat {
       const replies = checkExec(await tx.exec(), "heartbeat");
       const signal = replies[4];
 
-      if (s.v7) {
+      if (s.flushStats) {
         try {
           await stats.flushMetrics(redis, this.profile);
         } catch (e) {
@@ -444,7 +406,7 @@ export class Heartbeat {
     } catch (e) {
       this.log.warn(`clear heartbeat: ${errText(e)}`);
     }
-    if (this.shape.v7) {
+    if (this.shape.flushStats) {
       try {
         await stats.flushMetrics(redis, this.profile);
       } catch (e) {

@@ -2,28 +2,14 @@
 // job whose handler failed. The payload is rewritten through JobRecord and
 // applyFailure (lossless), then stored in `retry` (one ZADD), in `dead`
 // (MULTI ZADD + trims) or nowhere, exactly as the Sidekiq release of the wire
-// profile does. Behaviour that moved between releases is picked by version:
-//
-//   < 6.0.4   death handlers run before the dead-set insert (after it from 6.0.4)
-//   < 6.2.2   jitter rand(30)*(count+1), default delay only; a sidekiq_retry_in
-//             value is used without jitter
-//   6.2.2     jitter rand(10)*(count+1), also added to sidekiq_retry_in values
-//   < 6.5.2   sidekiq_retry_in's value goes through `.to_i`; no :discard / :kill
-//   6.5.2     :discard / :kill; an Integer > 0 is the delay (a Float falls back
-//             to the default: no `.to_i` until 7.0.7)
-//   7.0.7     `rv.to_i if rv.respond_to?(:to_i)` (Floats truncate again)
-//   7.1.3     retry_for: exhausted when the count is used up OR the deadline passed
-//   7.2.0     sidekiq_retries_exhausted may return :discard (no dead set, no handlers)
-//   8.0.0     jitter rand(10*(count+1)); the retry_for deadline reads failed_at with
-//             time_for (Float = seconds, Integer = ms, sub-ms part misread as µs)
-//   8.0.7     :discard (both kinds) runs the death handlers
-//   8.0.8     :discard and `dead: false` set `discarded_at` (ms) on the in-memory job
-//   8.1.0     retry_for and the retry count are mutually exclusive
-//   8.1.6     time_for reads the ms part as ms (Changes.md files it under 8.1.5)
+// profile does. What moved between releases (jitter, sidekiq_retry_in answers,
+// retry_for, :discard, discarded_at, the death handlers' place) is read from
+// the `retry` rules of wire/release-rules.ts, which say when each changed.
 import type { Redis } from "ioredis";
-import { versionAtLeast, type WireProfile } from "../wire/dialect.js";
+import type { WireProfile } from "../wire/dialect.js";
 import { isFloatLexeme, type JsonValue } from "../wire/json-scan.js";
 import type { JobRecord } from "../wire/job-record.js";
+import { releaseRules } from "../wire/release-rules.js";
 import { applyFailure } from "../wire/retry-fields.js";
 import { RawJson, RubyFloat, rubyFloatToS } from "../wire/ruby-json.js";
 import {
@@ -72,8 +58,6 @@ export interface HandleFailureOptions {
   now?: number;
 }
 
-const at = (p: WireProfile, v: string): boolean => versionAtLeast(p.version, v);
-
 /** Ruby's `Kernel#rand(n)`: an Integer in [0, |n|), or a Float in [0, 1) when n is 0. */
 function rubyRand(n: number, random: () => number): number {
   const max = Math.abs(Math.trunc(n));
@@ -84,9 +68,14 @@ function rubyRand(n: number, random: () => number): number {
 
 /** The jitter added to a retry delay (`count` is the new retry_count). */
 export function retryJitter(profile: WireProfile, count: number, random: () => number = Math.random): number {
-  if (at(profile, "8.0.0")) return rubyRand(10 * (count + 1), random);
-  if (at(profile, "6.2.2")) return rubyRand(10, random) * (count + 1);
-  return rubyRand(30, random) * (count + 1);
+  switch (releaseRules(profile).retry.jitter) {
+    case "rand(10*(count+1))":
+      return rubyRand(10 * (count + 1), random);
+    case "rand(10)*(count+1)":
+      return rubyRand(10, random) * (count + 1);
+    case "rand(30)*(count+1)":
+      return rubyRand(30, random) * (count + 1);
+  }
 }
 
 /** The default delay in seconds, jitter included: `count**4 + 15 + jitter`. */
@@ -128,11 +117,12 @@ export function retryForExpired(profile: WireProfile, rec: JobRecord, retryFor: 
   const n = numeric(failed);
   if (n === undefined) return false;
   const nowS = nowMs / 1000;
-  if (!at(profile, "8.0.0") || failed instanceof RubyFloat) return n + retryFor < nowS;
+  const clock = releaseRules(profile).retry.retryForClock;
+  if (clock === "seconds" || failed instanceof RubyFloat) return n + retryFor < nowS;
   // Time.at(item / 1000, item % 1000[, :millisecond]): integer division floors.
   const whole = Math.floor(n / 1000);
   const rest = n - whole * 1000;
-  const seconds = whole + (at(profile, "8.1.6") ? rest / 1000 : rest / 1_000_000);
+  const seconds = whole + (clock === "time_for" ? rest / 1000 : rest / 1_000_000);
   return seconds + retryFor < nowS;
 }
 
@@ -141,14 +131,15 @@ type Strategy = { kind: "default"; delay: number; custom: boolean } | { kind: "d
 /** `delay_for`: what a handler's retryIn answer means in this release. */
 export function interpretRetryIn(profile: WireProfile, count: number, rv: RetryInResult): Strategy {
   const base = count ** 4 + 15;
-  if (!at(profile, "6.5.2")) {
+  const rule = releaseRules(profile).retry.retryIn;
+  if (rule === "to_i") {
     // `retry_in(...).to_i`; `custom > 0` wins. A String ("kill") is 0 there.
     const n = typeof rv === "number" && Number.isFinite(rv) ? Math.trunc(rv) : 0;
     return n > 0 ? { kind: "default", delay: n, custom: true } : { kind: "default", delay: base, custom: false };
   }
   let v: RetryInResult = rv;
   // 7.0.7+: `rv = rv.to_i if rv.respond_to?(:to_i)` (Symbols do not).
-  if (at(profile, "7.0.7") && typeof v === "number" && Number.isFinite(v)) v = Math.trunc(v);
+  if (rule === "strategy-to_i" && typeof v === "number" && Number.isFinite(v)) v = Math.trunc(v);
   if (typeof v === "number" && Number.isInteger(v) && v > 0) return { kind: "default", delay: v, custom: true };
   if (v === "discard") return { kind: "discard" };
   if (v === "kill") return { kind: "kill" };
@@ -208,7 +199,7 @@ async function retriesExhausted(
   config: RetryConfig,
   now: number,
 ): Promise<FailureResult> {
-  const p = config.profile;
+  const rules = releaseRules(config.profile).retry;
   let rv: unknown;
   if (handler?.retriesExhausted) {
     try {
@@ -217,14 +208,14 @@ async function retriesExhausted(
       report(config, e, "Error calling retries_exhausted", rec);
     }
   }
-  const discardReturned = at(p, "7.2.0") && rv === "discard";
+  const discardReturned = rules.exhaustedDiscard && rv === "discard";
   // 7.2.0 - 8.0.6: `return if rv == :discard` skips the dead set and the handlers.
-  if (discardReturned && !at(p, "8.0.7")) return { outcome: "discarded" };
+  if (discardReturned && !rules.discardRunsDeathHandlers) return { outcome: "discarded" };
   const toMorgue = !(rec.get("dead") === false || discardReturned);
-  if (!at(p, "6.0.4")) await runDeathHandlers(config, rec, error);
+  if (!rules.deathHandlersAfterMorgue) await runDeathHandlers(config, rec, error);
   if (toMorgue) await sendToDead(redis, rec.toString(), config, now);
-  else if (at(p, "8.0.8")) rec.set("discarded_at", Math.floor(now));
-  if (at(p, "6.0.4")) await runDeathHandlers(config, rec, error);
+  else if (rules.discardedAt) rec.set("discarded_at", Math.floor(now));
+  if (rules.deathHandlersAfterMorgue) await runDeathHandlers(config, rec, error);
   return { outcome: toMorgue ? "dead" : "discarded" };
 }
 
@@ -240,6 +231,7 @@ export async function handleFailure(
 ): Promise<FailureResult> {
   const { config, handler } = opts;
   const p = config.profile;
+  const rules = releaseRules(p).retry;
   const now = opts.now ?? currentMs();
   const random = config.random ?? Math.random;
   const rec = record.clone();
@@ -261,10 +253,10 @@ export async function handleFailure(
 
   const rf = numeric(truthy(rec.get("retry_for")) ? rubyValue(rec, "retry_for") : undefined);
   let exhausted: boolean;
-  if (at(p, "8.1.0") && rf !== undefined) exhausted = retryForExpired(p, rec, rf, now);
+  if (rules.retryFor === "instead-of-count" && rf !== undefined) exhausted = retryForExpired(p, rec, rf, now);
   else {
     exhausted = count >= max;
-    if (!exhausted && rf !== undefined && at(p, "7.1.3")) exhausted = retryForExpired(p, rec, rf, now);
+    if (!exhausted && rf !== undefined && rules.retryFor === "or-count") exhausted = retryForExpired(p, rec, rf, now);
   }
   if (exhausted) return retriesExhausted(redis, rec, error, handler, config, now);
 
@@ -279,18 +271,18 @@ export async function handleFailure(
   }
   const strategy = interpretRetryIn(p, count, rv);
   if (strategy.kind === "discard") {
-    if (at(p, "8.0.8")) rec.set("discarded_at", Math.floor(now));
-    if (at(p, "8.0.7")) await runDeathHandlers(config, rec, error);
+    if (rules.discardedAt) rec.set("discarded_at", Math.floor(now));
+    if (rules.discardRunsDeathHandlers) await runDeathHandlers(config, rec, error);
     return { outcome: "discarded" };
   }
   if (strategy.kind === "kill") return retriesExhausted(redis, rec, error, handler, config, now);
 
   const nowS = now / 1000;
   let retryAt: number;
-  if (!at(p, "6.2.2")) {
+  if (rules.retryAt === "jitter-on-default-only") {
     // Before 6.2.2 jitter belonged to the default delay only.
     retryAt = nowS + (strategy.custom ? strategy.delay : strategy.delay + retryJitter(p, count, random));
-  } else if (!at(p, "6.5.2")) {
+  } else if (rules.retryAt === "now+(delay+jitter)") {
     // 6.2.2 - 6.5.1: delay_for returns delay + jitter.
     retryAt = nowS + (strategy.delay + retryJitter(p, count, random));
   } else {

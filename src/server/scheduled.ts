@@ -22,7 +22,8 @@ import { execRetryingOnce, type Client, type PreparedPush } from "../client/clie
 import { pipeQueuePushes } from "../client/push-batch.js";
 import { retryingOnce } from "../redis/connection.js";
 import { JobRecord } from "../wire/job-record.js";
-import { versionAtLeast, type WireProfile } from "../wire/dialect.js";
+import type { WireProfile } from "../wire/dialect.js";
+import { releaseRules } from "../wire/release-rules.js";
 import { rubyFloatToS } from "../wire/ruby-json.js";
 import type { Logger } from "./logger.js";
 import { sendToDead, type RetryConfig } from "./job-retry.js";
@@ -325,7 +326,9 @@ export class Poller {
     const count = Math.max(await this.o.redis.scard("processes"), 1);
     const interval = this.o.pollIntervalAverage ?? count * (this.o.averageScheduledPollInterval ?? 5);
     if (count < 10) return interval * this.rand() + interval / 2;
-    return versionAtLeast(this.o.profile().version, "8.0.10") ? interval * this.rand() * 2 : interval * this.rand();
+    return releaseRules(this.o.profile()).scheduled.largeFleetPollInterval === "interval*rand*2"
+      ? interval * this.rand() * 2
+      : interval * this.rand();
   }
 
   /** Removes processes whose heartbeat expired, at most once a minute fleet-wide. */

@@ -7,7 +7,8 @@
 //   processor.rb stats: every executed job is PROCESSED, failures also FAILURE
 //   metrics/tracking.rb  ExecutionTracker#track / #flush, metrics/shared.rb Histogram#persist
 import type { ChainableCommander, Redis } from "ioredis";
-import { versionAtLeast, type WireProfile } from "../wire/dialect.js";
+import type { WireProfile } from "../wire/dialect.js";
+import { releaseRules } from "../wire/release-rules.js";
 
 /** Launcher::STATS_TTL: 5 years. */
 export const STATS_TTL = 5 * 365 * 24 * 60 * 60;
@@ -54,9 +55,9 @@ export function statKeys(now: number | Date): { processed: string; failed: strin
   return { processed: `stat:processed:${day}`, failed: `stat:failed:${day}` };
 }
 
-/** Whether the profile's Sidekiq tracks execution metrics (7.0+; 6.5's opt-in is not assumed). */
+/** Whether the profile's Sidekiq tracks execution metrics (`metrics.enabled` of its release rules). */
 export function hasMetrics(profile: WireProfile): boolean {
-  return versionAtLeast(profile.version, "7.0.0");
+  return releaseRules(profile).metrics.enabled;
 }
 
 export interface MetricsKeys {
@@ -79,7 +80,7 @@ export function metricsKeys(profile: WireProfile, className: string, now: number
   const day = d.getUTCDate();
   const H = d.getUTCHours();
   const M = d.getUTCMinutes();
-  if (profile.dialect >= 8) {
+  if (releaseRules(profile).metrics.keys === "v8") {
     const short = `j|${pad2(Y % 100)}${mo}${pad2(day)}|${H}:${pad2(M)}`;
     return {
       histogram: `h|${className}-${day}-${H}:${M}`,

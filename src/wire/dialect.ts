@@ -1,6 +1,10 @@
 // Wire dialects: the generations of Sidekiq whose Redis formats differ.
 // A dialect names the major version; a profile pins the exact release,
-// because a few details moved inside a major (work key in 6.5, strict base64 in 7.2.1).
+// because a few details moved inside a major (work key in 6.4.2, strict base64
+// in 7.2.1). What changed in which release is defined in release-rules.ts.
+import { releaseRules } from "./release-rules.js";
+
+export { versionAtLeast } from "./release-rules.js";
 
 export type Dialect = 6 | 7 | 8;
 export const DIALECTS: readonly Dialect[] = [6, 7, 8];
@@ -22,9 +26,10 @@ export interface WireProfile {
   /** The Sidekiq release whose writer this profile reproduces. */
   version: string;
   dialect: Dialect;
+  // The fields below copy releaseRules(version) (release-rules.ts says when each changed).
   /** Unit of payload `created_at`, `enqueued_at`, `failed_at`, `retried_at`. */
   payloadTime: "seconds" | "millis";
-  /** `Base64.encode64` (newline every 60 chars) before 7.2.1, strict after. */
+  /** `Base64.encode64` (newline every 60 chars) before 7.2.1, strict from it. */
   backtraceBase64: "mime" | "strict";
   /** Work hash suffix: `:workers` up to 6.4.1, `:work` from 6.4.2. */
   workKey: "workers" | "work";
@@ -32,21 +37,6 @@ export interface WireProfile {
   beatSeconds: number;
   /** The class string ActiveJob's Sidekiq adapter writes. */
   activeJobWrapper: string;
-}
-
-function cmp(a: string, b: string): number {
-  const pa = a.split(".").map((x) => parseInt(x, 10) || 0);
-  const pb = b.split(".").map((x) => parseInt(x, 10) || 0);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
-
-/** True when `version` >= `min` (numeric comparison of dotted parts). */
-export function versionAtLeast(version: string, min: string): boolean {
-  return cmp(version, min) >= 0;
 }
 
 export class UnsupportedVersionError extends Error {
@@ -61,15 +51,15 @@ export function profileForVersion(version: string): WireProfile {
     throw new UnsupportedVersionError(`Sidekiq ${version} is older than 6.0, which sidekiq-bridge does not speak`);
   // Majors newer than 8 are read as 8 until they are known to differ.
   const dialect: Dialect = major >= 8 ? 8 : (major as Dialect);
+  const rules = releaseRules(version);
   return {
     version,
     dialect,
-    payloadTime: dialect === 8 ? "millis" : "seconds",
-    backtraceBase64: versionAtLeast(version, "7.2.1") ? "strict" : "mime",
-    workKey: versionAtLeast(version, "6.4.2") ? "work" : "workers",
-    beatSeconds: dialect === 6 ? 5 : 10,
-    activeJobWrapper:
-      dialect === 8 ? "Sidekiq::ActiveJob::Wrapper" : "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper",
+    payloadTime: rules.payload.time,
+    backtraceBase64: rules.payload.backtraceBase64,
+    workKey: rules.launcher.workKey,
+    beatSeconds: rules.launcher.beatSeconds,
+    activeJobWrapper: rules.activeJob.wrapperClass,
   };
 }
 

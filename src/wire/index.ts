@@ -1,5 +1,6 @@
 // The wire contract: what Sidekiq stores in Redis, read and written losslessly.
 export * from "./dialect.js";
+export * from "./release-rules.js";
 export * from "./json-scan.js";
 export * from "./ruby-json.js";
 export * from "./job-record.js";

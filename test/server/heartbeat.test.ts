@@ -271,7 +271,7 @@ describe.each(["6.4.1", "7.3.2", "8.1.7"])("Heartbeat · profile %s", (version) 
     expect(Object.keys(JSON.parse(hset[3]!) as object)).toEqual(Object.keys(JSON.parse(real) as object));
   });
 
-  it("when idle: busy 0; 7.3+ only UNLINKs the work key, 6.x still EXPIREs it", async () => {
+  it("when idle: busy 0; 7.2.3+ only UNLINKs the work key, 6.x still EXPIREs it", async () => {
     const { fake, hb, setWork } = make(version);
     setWork([]);
     await hb.beat();
@@ -377,7 +377,8 @@ describe("Heartbeat details", () => {
     const s = (v: string) => launcherShape(profileForVersion(v), ID);
     expect(s("8.1.1")).toMatchObject({ concurrencyField: false, capsules: true });
     expect(s("8.0.8")).toMatchObject({ concurrencyField: false, capsules: false });
-    expect(s("7.2.4")).toMatchObject({ workMulti: false, hset: true, weights: "per-capsule" });
+    expect(s("7.2.4")).toMatchObject({ workMulti: true, hset: true, weights: "per-capsule" });
+    expect(s("7.2.2")).toMatchObject({ workMulti: false, hset: true, weights: "per-capsule" });
     expect(s("7.0.0")).toMatchObject({ hset: false, weights: "none", embedded: false });
     expect(s("6.5.12")).toMatchObject({ statsOwnMulti: true, statsInWorkMulti: false, workKeys: [`${ID}:work`] });
   });
