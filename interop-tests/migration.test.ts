@@ -1037,7 +1037,7 @@ describeEachSidekiq(
       await node.stop();
       const tNodeGone = Date.now() / 1000;
       await r1.stop();
-      r1 = r1b;
+      r1 = r1b; // eslint-disable-line no-useless-assignment -- read by the suite's cleanup
       await sleep(1500);
       await R.set("mig:stop", "1");
       const produced = Number(await producer);

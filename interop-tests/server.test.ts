@@ -204,10 +204,12 @@ describeEachSidekiq("server: a Node worker in the Sidekiq fleet", (sk) => {
       );
       const entry = await waitFor("the retry entry", async () =>
         sk
-          .ruby<{ count: number; klass: string; msg: string; at: number; bt: number } | null>(`
+          .ruby<{ count: number; klass: string; msg: string; at: number; bt: number } | null>(
+            `
           e = Sidekiq::RetrySet.new.find_job(${JSON.stringify(jid)})
           e && {"count" => e["retry_count"], "klass" => e["error_class"], "msg" => e["error_message"], "at" => e.at.to_f, "bt" => e.error_backtrace.size}
-        `)
+        `,
+          )
           .then((x) => x ?? undefined),
       );
       expect(entry).toMatchObject({ count: 0, klass: "TypeError", msg: "nope 1" });
@@ -226,10 +228,12 @@ describeEachSidekiq("server: a Node worker in the Sidekiq fleet", (sk) => {
       await sk.ruby(`Sidekiq::RetrySet.new.find_job(${JSON.stringify(jid)}).add_to_queue`);
       const dead = await waitFor("the dead entry", async () =>
         sk
-          .ruby<{ count: number; msg: string } | null>(`
+          .ruby<{ count: number; msg: string } | null>(
+            `
           e = Sidekiq::DeadSet.new.find_job(${JSON.stringify(jid)})
           e && {"count" => e["retry_count"], "msg" => e["error_message"]}
-        `)
+        `,
+          )
           .then((x) => x ?? undefined),
       );
       expect(dead).toEqual({ count: 1, msg: "nope 3" });

@@ -51,7 +51,9 @@ export async function run(argv: string[]): Promise<number> {
       try {
         accessSync(file, constants.R_OK);
       } catch (e) {
-        throw new Error(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+        throw new Error(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {
+          cause: e,
+        });
       }
     }
     const redis = await connectCli(url);

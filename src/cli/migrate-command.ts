@@ -102,7 +102,7 @@ export async function run(argv: string[]): Promise<number> {
         try {
           mod = await import(pathToFileURL(resolve(m)).href);
         } catch (e) {
-          throw new Error(`cannot load the handlers module ${m}: ${(e as Error).message}`);
+          throw new Error(`cannot load the handlers module ${m}: ${(e as Error).message}`, { cause: e });
         }
         await collectHandlers(mod, handlers);
       }
