@@ -8,6 +8,7 @@ import { connectRedis, type OwnedRedis, type RedisSource } from "../redis/connec
 import { BRIDGE_LABEL } from "../client/fleet.js";
 import type { DialectLike, WireProfile } from "../wire/dialect.js";
 import type { JsonValue } from "../wire/json-scan.js";
+import type { JobRecord } from "../wire/job-record.js";
 import { makeCapsule, type Capsule, type CapsuleConfig } from "./capsule.js";
 import { AckQueue, BasicFetch, ReliableFetch, type Fetcher, type UnitOfWork } from "./fetch.js";
 import { Heartbeat, newIdentity, type WorkEntry } from "./heartbeat.js";
@@ -23,6 +24,7 @@ import {
   type ServerMiddleware,
   type UnknownClassPolicy,
 } from "./processor.js";
+import { iterableHandler, type IterableJob, type IterableOptions } from "./iterable.js";
 import { Poller } from "./scheduled.js";
 import { Stats } from "./stats.js";
 import type { DeathHandler, HandlerOptions, JobHandler, RegisteredHandler } from "./types.js";
@@ -156,6 +158,25 @@ export class Worker {
   ): this {
     this.activeJobHandlers.set(jobClass, { handler: handler as JobHandler<never>, options });
     return this;
+  }
+
+  /**
+   * Handles an IterableJob class (`include Sidekiq::IterableJob`): its cursor
+   * lives in `it-<jid>` as in Ruby, so either side resumes the other's work.
+   */
+  registerIterable<A extends unknown[] = JsonValue[], Item = unknown>(
+    className: string,
+    job: IterableJob<A, Item>,
+    options: HandlerOptions & IterableOptions = {},
+  ): this {
+    const deps = {
+      redis: () => this.conn.redis,
+      version: () => this.profile!.version,
+      pushBack: (record: JobRecord) => this.client.pushRecord(record),
+      logger: this.logger,
+      timeout: this.options.timeout ?? 25,
+    };
+    return this.register(className, iterableHandler(className, job, options, deps), options);
   }
 
   use(mw: ServerMiddleware): this {
@@ -314,6 +335,7 @@ export class Worker {
       unknownClass: this.options.unknownClass ?? "retry",
       logger: this.logger,
       work: this.work,
+      stopping: () => this.state !== "running",
     };
     while (this.state === "running") {
       if (slots.busy + slots.reserved >= cap.concurrency) {

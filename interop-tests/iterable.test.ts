@@ -1,0 +1,212 @@
+// Sidekiq's IterableJob across languages: BridgeIterableJob is implemented in
+// Ruby (ruby-fixtures/lib/iterable_jobs.rb) and in Node (below). A real
+// `sidekiq` stopped mid-iteration hands the job back with its cursor in
+// `it-<jid>` and Node resumes at that item, and the reverse; every item is
+// processed exactly once. On Sidekiq 8, Ruby's `Sidekiq::Client#cancel!`
+// stops a Node-run iteration and the Web UI's Busy page shows its progress.
+import { expect, it } from "vitest";
+import { arrayEnumerator, type IterableJob, Worker } from "../src/server/index.js";
+import { describeEachSidekiq, type SidekiqContext, waitFor } from "./support/harness.js";
+
+const QUEUE = "iter";
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+type Args = [count: number, delayMs: number];
+
+/** BridgeIterableJob's Node twin: same enumerator, same records, "node:" instead of "ruby:". */
+function nodeTwin(sk: SidekiqContext): IterableJob<Args, number> {
+  const hook = (name: string) => async (ctx: { jid: string; executions: number }) => {
+    await sk.redis.rpush(`bridge:hooks:${ctx.jid}`, `node:${name}:${ctx.executions}`);
+  };
+  return {
+    buildEnumerator: ([count], cursor) =>
+      arrayEnumerator(
+        Array.from({ length: count }, (_, i) => i),
+        cursor,
+      ),
+    eachIteration: async (item, [, delayMs], ctx) => {
+      await sk.redis.rpush(`bridge:iterated:${ctx.jid}`, `node:${item}`);
+      await sleep(delayMs);
+    },
+    onStart: hook("start"),
+    onResume: hook("resume"),
+    onStop: hook("stop"),
+    onCancel: hook("cancel"),
+    onComplete: hook("complete"),
+  };
+}
+
+function nodeWorker(sk: SidekiqContext): Worker {
+  const w = new Worker({
+    redis: sk.url,
+    dialect: sk.target.version,
+    queues: [QUEUE],
+    concurrency: 2,
+    scheduler: false,
+    timeout: 5,
+  });
+  w.registerIterable("BridgeIterableJob", nodeTwin(sk));
+  return w;
+}
+
+const startRuby = (sk: SidekiqContext) =>
+  sk.startSidekiq({ queues: [QUEUE], require: "lib/iterable_jobs.rb", concurrency: 2, timeout: 10 });
+
+const enqueue = (sk: SidekiqContext, count: number, delayMs: number) =>
+  sk.ruby<string>(
+    `load File.join(File.dirname($0), "lib/iterable_jobs.rb"); BridgeIterableJob.set(queue: ${JSON.stringify(QUEUE)}).perform_async(${count}, ${delayMs})`,
+  );
+
+const iterated = (sk: SidekiqContext, jid: string) => sk.redis.lrange(`bridge:iterated:${jid}`, 0, -1);
+const hooks = (sk: SidekiqContext, jid: string) => sk.redis.lrange(`bridge:hooks:${jid}`, 0, -1);
+
+/** Each of 0...count exactly once, in order, the first `handedOver` by `first`, the rest by `second`. */
+function expectHandedOver(items: string[], count: number, first: string, second: string): number {
+  const handedOver = items.findIndex((x) => !x.startsWith(`${first}:`));
+  expect(handedOver).toBeGreaterThan(0);
+  expect(items).toEqual(Array.from({ length: count }, (_, i) => `${i < handedOver ? first : second}:${i}`));
+  return handedOver;
+}
+
+/** The saved state as Ruby reads it, and the job's place in its queue. */
+function rubyView(sk: SidekiqContext, jid: string) {
+  return sk.ruby<{ state: Record<string, string>; ttl: number; queued: string[]; cursor: unknown }>(`
+    state, ttl = Sidekiq.redis { |c| [c.hgetall("it-${jid}"), c.ttl("it-${jid}")] }
+    {"state" => state, "ttl" => ttl, "queued" => Sidekiq::Queue.new(${JSON.stringify(QUEUE)}).map(&:jid),
+     "cursor" => Sidekiq.load_json(state["c"])}`);
+}
+
+describeEachSidekiq(
+  "IterableJob: cursor, resume and cancellation across Ruby and Node",
+  (sk) => {
+    it("a real sidekiq stopped mid-iteration hands the job back; Node resumes at the saved cursor", async () => {
+      const ruby = await startRuby(sk);
+      const jid = await enqueue(sk, 30, 150);
+      await waitFor("Ruby to iterate a few items", async () =>
+        (await iterated(sk, jid)).length >= 5 ? true : undefined,
+      );
+      await ruby.stop("SIGTERM");
+
+      const saved = await rubyView(sk, jid);
+      const ruby_done = (await iterated(sk, jid)).length;
+      expect(saved.queued).toEqual([jid]);
+      expect(saved.state.ex).toBe("1");
+      expect(saved.cursor).toBe(ruby_done); // the next item, not yet processed
+      expect(Number(saved.state.rt)).toBeGreaterThan(0);
+      expect(saved.ttl).toBeGreaterThan(30 * 86400 - 60);
+
+      const w = nodeWorker(sk);
+      await w.start();
+      try {
+        await waitFor("Node to complete the job", async () =>
+          (await hooks(sk, jid)).includes("node:complete:2") ? true : undefined,
+        );
+      } finally {
+        await w.stop();
+      }
+      expect(expectHandedOver(await iterated(sk, jid), 30, "ruby", "node")).toBe(ruby_done);
+      expect(await hooks(sk, jid)).toEqual([
+        "ruby:start:1",
+        "ruby:stop:1",
+        "node:resume:2",
+        "node:stop:2",
+        "node:complete:2",
+      ]);
+      expect(await sk.redis.exists(`it-${jid}`)).toBe(0);
+      expect(await sk.redis.llen(`queue:${QUEUE}`)).toBe(0);
+      expect(await sk.redis.zcard("retry")).toBe(0);
+    }, 90_000);
+
+    it("a Node worker stopped mid-iteration hands the job back; a real sidekiq resumes at the saved cursor", async () => {
+      const w = nodeWorker(sk);
+      await w.start();
+      const jid = await enqueue(sk, 30, 150);
+      try {
+        await waitFor("Node to iterate a few items", async () =>
+          (await iterated(sk, jid)).length >= 5 ? true : undefined,
+        );
+      } finally {
+        await w.stop();
+      }
+      const saved = await rubyView(sk, jid);
+      const node_done = (await iterated(sk, jid)).length;
+      expect(saved.queued).toEqual([jid]);
+      expect(saved.state.ex).toBe("1");
+      expect(saved.cursor).toBe(node_done);
+      expect(Number(saved.state.rt)).toBeGreaterThan(0);
+      expect(saved.state.rt).toMatch(/^\d+\.\d+(e-\d+)?$/); // a Ruby Float's to_s
+      expect(saved.ttl).toBeGreaterThan(30 * 86400 - 60);
+
+      const ruby = await startRuby(sk);
+      await waitFor("Ruby to complete the job", async () =>
+        (await hooks(sk, jid)).includes("ruby:complete:2") ? true : undefined,
+      );
+      await ruby.stop();
+      expect(expectHandedOver(await iterated(sk, jid), 30, "node", "ruby")).toBe(node_done);
+      expect(await hooks(sk, jid)).toEqual([
+        "node:start:1",
+        "node:stop:1",
+        "ruby:resume:2",
+        "ruby:stop:2",
+        "ruby:complete:2",
+      ]);
+      expect(await sk.redis.exists(`it-${jid}`)).toBe(0);
+      expect(await sk.redis.zcard("retry")).toBe(0);
+    }, 90_000);
+  },
+  (t) => t.dialect >= 7,
+);
+
+describeEachSidekiq(
+  "IterableJob on Sidekiq 8: Ruby's cancel! and the Busy page's progress for a Node-run job",
+  (sk) => {
+    it("the Busy page shows the Node job's cursor; Sidekiq::Client#cancel! stops it at the next flush", async () => {
+      const w = nodeWorker(sk);
+      await w.start();
+      try {
+        const jid = await enqueue(sk, 400, 50);
+        // The first flush comes 5 s into the iteration, as in Ruby.
+        await waitFor(
+          "the first state flush",
+          async () => ((await sk.redis.hexists(`it-${jid}`, "c")) ? true : undefined),
+          15_000,
+        );
+        await (w as unknown as { heartbeat: { beat(): Promise<void> } }).heartbeat.beat();
+        const seen = await sk.ruby<{ busy: string; states: Array<[string, unknown, number]> }>(`
+          require "sidekiq/web"
+          require "rack/mock"
+          res = Rack::MockRequest.new(Sidekiq::Web.new).get("/busy", "rack.session" => {})
+          jids = Sidekiq::WorkSet.new.map { |_, _, work| work.job.jid }
+          q = Sidekiq::IterableJobQuery.new(jids)
+          {"busy" => res.body.to_s.force_encoding("UTF-8").scrub,
+           "states" => jids.filter_map { |j| (s = q[j]) && [j, s.cursor, s.executions] }}`);
+        expect(seen.states).toHaveLength(1);
+        const [stateJid, cursor, executions] = seen.states[0]!;
+        expect(stateJid).toBe(jid);
+        expect(typeof cursor).toBe("number");
+        expect(executions).toBe(1);
+        // As Ruby shows its own: the runtime of earlier executions (none yet: 0.0).
+        expect(seen.busy).toMatch(new RegExp(`cursor=${cursor}; exec=1; rt=(<span[^>]*>)?0\\.0(</span>)?s`));
+
+        const cancelledAt = await sk.ruby<number>(`Sidekiq::Client.new.cancel!(${JSON.stringify(jid)})`);
+        expect(cancelledAt).toBeGreaterThan(Date.now() / 1000 - 60);
+        await waitFor(
+          "Node to see the cancellation",
+          async () => ((await hooks(sk, jid)).includes("node:complete:1") ? true : undefined),
+          15_000,
+        );
+        expect(await hooks(sk, jid)).toEqual(["node:start:1", "node:cancel:1", "node:stop:1", "node:complete:1"]);
+        const items = await iterated(sk, jid);
+        expect(items.length).toBeLessThan(400);
+        expect(items).toEqual(Array.from({ length: items.length }, (_, i) => `node:${i}`));
+        // Cancelled means completed: the state is deleted, nothing requeued or retried.
+        expect(await sk.redis.exists(`it-${jid}`)).toBe(0);
+        expect(await sk.redis.llen(`queue:${QUEUE}`)).toBe(0);
+        expect(await sk.redis.zcard("retry")).toBe(0);
+      } finally {
+        await w.stop();
+      }
+    }, 60_000);
+  },
+  (t) => t.dialect >= 8,
+);
