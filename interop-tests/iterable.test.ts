@@ -5,6 +5,7 @@
 // processed exactly once. On Sidekiq 8, Ruby's `Sidekiq::Client#cancel!`
 // stops a Node-run iteration and the Web UI's Busy page shows its progress.
 import { expect, it } from "vitest";
+import { auditQueues, emptyHandlers } from "../src/migration/audit.js";
 import { arrayEnumerator, type IterableJob, Worker } from "../src/server/index.js";
 import { describeEachSidekiq, type SidekiqContext, waitFor } from "./support/harness.js";
 
@@ -57,6 +58,19 @@ const enqueue = (sk: SidekiqContext, count: number, delayMs: number) =>
     `load File.join(File.dirname($0), "lib/iterable_jobs.rb"); BridgeIterableJob.set(queue: ${JSON.stringify(QUEUE)}).perform_async(${count}, ${delayMs})`,
   );
 
+/** What `migrate audit -r` records from a handlers module. */
+const handlersOf = (fn: (register: (c: string) => void, registerIterable: (c: string) => void) => void) => {
+  const h = emptyHandlers();
+  fn(
+    (c) => h.classes.add(c),
+    (c) => {
+      h.classes.add(c);
+      h.iterableClasses!.add(c);
+    },
+  );
+  return h;
+};
+
 const iterated = (sk: SidekiqContext, jid: string) => sk.redis.lrange(`bridge:iterated:${jid}`, 0, -1);
 const hooks = (sk: SidekiqContext, jid: string) => sk.redis.lrange(`bridge:hooks:${jid}`, 0, -1);
 
@@ -94,6 +108,20 @@ describeEachSidekiq(
       expect(saved.cursor).toBe(ruby_done); // the next item, not yet processed
       expect(Number(saved.state.rt)).toBeGreaterThan(0);
       expect(saved.ttl).toBeGreaterThan(30 * 86400 - 60);
+
+      // migrate audit sees the saved cursor: a plain Node handler blocks, an iterable one does not.
+      const plain = await auditQueues(sk.redis, {
+        queues: [QUEUE],
+        handlers: handlersOf((register) => register("BridgeIterableJob")),
+      });
+      expect(plain.queues[0]!.classes[0]).toMatchObject({ name: "BridgeIterableJob", queued: 1, iterating: 1 });
+      expect(plain.queues[0]!.verdict).toBe("BLOCKED");
+      expect(plain.queues[0]!.reasons.join()).toMatch(/saved IterableJob cursor.*registerIterable/);
+      const iterable = await auditQueues(sk.redis, {
+        queues: [QUEUE],
+        handlers: handlersOf((_, registerIterable) => registerIterable("BridgeIterableJob")),
+      });
+      expect(iterable.queues[0]!.verdict).toBe("READY");
 
       const w = nodeWorker(sk);
       await w.start();
