@@ -26,6 +26,9 @@ function nodeTwin(sk: SidekiqContext): IterableJob<Args, number> {
         cursor,
       ),
     eachIteration: async (item, [, delayMs], ctx) => {
+      const failKey = `bridge:fail-once:${ctx.jid}`;
+      if ((await sk.redis.get(failKey)) === String(item) && (await sk.redis.del(failKey)) === 1)
+        throw new Error(`bridge fixture: item ${item} fails once`);
       await sk.redis.rpush(`bridge:iterated:${ctx.jid}`, `node:${item}`);
       await sleep(delayMs);
     },
@@ -181,6 +184,59 @@ describeEachSidekiq(
       expect(await sk.redis.exists(`it-${jid}`)).toBe(0);
       expect(await sk.redis.zcard("retry")).toBe(0);
     }, 90_000);
+
+    // Sidekiq 8 saves the failing item's cursor, so the retry resumes at it;
+    // 7.3.2 saves nothing on an error (the job failed before its first 5-second
+    // flush), so the retry starts over. Either way, the other side does the same.
+    for (const [first, second] of [
+      ["ruby", "node"],
+      ["node", "ruby"],
+    ] as const) {
+      it(`an item raising on ${first}: the retry, run by ${second}, resumes where Sidekiq would`, async () => {
+        const jid = await sk.ruby<string>(
+          `Sidekiq::Client.push("class" => "BridgeIterableJob", "queue" => ${JSON.stringify(QUEUE)}, "args" => [10, 20])`,
+        );
+        await sk.redis.set(`bridge:fail-once:${jid}`, "4");
+        const runOn = async (side: "ruby" | "node", until: () => Promise<boolean>) => {
+          if (side === "ruby") {
+            const ruby = await startRuby(sk);
+            await waitFor(`Ruby's run of ${jid}`, async () => ((await until()) ? true : undefined));
+            await ruby.stop();
+          } else {
+            const w = nodeWorker(sk);
+            await w.start();
+            try {
+              await waitFor(`Node's run of ${jid}`, async () => ((await until()) ? true : undefined));
+            } finally {
+              await w.stop();
+            }
+          }
+        };
+        await runOn(first, async () => (await sk.redis.zcard("retry")) === 1);
+        const state = await sk.redis.hgetall(`it-${jid}`);
+        const sidekiq8 = sk.target.dialect >= 8;
+        if (sidekiq8) expect(state).toMatchObject({ ex: "1", c: "4" });
+        else expect(state).toEqual({});
+        // Retry now, as the Web UI's "Retry Now" does.
+        expect(
+          await sk.ruby(`Sidekiq::RetrySet.new.each(&:retry); Sidekiq::Queue.new(${JSON.stringify(QUEUE)}).size`),
+        ).toBe(1);
+        await runOn(second, async () => (await hooks(sk, jid)).some((h) => h.startsWith(`${second}:complete:`)));
+
+        const resumeAt = sidekiq8 ? 4 : 0;
+        expect(await iterated(sk, jid)).toEqual([
+          ...[0, 1, 2, 3].map((i) => `${first}:${i}`),
+          ...Array.from({ length: 10 - resumeAt }, (_, i) => `${second}:${i + resumeAt}`),
+        ]);
+        expect(await hooks(sk, jid)).toEqual(
+          sidekiq8
+            ? [`${first}:start:1`, `${second}:resume:2`, `${second}:stop:2`, `${second}:complete:2`]
+            : [`${first}:start:1`, `${second}:start:1`, `${second}:stop:1`, `${second}:complete:1`],
+        );
+        expect(await sk.redis.exists(`it-${jid}`)).toBe(0);
+        expect(await sk.redis.zcard("retry")).toBe(0);
+      }, 90_000);
+    }
   },
   (t) => t.dialect >= 7,
 );
