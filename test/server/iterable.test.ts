@@ -155,6 +155,8 @@ describe("the iterable runner in a worker (real Redis)", () => {
     expect(back.getString("jid")).toBe(jid);
     expect(typeof back.get("enqueued_at")).toBe("number");
     expect(await r.zcard("retry")).toBe(0);
+    // Sidekiq::JobRetry::Skip: processed and failed in the process stats, no `|f` in metrics.
+    expect([await r.get("stat:processed"), await r.get("stat:failed")]).toEqual(["1", "1"]);
     r.disconnect();
   });
 
