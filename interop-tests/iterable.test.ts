@@ -6,7 +6,13 @@
 // stops a Node-run iteration and the Web UI's Busy page shows its progress.
 import { expect, it } from "vitest";
 import { auditQueues, emptyHandlers } from "../src/migration/audit.js";
-import { arrayEnumerator, type IterableJob, Worker } from "../src/server/index.js";
+import {
+  arrayEnumerator,
+  cancelIterableJob,
+  iterationProgress,
+  type IterableJob,
+  Worker,
+} from "../src/server/index.js";
 import { describeEachSidekiq, type SidekiqContext, waitFor } from "./support/harness.js";
 
 const QUEUE = "iter";
@@ -242,7 +248,7 @@ describeEachSidekiq(
 );
 
 describeEachSidekiq(
-  "IterableJob on Sidekiq 8: Ruby's cancel! and the Busy page's progress for a Node-run job",
+  "IterableJob on Sidekiq 8: cancellation both ways, progress in the Web UI",
   (sk) => {
     it("the Busy page shows the Node job's cursor; Sidekiq::Client#cancel! stops it at the next flush", async () => {
       const w = nodeWorker(sk);
@@ -289,6 +295,43 @@ describeEachSidekiq(
         expect(await sk.redis.zcard("retry")).toBe(0);
       } finally {
         await w.stop();
+      }
+    }, 60_000);
+
+    it("Node's cancelIterableJob stops a Ruby-run iteration; iterationProgress reads what Ruby's IterableJobQuery reads", async () => {
+      const ruby = await startRuby(sk);
+      try {
+        const jid = await enqueue(sk, 400, 50);
+        await waitFor(
+          "Ruby's first state flush",
+          async () => ((await sk.redis.hexists(`it-${jid}`, "c")) ? true : undefined),
+          15_000,
+        );
+        const mine = (await iterationProgress(sk.redis, [jid, "not-a-jid"])).get(jid)!;
+        const theirs = await sk.ruby<{ cursor: unknown; executions: number; runtime: number }>(
+          `s = Sidekiq::IterableJobQuery.new([${JSON.stringify(jid)}])[${JSON.stringify(jid)}]
+           {"cursor" => s.cursor, "executions" => s.executions, "runtime" => s.runtime}`,
+        );
+        // Ruby may flush again between the two reads: compare what cannot move in 5 s.
+        expect(mine.executions).toBe(theirs.executions);
+        expect(mine.runtime).toBe(theirs.runtime);
+        expect(typeof mine.cursor).toBe("number");
+        expect(mine.cancelled).toBeUndefined();
+
+        const mark = await cancelIterableJob(sk.redis, jid);
+        expect(mark).toBeGreaterThan(Date.now() / 1000 - 60);
+        // A second cancel keeps the first mark, as Ruby's HSETNX does.
+        expect(await sk.ruby(`Sidekiq::Client.new.cancel!(${JSON.stringify(jid)})`)).toBe(mark);
+        await waitFor(
+          "Ruby to see the cancellation",
+          async () => ((await hooks(sk, jid)).includes("ruby:complete:1") ? true : undefined),
+          15_000,
+        );
+        expect(await hooks(sk, jid)).toEqual(["ruby:start:1", "ruby:cancel:1", "ruby:stop:1", "ruby:complete:1"]);
+        expect((await iterated(sk, jid)).length).toBeLessThan(400);
+        expect(await sk.redis.exists(`it-${jid}`)).toBe(0);
+      } finally {
+        await ruby.stop();
       }
     }, 60_000);
   },
