@@ -5,8 +5,9 @@
 // keeps running.
 import { randomBytes } from "node:crypto";
 import { expect, it } from "vitest";
-import { arrayEnumerator, type Logger, Worker } from "../src/server/index.js";
+import type { Logger } from "../src/server/index.js";
 import { describeEachSidekiq, type SidekiqContext, waitFor } from "./support/harness.js";
+import { hooks, iterated, nodeWorker, startRuby } from "./support/iterable-twin.js";
 
 const QUEUE = "iter-bad";
 const newJid = () => randomBytes(12).toString("hex");
@@ -40,7 +41,7 @@ describeEachSidekiq(
       const before = async (jids: string[]) => Promise.all(jids.map((j) => sk.redis.hgetall(`it-${j}`)));
       const stateBefore = await before([...rubyJids, ...nodeJids]);
 
-      const ruby = await sk.startSidekiq({ queues: [QUEUE], require: "lib/iterable_jobs.rb", concurrency: 2 });
+      const ruby = await startRuby(sk, QUEUE);
       for (const jid of rubyJids) await push(sk, jid);
       await waitFor("Ruby to fail the jobs", async () => {
         const r = await retried(sk);
@@ -55,26 +56,8 @@ describeEachSidekiq(
         warn: (m, c) => lines.push(`WARN ${m} ${JSON.stringify(c)}`),
         error: (m, c) => lines.push(`ERROR ${m} ${JSON.stringify(c)}`),
       };
-      const w = new Worker({
-        redis: sk.url,
-        dialect: sk.target.version,
-        queues: [QUEUE],
-        concurrency: 2,
-        scheduler: false,
-        timeout: 3,
-        logger,
-      });
-      const done: number[] = [];
-      w.registerIterable<[number, number], number>("BridgeIterableJob", {
-        buildEnumerator: ([count], cursor) =>
-          arrayEnumerator(
-            Array.from({ length: count }, (_, i) => i),
-            cursor,
-          ),
-        eachIteration: (item) => {
-          done.push(item);
-        },
-      });
+      const w = nodeWorker(sk, QUEUE, logger);
+      const good = newJid();
       await w.start();
       try {
         for (const jid of nodeJids) await push(sk, jid);
@@ -88,18 +71,17 @@ describeEachSidekiq(
         if (kinds.length > 1) expect(r[nodeJids[1]!]).toBe("TypeError");
         expect(lines.some((l) => l.includes(`it-${nodeJids[0]}`) && l.includes("unreadable"))).toBe(true);
         // The worker keeps running: a sound job after them completes.
-        const good = newJid();
         await push(sk, good);
-        await waitFor("a sound iterable job to complete", async () => (done.length === 3 ? true : undefined));
-        await waitFor("its state to be deleted", async () =>
-          (await sk.redis.exists(`it-${good}`)) === 0 ? true : undefined,
+        await waitFor("a sound iterable job to complete", async () =>
+          (await hooks(sk, good)).includes("node:complete:1") ? true : undefined,
         );
       } finally {
         await w.stop();
       }
       // Nothing lost: neither side touched the unreadable state.
       expect(await before([...rubyJids, ...nodeJids])).toEqual(stateBefore);
-      expect(done).toEqual([0, 1, 2]);
+      expect(await iterated(sk, good)).toEqual(["node:0", "node:1", "node:2"]);
+      expect(await sk.redis.keys("bridge:iterated:*")).toEqual([`bridge:iterated:${good}`]);
     }, 90_000);
   },
   (t) => t.dialect >= 7,

@@ -1,67 +1,18 @@
 // Sidekiq's IterableJob across languages: BridgeIterableJob is implemented in
-// Ruby (ruby-fixtures/lib/iterable_jobs.rb) and in Node (below). A real
+// Ruby (ruby-fixtures/lib/iterable_jobs.rb) and in Node (support/iterable-twin.ts). A real
 // `sidekiq` stopped mid-iteration hands the job back with its cursor in
 // `it-<jid>` and Node resumes at that item, and the reverse; every item is
 // processed exactly once. On Sidekiq 8, Ruby's `Sidekiq::Client#cancel!`
 // stops a Node-run iteration and the Web UI's Busy page shows its progress.
 import { expect, it } from "vitest";
 import { auditQueues, emptyHandlers } from "../src/migration/audit.js";
-import {
-  arrayEnumerator,
-  cancelIterableJob,
-  iterationProgress,
-  type IterableJob,
-  Worker,
-} from "../src/server/index.js";
+import { cancelIterableJob, iterationProgress } from "../src/server/index.js";
 import { describeEachSidekiq, type SidekiqContext, waitFor } from "./support/harness.js";
+import { hooks, iterated, nodeWorker as twinWorker, startRuby as twinRuby } from "./support/iterable-twin.js";
 
 const QUEUE = "iter";
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-type Args = [count: number, delayMs: number];
-
-/** BridgeIterableJob's Node twin: same enumerator, same records, "node:" instead of "ruby:". */
-function nodeTwin(sk: SidekiqContext): IterableJob<Args, number> {
-  const hook = (name: string) => async (ctx: { jid: string; executions: number }) => {
-    await sk.redis.rpush(`bridge:hooks:${ctx.jid}`, `node:${name}:${ctx.executions}`);
-  };
-  return {
-    buildEnumerator: ([count], cursor) =>
-      arrayEnumerator(
-        Array.from({ length: count }, (_, i) => i),
-        cursor,
-      ),
-    eachIteration: async (item, [, delayMs], ctx) => {
-      const failKey = `bridge:fail-once:${ctx.jid}`;
-      if ((await sk.redis.get(failKey)) === String(item) && (await sk.redis.del(failKey)) === 1)
-        throw new Error(`bridge fixture: item ${item} fails once`);
-      await sk.redis.rpush(`bridge:iterated:${ctx.jid}`, `node:${item}`);
-      await sleep(delayMs);
-    },
-    onStart: hook("start"),
-    onResume: hook("resume"),
-    onStop: hook("stop"),
-    onCancel: hook("cancel"),
-    onComplete: hook("complete"),
-  };
-}
-
-function nodeWorker(sk: SidekiqContext): Worker {
-  const w = new Worker({
-    redis: sk.url,
-    dialect: sk.target.version,
-    queues: [QUEUE],
-    concurrency: 2,
-    scheduler: false,
-    timeout: 5,
-  });
-  w.registerIterable("BridgeIterableJob", nodeTwin(sk));
-  return w;
-}
-
-const startRuby = (sk: SidekiqContext) =>
-  sk.startSidekiq({ queues: [QUEUE], require: "lib/iterable_jobs.rb", concurrency: 2, timeout: 10 });
-
+const nodeWorker = (sk: SidekiqContext) => twinWorker(sk, QUEUE);
+const startRuby = (sk: SidekiqContext) => twinRuby(sk, QUEUE);
 const enqueue = (sk: SidekiqContext, count: number, delayMs: number) =>
   sk.ruby<string>(
     `load File.join(File.dirname($0), "lib/iterable_jobs.rb"); BridgeIterableJob.set(queue: ${JSON.stringify(QUEUE)}).perform_async(${count}, ${delayMs})`,
@@ -79,9 +30,6 @@ const handlersOf = (fn: (register: (c: string) => void, registerIterable: (c: st
   );
   return h;
 };
-
-const iterated = (sk: SidekiqContext, jid: string) => sk.redis.lrange(`bridge:iterated:${jid}`, 0, -1);
-const hooks = (sk: SidekiqContext, jid: string) => sk.redis.lrange(`bridge:hooks:${jid}`, 0, -1);
 
 /** Each of 0...count exactly once, in order, the first `handedOver` by `first`, the rest by `second`. */
 function expectHandedOver(items: string[], count: number, first: string, second: string): number {
