@@ -205,12 +205,16 @@ describe("the iterable runner in a worker (real Redis)", () => {
       onComplete: () => {
         hooks.push("complete");
       },
+      aroundIteration: async (ctx, next) => {
+        hooks.push(`around:${String(ctx.cursor)}`);
+        await next();
+      },
     });
     await r.lpush("queue:it", JSON.stringify({ class: "IterJob", queue: "it", args: [10], jid, retry: true }));
     await until(() => hooks.includes("complete"));
     await until(async () => (await r.exists(`it-${jid}`)) === 0);
     await w.stop();
-    expect(hooks).toEqual(["resume:2:8", "item:8", "item:9", "complete"]);
+    expect(hooks).toEqual(["resume:2:8", "around:8", "item:8", "around:9", "item:9", "complete"]);
     expect(await r.exists(`it-${jid}`)).toBe(0);
     r.disconnect();
   });
