@@ -230,6 +230,7 @@ function describeQueue(q: QueueAudit): string {
         c.scheduled && `${c.scheduled} scheduled`,
         c.retry && `${c.retry} retry`,
         c.dead && `${c.dead} dead`,
+        c.iterating && `${c.iterating} with a saved iteration cursor`,
       ].filter(Boolean);
       return `${c.name}${c.activeJob ? " (ActiveJob)" : ""}${c.handled ? "" : " [no Node handler]"}: ${parts.join(", ")}`;
     });

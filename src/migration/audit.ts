@@ -2,9 +2,11 @@
 // present in the queue and in the schedule/retry/dead entries bound for it
 // (ActiveJob by `wrapped`), the live processes (Ruby or Node, which version)
 // serving it, and whether Node has a handler for every class: READY, or
-// BLOCKED with the reasons. Read-only.
+// BLOCKED with the reasons. A class whose jobs carry a saved IterableJob
+// cursor (`it-<jid>`) needs an iterable Node handler. Read-only.
 import type { Redis } from "ioredis";
 import { BRIDGE_LABEL } from "../client/fleet.js";
+import { iterationKey } from "../server/iterable-state.js";
 import {
   fingerprint,
   identify,
@@ -22,10 +24,12 @@ import {
 export interface NodeHandlers {
   classes: Set<string>;
   activeJobClasses: Set<string>;
+  /** Of `classes`, those registered with registerIterable (IterableJob). */
+  iterableClasses?: Set<string>;
 }
 
 export function emptyHandlers(): NodeHandlers {
-  return { classes: new Set(), activeJobClasses: new Set() };
+  return { classes: new Set(), activeJobClasses: new Set(), iterableClasses: new Set() };
 }
 
 /**
@@ -48,6 +52,12 @@ export async function collectHandlers(
       {
         get(_t, prop) {
           if (prop === "register") return (name: unknown) => (into.classes.add(String(name)), recorder);
+          if (prop === "registerIterable")
+            return (name: unknown) => {
+              into.classes.add(String(name));
+              (into.iterableClasses ??= new Set()).add(String(name));
+              return recorder;
+            };
           if (prop === "registerActiveJob")
             return (name: unknown) => (into.activeJobClasses.add(String(name)), recorder);
           if (prop === "then") return undefined; // not a thenable
@@ -130,6 +140,10 @@ export interface ClassUsage {
   dead: number;
   /** Node has a handler for it. */
   handled: boolean;
+  /** Jobs of it (queued, scheduled, retry) with a saved IterableJob cursor in `it-<jid>`. */
+  iterating?: number;
+  /** Node's handler for it is iterable (registerIterable). */
+  iterableHandler?: boolean;
 }
 
 export type Verdict = "READY" | "BLOCKED";
@@ -154,6 +168,8 @@ export interface AuditReport {
   node: {
     classes: string[];
     activeJobClasses: string[];
+    /** Classes Node runs as IterableJob (registerIterable). */
+    iterableClasses: string[];
     /** Live sidekiq-bridge processes. */
     processes: ProcessSummary[];
   };
@@ -199,8 +215,18 @@ export function judgeQueue(
   const warnings: string[] = [];
   const missing: string[] = [];
   for (const c of classes) {
-    if (c.handled) continue;
     const label = c.activeJob ? `${c.name} (ActiveJob)` : c.name;
+    if (c.iterating && !c.iterableHandler) {
+      const saved = `${c.iterating} job(s) with a saved IterableJob cursor (it-<jid>)`;
+      if (c.handled) {
+        // A plain handler would run them from the first item again and leave the state behind.
+        missing.push(c.name);
+        reasons.push(`${label} has ${saved} but its Node handler is not iterable: register it with registerIterable`);
+        continue;
+      }
+      warnings.push(`${label} is an IterableJob (${saved}): its Node handler must use registerIterable`);
+    }
+    if (c.handled) continue;
     const live = c.queued + c.scheduled + c.retry;
     if (live > 0 || opts.deadBlocks) {
       missing.push(c.name);
@@ -275,9 +301,21 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
           retry: 0,
           dead: 0,
           handled: isHandled(handlers, name, activeJob),
+          iterating: 0,
+          iterableHandler: !activeJob && !!handlers.iterableClasses?.has(name),
         }),
       );
     return u;
+  };
+  // IterableJob state of the jobs of a page, counted on their class (read-only EXISTS).
+  const countIterating = async (found: Array<[string, ClassUsage]>) => {
+    if (found.length === 0) return;
+    const pipe = redis.pipeline();
+    for (const [jid] of found) pipe.exists(iterationKey(jid));
+    const res = (await pipe.exec()) ?? [];
+    found.forEach(([, u], i) => {
+      if (res[i]?.[1] === 1) u.iterating = (u.iterating ?? 0) + 1;
+    });
   };
   const unparseable: Record<string, number> = {};
   const bad = (key: string) => (unparseable[key] = (unparseable[key] ?? 0) + 1);
@@ -296,12 +334,18 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
     const key = QUEUE_PREFIX + q;
     sizes.set(q, await redis.llen(key));
     for await (const page of listPages(redis, key, pageSize)) {
+      const found: Array<[string, ClassUsage]> = [];
       for (const item of page.items) {
         const p = parseRecord(item);
         const id = p && identify(p.record);
         if (!id) bad(key);
-        else use(q, id.className, id.activeJob).queued++;
+        else {
+          const u = use(q, id.className, id.activeJob);
+          u.queued++;
+          if (id.jid) found.push([id.jid, u]);
+        }
       }
+      await countIterating(found);
       tick(key, page.items.length);
     }
   }
@@ -309,6 +353,11 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
   for (const s of JOB_SETS) {
     const seen = new Set<string>(); // ZSCAN may return a member twice
     for await (const page of zsetPages(redis, s, pageSize)) {
+      const found: Array<[string, ClassUsage]> = [];
+      const track = (u: ClassUsage, jid: string | undefined) => {
+        u[field[s]]++;
+        if (jid && s !== "dead") found.push([jid, u]);
+      };
       for (const { member } of page) {
         const fp = fingerprint(member);
         if (seen.has(fp)) continue;
@@ -316,15 +365,17 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
         const p = parseRecord(member);
         const id = p && identify(p.record);
         if (!id) bad(s);
-        else if (id.queue !== undefined && nameSet.has(id.queue)) use(id.queue, id.className, id.activeJob)[field[s]]++;
+        else if (id.queue !== undefined && nameSet.has(id.queue))
+          track(use(id.queue, id.className, id.activeJob), id.jid);
         else if (id.queue !== undefined && !only) {
           // A set entry bound for a queue with no list and no `queues` entry yet: audit it too.
           nameSet.add(id.queue);
           names.push(id.queue);
           sizes.set(id.queue, 0);
-          use(id.queue, id.className, id.activeJob)[field[s]]++;
+          track(use(id.queue, id.className, id.activeJob), id.jid);
         }
       }
+      await countIterating(found);
       tick(s, page.length);
     }
   }
@@ -341,6 +392,7 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
     node: {
       classes: [...handlers.classes].sort(),
       activeJobClasses: [...handlers.activeJobClasses].sort(),
+      iterableClasses: [...(handlers.iterableClasses ?? [])].sort(),
       processes: processes.filter((p) => p.runtime === "node"),
     },
     unparseable,

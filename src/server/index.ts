@@ -10,3 +10,5 @@ export * from "./heartbeat.js";
 export * from "./stats.js";
 export * from "./logger.js";
 export * from "./activejob-args.js";
+export * from "./iterable.js";
+export * from "./iterable-state.js";

@@ -58,6 +58,8 @@ export class Launcher {
   private readonly stats = new Stats();
   private readonly managers: Manager[] = [];
   private heartbeat?: Heartbeat;
+  /** The fleet's release, known once running. */
+  profile?: WireProfile;
   private poller?: Poller;
   private recoveryTimer?: NodeJS.Timeout;
   private stopped?: Promise<void>;
@@ -77,6 +79,7 @@ export class Launcher {
     if (this.state !== "new") throw new Error(`worker already ${this.state}`);
     const o = this.o;
     const profile = await o.client.profile();
+    this.profile = profile;
     this.state = "running";
     const retry = o.retryConfig(profile);
     this.heartbeat = new Heartbeat({
@@ -141,6 +144,7 @@ export class Launcher {
           unknownClass: o.unknownClass,
           logger: o.logger,
           work: this.work,
+          stopping: () => this.state !== "running",
         },
       });
       this.managers.push(m);

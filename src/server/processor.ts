@@ -13,7 +13,7 @@ import { handleFailure, sendToDead, type RetryConfig } from "./job-retry.js";
 import type { Logger } from "./logger.js";
 import type { Stats } from "./stats.js";
 import type { WorkEntry } from "./heartbeat.js";
-import { describeError, type JobContext, type RegisteredHandler } from "./types.js";
+import { describeError, JobRetrySkip, type JobContext, type RegisteredHandler } from "./types.js";
 
 export interface ServerMiddlewareContext {
   jid: string;
@@ -44,6 +44,8 @@ export interface ProcessorDeps {
   logger: Logger;
   /** Running jobs by tid, read by the heartbeat. */
   work: Map<string, WorkEntry>;
+  /** The worker is quieting or stopping (handlers read it as ctx.stopping). */
+  stopping?: () => boolean;
 }
 
 /**
@@ -131,6 +133,9 @@ export async function processJob(
       get signal() {
         return abort.signal;
       },
+      get stopping() {
+        return deps.stopping?.() ?? false;
+      },
     };
     await chain(deps.middleware, { jid, className, queue: uow.queueName, job: record }, async () => {
       await registered.handler(args as never, ctx);
@@ -141,6 +146,10 @@ export async function processJob(
     if (abort.aborted) {
       // Hard shutdown: not finished, so not acknowledged; the launcher requeues it.
       return "requeue";
+    }
+    if (error instanceof JobRetrySkip) {
+      deps.stats.recordSkip(className, performance.now() - started);
+      return "ack";
     }
     deps.stats.record(className, performance.now() - started, false);
     const err = describeError(error);

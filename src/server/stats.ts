@@ -160,6 +160,12 @@ export class Stats {
     m.totals.p++;
   }
 
+  /** Sidekiq::JobRetry::Skip (an interrupted iterable job): failed in the process stats, timed in metrics. */
+  recordSkip(className: string, ms: number): void {
+    this.record(className, ms, true);
+    this.failed++;
+  }
+
   /** Counts not yet flushed. */
   pending(): StatCounts {
     return { processed: this.processed, failed: this.failed };

@@ -14,6 +14,17 @@ export interface JobContext {
   raw: string;
   /** Aborted when the worker hard-stops (timeout after TERM): finish or give up quickly. */
   signal: AbortSignal;
+  /** True once the worker quiets or stops (Ruby's `interrupted?`): long jobs may stop early and hand back. */
+  readonly stopping: boolean;
+}
+
+/**
+ * Sidekiq::JobRetry::Skip: the handler dealt with the job itself (an
+ * interrupted iterable job pushed itself back): acknowledged, no retry,
+ * counted failed in the process stats but timed like a success in metrics.
+ */
+export class JobRetrySkip extends Error {
+  override name = "Sidekiq::JobRetry::Skip";
 }
 
 export type JobHandler<A extends unknown[] = JsonValue[]> = (args: A, ctx: JobContext) => unknown | Promise<unknown>;

@@ -5,6 +5,7 @@ import { Client } from "../client/client.js";
 import { connectRedis, type OwnedRedis, type RedisSource } from "../redis/connection.js";
 import type { DialectLike, WireProfile } from "../wire/dialect.js";
 import type { JsonValue } from "../wire/json-scan.js";
+import type { JobRecord } from "../wire/job-record.js";
 import {
   DEFAULT_DEAD_MAX_JOBS,
   DEFAULT_DEAD_TIMEOUT_SECONDS,
@@ -13,6 +14,7 @@ import {
 import { type CapsuleConfig, makeCapsule } from "./capsule.js";
 import { newIdentity } from "./heartbeat.js";
 import type { RetryConfig } from "./job-retry.js";
+import { type IterableJob, type IterableOptions, iterableHandler } from "./iterable.js";
 import { Launcher } from "./launcher.js";
 import { consoleLogger, type Logger } from "./logger.js";
 import type { ServerMiddleware, UnknownClassPolicy } from "./processor.js";
@@ -72,12 +74,15 @@ export class Worker {
   private readonly middleware: ServerMiddleware[] = [];
   private readonly deathHandlers: DeathHandler[] = [];
   private readonly launcher: Launcher;
+  private readonly client: Client;
+  private readonly logger: Logger;
 
   constructor(private readonly options: WorkerOptions) {
     this.conn = connectRedis(options.redis);
     const configs = options.capsules?.length
       ? options.capsules
       : [{ name: "default", concurrency: options.concurrency ?? 5, queues: options.queues ?? ["default"] }];
+    this.logger = options.logger ?? consoleLogger();
     const client = new Client({
       redis: this.conn.redis,
       ...(options.dialect !== undefined ? { dialect: options.dialect } : {}),
@@ -85,6 +90,7 @@ export class Worker {
       // Payloads the poller moves were checked when they were written.
       validate: false,
     });
+    this.client = client;
     this.launcher = new Launcher({
       conn: this.conn,
       client,
@@ -96,7 +102,7 @@ export class Worker {
         middleware: this.middleware,
         deathHandlers: this.deathHandlers,
       },
-      logger: options.logger ?? consoleLogger(),
+      logger: this.logger,
       retryConfig: (profile) => this.retryConfig(profile),
       reliable: (options.fetch ?? "reliable") === "reliable",
       fetchLanes: options.fetchLanes,
@@ -130,6 +136,25 @@ export class Worker {
   ): this {
     this.activeJobHandlers.set(jobClass, { handler: handler as JobHandler<never>, options });
     return this;
+  }
+
+  /**
+   * Handles an IterableJob class (`include Sidekiq::IterableJob`): its cursor
+   * lives in `it-<jid>` as in Ruby, so either side resumes the other's work.
+   */
+  registerIterable<A extends unknown[] = JsonValue[], Item = unknown>(
+    className: string,
+    job: IterableJob<A, Item>,
+    options: HandlerOptions & IterableOptions = {},
+  ): this {
+    const deps = {
+      redis: () => this.conn.redis,
+      version: () => this.launcher.profile!.version,
+      pushBack: (record: JobRecord) => this.client.pushRecord(record),
+      logger: this.logger,
+      timeout: this.options.timeout ?? 25,
+    };
+    return this.register(className, iterableHandler(className, job, options, deps), options);
   }
 
   use(mw: ServerMiddleware): this {

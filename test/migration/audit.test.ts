@@ -107,3 +107,39 @@ describe("judgeQueue", () => {
     );
   });
 });
+
+describe("audit and IterableJob state", () => {
+  const ruby = proc({ identity: "rb:1:aa", version: "8.1.7", queues: ["it"] });
+
+  it("records registerIterable as a handled, iterable class", async () => {
+    const h = await collectHandlers({
+      default: (w: { registerIterable: Function; register: Function }) => {
+        w.registerIterable("ScanJob", {});
+        w.register("Plain", () => 0);
+      },
+    });
+    expect([...h.classes].sort()).toEqual(["Plain", "ScanJob"]);
+    expect([...(h.iterableClasses ?? [])]).toEqual(["ScanJob"]);
+  });
+
+  it("BLOCKED when jobs with a saved cursor would meet a plain Node handler; READY with an iterable one", () => {
+    const plain = judgeQueue("it", 2, [usage("ScanJob", { queued: 2, handled: true, iterating: 1 })], [ruby]);
+    expect(plain.verdict).toBe("BLOCKED");
+    expect(plain.reasons).toEqual([
+      "ScanJob has 1 job(s) with a saved IterableJob cursor (it-<jid>) but its Node handler is not iterable: register it with registerIterable",
+    ]);
+    const iterable = judgeQueue(
+      "it",
+      2,
+      [usage("ScanJob", { queued: 2, handled: true, iterating: 1, iterableHandler: true })],
+      [ruby],
+    );
+    expect(iterable.verdict).toBe("READY");
+  });
+
+  it("a class with no handler at all says it is an IterableJob", () => {
+    const q = judgeQueue("it", 1, [usage("ScanJob", { retry: 1, iterating: 1 })], [ruby]);
+    expect(q.verdict).toBe("BLOCKED");
+    expect(q.warnings.join()).toMatch(/ScanJob is an IterableJob \(1 job\(s\) with a saved IterableJob cursor/);
+  });
+});
