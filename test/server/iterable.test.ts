@@ -130,6 +130,8 @@ describe("the iterable runner in a worker (real Redis)", () => {
 
   it("quiet interrupts before the next item: the cursor is saved and the job pushed back with its jid", async () => {
     const seen: number[] = [];
+    // Assigned once run() returns; the handler reads it later, when item 2 runs.
+    // eslint-disable-next-line prefer-const
     let w!: Worker;
     const {
       w: worker,
