@@ -10,6 +10,7 @@
 // twice; callers de-duplicate, and every write re-checks the element in Redis.
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
+import { execReplies } from "../redis/replies.js";
 import { JobRecord } from "../wire/job-record.js";
 
 export const QUEUE_PREFIX = "queue:";
@@ -101,12 +102,8 @@ export async function keyTypes(redis: Redis, keys: readonly string[]): Promise<M
   if (keys.length === 0) return out;
   const pipe = redis.pipeline();
   for (const k of keys) pipe.type(k);
-  const res = (await pipe.exec()) ?? [];
-  keys.forEach((k, i) => {
-    const [err, t] = res[i] ?? [];
-    if (err) throw err;
-    out.set(k, String(t));
-  });
+  const types = execReplies(await pipe.exec(), "key types");
+  keys.forEach((k, i) => out.set(k, String(types[i])));
   return out;
 }
 

@@ -10,6 +10,7 @@
 // Jobs travel as raw bytes, so even a payload that is not UTF-8 is requeued
 // or buried exactly as it came.
 import type { Redis } from "ioredis";
+import { execReplies } from "../redis/replies.js";
 import { queuesCommand, type Capsule } from "./capsule.js";
 import { isUnknownCommand, type ServerFeatures } from "./server-features.js";
 
@@ -56,12 +57,6 @@ export function unitOfWork(queue: string, raw: Buffer): UnitOfWork {
   return { queue, queueName: queue.slice("queue:".length), job, raw };
 }
 
-function checkExec(res: Array<[Error | null, unknown]> | null): void {
-  if (!res) throw new Error("transaction discarded");
-  const err = res.find(([e]) => e)?.[0];
-  if (err) throw err;
-}
-
 /**
  * Pushes unfinished jobs back to their queues' BRPOP end (one pipeline), so
  * they run next, the first fetched first.
@@ -70,7 +65,7 @@ export async function bulkRequeue(redis: Redis, work: readonly UnitOfWork[]): Pr
   if (work.length === 0) return;
   const pipe = redis.pipeline();
   for (let i = work.length - 1; i >= 0; i--) pipe.rpush(work[i]!.queue, work[i]!.raw);
-  checkExec(await pipe.exec());
+  execReplies(await pipe.exec(), "requeue");
 }
 
 export class BasicFetch implements Fetcher {

@@ -21,6 +21,7 @@
 //   8.1.0     retry_for and the retry count are mutually exclusive
 //   8.1.6     time_for reads the ms part as ms (Changes.md files it under 8.1.5)
 import type { Redis } from "ioredis";
+import { execReplies } from "../redis/replies.js";
 import { versionAtLeast, type WireProfile } from "../wire/dialect.js";
 import { isFloatLexeme, type JsonValue } from "../wire/json-scan.js";
 import type { JobRecord } from "../wire/job-record.js";
@@ -200,8 +201,7 @@ export async function sendToDead(
     .zremrangebyscore("dead", "-inf", rubyFloatToS(nowS - timeout))
     .zremrangebyrank("dead", 0, String(-max))
     .exec();
-  if (!results) throw new Error("sendToDead: MULTI was discarded");
-  for (const [err] of results) if (err) throw err;
+  execReplies(results, "send to dead");
 }
 
 /** `retries_exhausted`: the handler's hook, then the dead set and the death handlers, per release. */

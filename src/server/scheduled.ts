@@ -18,9 +18,9 @@
 // the batch back the same way. Every script declares all its keys (Valkey,
 // Dragonfly) and uses ZRANGEBYSCORE, so Redis older than 6.2 works too.
 import type { Redis } from "ioredis";
-import { execRetryingOnce, type Client, type PreparedPush } from "../client/client.js";
+import type { Client, PreparedPush } from "../client/client.js";
 import { pipeQueuePushes } from "../client/push-batch.js";
-import { retryingOnce } from "../redis/connection.js";
+import { execRetryingOnce, retryingOnce } from "../redis/retry-once.js";
 import { JobRecord } from "../wire/job-record.js";
 import { versionAtLeast, type WireProfile } from "../wire/dialect.js";
 import { rubyFloatToS } from "../wire/ruby-json.js";
@@ -265,7 +265,7 @@ export class Poller {
       // after recovery (at least once, never lost).
       for (const [redis, plans] of groupBy(remote, (p) => p.push.redis)) {
         const payloads = new Map([...byQueue(plans)].map(([q, l]) => [q, l.map((p) => p.push.json)]));
-        await execRetryingOnce(redis, () => pipeQueuePushes(redis.pipeline(), payloads));
+        await execRetryingOnce(redis, () => pipeQueuePushes(redis.pipeline(), payloads), "promote");
         remotePushed += plans.length;
       }
     } catch (e) {
