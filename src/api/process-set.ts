@@ -13,7 +13,7 @@
 //             refused for embedded processes (7.0.3+).
 //   work      HGETALL <identity>:work per process (and <identity>:workers,
 //             what 6.0 – 6.4.1 write, when :work is empty), sorted by run_at.
-import { BRIDGE_LABEL } from "../client/fleet.js";
+import { BRIDGE_LABEL } from "../wire/bridge-label.js";
 import { versionAtLeast } from "../wire/dialect.js";
 import { JobRecord } from "../wire/job-record.js";
 import { parseJson, type JsonValue } from "../wire/json-scan.js";

@@ -4,7 +4,7 @@
 // serving it, and whether Node has a handler for every class: READY, or
 // BLOCKED with the reasons. Read-only.
 import type { Redis } from "ioredis";
-import { BRIDGE_LABEL } from "../client/fleet.js";
+import { BRIDGE_LABEL } from "../wire/bridge-label.js";
 import {
   fingerprint,
   identify,

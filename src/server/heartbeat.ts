@@ -29,7 +29,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { hostname as osHostname } from "node:os";
 import type { ChainableCommander, Redis } from "ioredis";
-import { BRIDGE_LABEL } from "../client/fleet.js";
+import { BRIDGE_LABEL } from "../wire/bridge-label.js";
 import { versionAtLeast, type WireProfile } from "../wire/dialect.js";
 import { execReplies } from "../redis/replies.js";
 import { RawJson, RubyFloat, toRubyJson, type RubyJsonValue } from "../wire/ruby-json.js";

@@ -5,7 +5,7 @@
 import type { Redis } from "ioredis";
 import { Client } from "../client/client.js";
 import { connectRedis, type OwnedRedis, type RedisSource } from "../redis/connection.js";
-import { BRIDGE_LABEL } from "../client/fleet.js";
+import { BRIDGE_LABEL } from "../wire/bridge-label.js";
 import type { DialectLike, WireProfile } from "../wire/dialect.js";
 import type { JsonValue } from "../wire/json-scan.js";
 import { makeCapsule, type Capsule, type CapsuleConfig } from "./capsule.js";

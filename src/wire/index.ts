@@ -9,4 +9,5 @@ export * from "./backtrace.js";
 export * from "./retry-fields.js";
 export * from "./migrate.js";
 export * from "./validate.js";
+export * from "./bridge-label.js";
 export type * from "./generated/index.js";
