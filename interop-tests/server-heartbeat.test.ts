@@ -3,7 +3,7 @@
 // its real Web UI (rendered with Rack::MockRequest) read what Heartbeat and
 // Stats write. beat() is called directly: no waiting for timers.
 import { beforeAll, expect, it } from "vitest";
-import { BRIDGE_LABEL } from "../src/client/fleet.js";
+import { BRIDGE_LABEL } from "../src/wire/bridge-label.js";
 import {
   Heartbeat,
   bridgeVersionString,

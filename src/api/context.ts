@@ -48,15 +48,6 @@ export async function sscanAll(redis: Redis, key: string): Promise<string[]> {
   return [...seen];
 }
 
-/** Throws the first error of a pipeline/MULTI reply; returns the values. */
-export function execValues(res: Array<[Error | null, unknown]> | null, what: string): unknown[] {
-  if (!res) throw new Error(`${what}: the transaction was discarded`);
-  return res.map(([err, v]) => {
-    if (err) throw err;
-    return v;
-  });
-}
-
 /** Ruby's `String#<=>` (bytewise), for sorting identities and queue names as Ruby does. */
 export function byteCompare(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));

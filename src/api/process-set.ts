@@ -13,11 +13,12 @@
 //             refused for embedded processes (7.0.3+).
 //   work      HGETALL <identity>:work per process (and <identity>:workers,
 //             what 6.0 – 6.4.1 write, when :work is empty), sorted by run_at.
-import { BRIDGE_LABEL } from "../client/fleet.js";
+import { BRIDGE_LABEL } from "../wire/bridge-label.js";
 import { releaseRules } from "../wire/release-rules.js";
 import { JobRecord } from "../wire/job-record.js";
 import { parseJson, type JsonValue } from "../wire/json-scan.js";
-import { byteCompare, execValues, sscanAll, toF, toI, type ApiContext } from "./context.js";
+import { byteCompare, sscanAll, toF, toI, type ApiContext } from "./context.js";
+import { execReplies } from "../redis/replies.js";
 import { displayClassOf, parseStored } from "./job-entry.js";
 
 export type Runtime = "ruby" | "node";
@@ -148,7 +149,7 @@ export class ProcessSet {
     if (procs.length === 0) return 0;
     const pipe = redis.pipeline();
     for (const p of procs) pipe.hget(p, "info");
-    const infos = execValues(await pipe.exec(), "process cleanup");
+    const infos = execReplies(await pipe.exec(), "process cleanup");
     const prune = procs.filter((_, i) => infos[i] === null || infos[i] === undefined);
     return prune.length === 0 ? 0 : redis.srem("processes", ...prune);
   }
@@ -166,7 +167,7 @@ export class ProcessSet {
     if (procs.length === 0) return [];
     const pipe = redis.pipeline();
     for (const p of procs) pipe.hmget(p, ...FIELDS);
-    const res = execValues(await pipe.exec(), "processes");
+    const res = execReplies(await pipe.exec(), "processes");
     const out: ProcessInfo[] = [];
     procs.forEach((id, i) => {
       const p = processFromHash(id, res[i] as Array<string | null>);
@@ -177,7 +178,7 @@ export class ProcessSet {
 
   /** `ProcessSet[identity]`: MULTI{SISMEMBER processes id; HMGET id …}; undefined unless both are there. */
   async get(identity: string): Promise<ProcessInfo | undefined> {
-    const [member, values] = execValues(
+    const [member, values] = execReplies(
       await this.ctx.redis
         .multi()
         .sismember("processes", identity)
@@ -218,7 +219,7 @@ export class ProcessSet {
     if (p.embedded && sig !== "TTIN")
       throw new EmbeddedProcessError(`Can't ${sig === "TSTP" ? "quiet" : "stop"} an embedded process (${identity})`);
     const key = `${identity}-signals`;
-    execValues(await this.ctx.redis.multi().lpush(key, sig).expire(key, 60).exec(), `signal ${identity}`);
+    execReplies(await this.ctx.redis.multi().lpush(key, sig).expire(key, 60).exec(), `signal ${identity}`);
     return p;
   }
 
@@ -229,13 +230,13 @@ export class ProcessSet {
     if (procs.length === 0) return [];
     const pipe = redis.pipeline();
     for (const p of procs) pipe.hgetall(`${p}:work`);
-    const works = execValues(await pipe.exec(), "work") as Array<Record<string, string>>;
+    const works = execReplies(await pipe.exec(), "work") as Array<Record<string, string>>;
     const empty = procs.filter((_, i) => Object.keys(works[i] ?? {}).length === 0);
     const legacy = new Map<string, Record<string, string>>();
     if (empty.length > 0) {
       const p2 = redis.pipeline();
       for (const p of empty) p2.hgetall(`${p}:workers`);
-      const res = execValues(await p2.exec(), "workers") as Array<Record<string, string>>;
+      const res = execReplies(await p2.exec(), "workers") as Array<Record<string, string>>;
       empty.forEach((p, i) => legacy.set(p, res[i] ?? {}));
     }
     const out: RunningWork[] = [];

@@ -1,7 +1,8 @@
 // Ruby's `Sidekiq::Queue`: the `queues` set and one `queue:<name>` list.
 // Entries are listed head first (the newest, as LPUSH puts them), like
 // `Queue#each`; the oldest job is at index -1, where latency is read.
-import { byteCompare, execValues, sscanAll, type ApiContext } from "./context.js";
+import { byteCompare, sscanAll, type ApiContext } from "./context.js";
+import { execReplies } from "../redis/replies.js";
 import { viewOf, type JobView } from "./job-entry.js";
 import { jobLatency, latencyRuleFor } from "./latency.js";
 
@@ -81,6 +82,6 @@ export class Queue {
 
   /** `Queue#clear`: MULTI { UNLINK queue:<name>; SREM queues <name> }. */
   async clear(): Promise<void> {
-    execValues(await this.ctx.redis.multi().unlink(this.key).srem("queues", this.name).exec(), `clear ${this.key}`);
+    execReplies(await this.ctx.redis.multi().unlink(this.key).srem("queues", this.name).exec(), `clear ${this.key}`);
   }
 }

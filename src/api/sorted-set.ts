@@ -32,7 +32,8 @@ import type { JobRecord } from "../wire/job-record.js";
 import { isFloatLexeme } from "../wire/json-scan.js";
 import { RubyFloat, rubyFloatToS } from "../wire/ruby-json.js";
 import { DEFAULT_DEAD_MAX_JOBS, DEFAULT_DEAD_TIMEOUT_SECONDS } from "../wire/sidekiq-constants.js";
-import { execValues, type ApiContext } from "./context.js";
+import type { ApiContext } from "./context.js";
+import { execReplies } from "../redis/replies.js";
 import {
   globEscape,
   hasFilter,
@@ -213,7 +214,7 @@ export class SortedJobSet {
    */
   async removeByScore(score: string | number, jid: string | undefined): Promise<string | undefined> {
     const s = typeof score === "number" ? rubyFloatToS(score) : score;
-    const [members] = execValues(
+    const [members] = execReplies(
       await this.ctx.redis.multi().zrangebyscore(this.name, s, s).zremrangebyscore(this.name, s, s).exec(),
       `remove from ${this.name}`,
     ) as [string[], number];
@@ -225,7 +226,7 @@ export class SortedJobSet {
     if (others.length > 0) {
       const tx = this.ctx.redis.multi();
       for (const m of others) tx.zadd(this.name, rubyFloatToS(Number(s)), m);
-      execValues(await tx.exec(), `re-add to ${this.name}`);
+      execReplies(await tx.exec(), `re-add to ${this.name}`);
     }
     return matched[0];
   }
@@ -406,7 +407,7 @@ export class DeadSet extends SortedJobSet {
       if (opts.trim !== false) await this.trim();
       return;
     }
-    execValues(
+    execReplies(
       await this.ctx.redis
         .multi()
         .zadd(this.name, rubyFloatToS(nowS), raw)
@@ -420,7 +421,7 @@ export class DeadSet extends SortedJobSet {
   /** `DeadSet#trim`: MULTI{ZREMRANGEBYSCORE dead -inf <now - timeout>; ZREMRANGEBYRANK dead 0 -<max>}. */
   async trim(): Promise<void> {
     const nowS = this.ctx.now() / 1000;
-    execValues(
+    execReplies(
       await this.ctx.redis
         .multi()
         .zremrangebyscore(this.name, "-inf", rubyFloatToS(nowS - this.timeout))

@@ -1,7 +1,8 @@
 // Ruby's `Sidekiq::Stats`: the same reads (fetch_stats_fast! then
 // fetch_stats_slow!) and `queue_summaries`, with latency by the rules of the
 // API's release (latency.ts).
-import { execValues, sscanAll, toI, type ApiContext } from "./context.js";
+import { sscanAll, toI, type ApiContext } from "./context.js";
+import { execReplies } from "../redis/replies.js";
 import { jobLatency, latencyRuleFor } from "./latency.js";
 
 export interface StatsSnapshot {
@@ -34,7 +35,7 @@ export interface QueueSummary {
 /** `Sidekiq::Stats.new` with every value fetched (`fetch_stats!`). */
 export async function fetchStats(ctx: ApiContext): Promise<StatsSnapshot> {
   const { redis } = ctx;
-  const fast = execValues(
+  const fast = execReplies(
     await redis
       .pipeline()
       .get("stat:processed")
@@ -57,7 +58,7 @@ export async function fetchStats(ctx: ApiContext): Promise<StatsSnapshot> {
     const pipe = redis.pipeline();
     for (const p of processes) pipe.hget(p, "busy");
     for (const q of queues) pipe.llen(`queue:${q}`);
-    const slow = execValues(await pipe.exec(), "stats");
+    const slow = execReplies(await pipe.exec(), "stats");
     slow.forEach((v, i) => {
       if (i < processes.length) workersSize += toI(v as string | null);
       else enqueued += Number(v);
@@ -87,7 +88,7 @@ export async function queueSummaries(ctx: ApiContext): Promise<QueueSummary[]> {
   if (queues.length === 0) return [];
   const pipe = redis.pipeline();
   for (const q of queues) pipe.llen(`queue:${q}`).lindex(`queue:${q}`, -1).sismember("paused", q);
-  const res = execValues(await pipe.exec(), "queue summaries");
+  const res = execReplies(await pipe.exec(), "queue summaries");
   const rule = latencyRuleFor(ctx.rules);
   const now = ctx.now();
   const out = queues.map((name, i) => ({

@@ -2,7 +2,7 @@
 // would, runs client middleware, checks arguments, and pushes with the
 // commands Sidekiq uses (pipelined SADD queues + LPUSH per queue, or one ZADD
 // schedule), in the dialect the fleet reads.
-import type { ChainableCommander, Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { profileFor, type DialectLike, type WireProfile } from "../wire/dialect.js";
 import { releaseRules } from "../wire/release-rules.js";
 import { rubyFloatToS, toRubyJson } from "../wire/ruby-json.js";
@@ -12,7 +12,8 @@ import { parseJson } from "../wire/json-scan.js";
 import { newJid } from "../wire/jid.js";
 import type { JobRecord } from "../wire/job-record.js";
 import type { RecordKind } from "../wire/dialect.js";
-import { connectRedis, retryingOnce, type OwnedRedis, type RedisSource } from "../redis/connection.js";
+import { connectRedis, type OwnedRedis, type RedisSource } from "../redis/connection.js";
+import { execRetryingOnce } from "../redis/retry-once.js";
 import { DialectDetectionError, SidekiqArgumentError } from "./errors.js";
 import { liveProcesses, profileForFleet } from "./fleet.js";
 import { runClientMiddleware, type ClientMiddleware } from "./middleware.js";
@@ -82,14 +83,6 @@ interface Shard {
 }
 
 const underTest = () => process.env.VITEST !== undefined || process.env.NODE_ENV === "test";
-
-/** Runs a pipeline, failing on its first error; once more after READONLY & co (retryingOnce). */
-export function execRetryingOnce(redis: Redis, build: () => ChainableCommander): Promise<void> {
-  return retryingOnce(redis, async () => {
-    const err = ((await build().exec()) ?? []).find(([e]) => e)?.[0];
-    if (err) throw err;
-  });
-}
 
 export class Client {
   private readonly shards = new Map<RedisSource, Shard>();
@@ -308,7 +301,11 @@ export class Client {
   async pushRecord(record: JobRecord): Promise<string | null> {
     const p = await this.prepareRecord(record);
     if (!p) return null;
-    await execRetryingOnce(p.redis, () => p.redis.pipeline().sadd("queues", p.queue).lpush(`queue:${p.queue}`, p.json));
+    await execRetryingOnce(
+      p.redis,
+      () => p.redis.pipeline().sadd("queues", p.queue).lpush(`queue:${p.queue}`, p.json),
+      "push",
+    );
     return p.jid;
   }
 
@@ -391,7 +388,7 @@ export class Client {
       }
       return pipe;
     };
-    await execRetryingOnce(redis, build);
+    await execRetryingOnce(redis, build, "push");
   }
 
   /**
@@ -444,7 +441,7 @@ export class Client {
       else pipe.sadd("queues", t.queue).lpush(`queue:${t.queue}`, ...list);
       return pipe;
     };
-    await execRetryingOnce(redis, build);
+    await execRetryingOnce(redis, build, "push bulk");
     return true;
   }
 

@@ -1,6 +1,7 @@
 // Who reads this Redis: the live Sidekiq processes' heartbeats tell their
 // versions, so `dialect: "auto"` writes what every one of them understands.
 import type { Redis } from "ioredis";
+import { BRIDGE_LABEL } from "../wire/bridge-label.js";
 import { profileForVersion, versionAtLeast, type WireProfile } from "../wire/dialect.js";
 
 export interface LiveProcess {
@@ -10,9 +11,6 @@ export interface LiveProcess {
   /** A sidekiq-bridge (Node) process: it reads every dialect, so it does not constrain. */
   bridge: boolean;
 }
-
-/** Label that sidekiq-bridge processes put in their heartbeat `info.labels`. */
-export const BRIDGE_LABEL = "sidekiq-bridge";
 
 export async function liveProcesses(redis: Redis): Promise<LiveProcess[]> {
   const ids = await redis.smembers("processes");

@@ -1,6 +1,7 @@
 // The client: enqueue from Node for Ruby workers.
 export * from "./client.js";
 export * from "../redis/connection.js";
+export * from "../redis/retry-once.js";
 export * from "./errors.js";
 export * from "./fleet.js";
 export * from "./middleware.js";

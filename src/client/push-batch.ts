@@ -4,7 +4,7 @@
 // order the pushes were made, as Sidekiq's push_bulk writes them. Redis ends
 // up holding exactly what one raw_push per job would leave.
 import type { ChainableCommander, Redis } from "ioredis";
-import { RECONNECT_ERRORS } from "../redis/connection.js";
+import { RECONNECT_ERRORS } from "../redis/retry-once.js";
 
 interface PendingPush {
   queue: string;

@@ -5,7 +5,7 @@
 // BLOCKED with the reasons. A class whose jobs carry a saved IterableJob
 // cursor (`it-<jid>`) needs an iterable Node handler. Read-only.
 import type { Redis } from "ioredis";
-import { BRIDGE_LABEL } from "../client/fleet.js";
+import { BRIDGE_LABEL } from "../wire/bridge-label.js";
 import { iterationKey } from "../server/iterable-state.js";
 import {
   fingerprint,

@@ -1,6 +1,8 @@
 // What every migration tool shares: finding Sidekiq's keys, reading lists and
-// sorted sets page by page as raw bytes, telling a job's class (ActiveJob by
-// `wrapped`), and the Lua scripts that replace one payload atomically.
+// sorted sets page by page as raw bytes, and telling a job's class (ActiveJob
+// by `wrapped`). The Lua scripts that replace one payload atomically are in
+// src/redis/scripts/ (replace-list-elements, replace-sorted-set-members,
+// move-list-elements).
 //
 // Reads are at-least-once under live traffic: a list is paged from its head
 // with positive indices (Sidekiq LPUSHes at the head, which only shifts
@@ -10,6 +12,7 @@
 // twice; callers de-duplicate, and every write re-checks the element in Redis.
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
+import { execReplies } from "../redis/replies.js";
 import { JobRecord } from "../wire/job-record.js";
 import { ACTIVEJOB_WRAPPER_CLASSES, strictUtf8 } from "../wire/sidekiq-constants.js";
 
@@ -85,12 +88,8 @@ export async function keyTypes(redis: Redis, keys: readonly string[]): Promise<M
   if (keys.length === 0) return out;
   const pipe = redis.pipeline();
   for (const k of keys) pipe.type(k);
-  const res = (await pipe.exec()) ?? [];
-  keys.forEach((k, i) => {
-    const [err, t] = res[i] ?? [];
-    if (err) throw err;
-    out.set(k, String(t));
-  });
+  const types = execReplies(await pipe.exec(), "key types");
+  keys.forEach((k, i) => out.set(k, String(types[i])));
   return out;
 }
 
@@ -145,144 +144,6 @@ export async function* zsetPages(redis: Redis, key: string, count = 1000): Async
     for (let i = 0; i + 1 < flat.length; i += 2) page.push({ member: flat[i]!, score: flat[i + 1]!.toString() });
     if (page.length > 0) yield page;
   } while (cursor !== "0");
-}
-
-// ---------------------------------------------------------------------------
-// Lua: each call declares every key it touches (KEYS), so it also runs where
-// undeclared keys are refused (Valkey/Redis cluster-safe scripting, Dragonfly).
-
-/**
- * Replaces list elements in place: for each (hint, old, new), finds `old` at
- * `hint + drift` (drift: how far the previous element had moved, by pushes at
- * the head), else within `window` of it, else anywhere from `window` before it
- * to the tail (LPOS from the tail, bounded by MAXLEN; a chunked scan on Redis
- * < 6.0.6), and LSETs `new` there. Pushes only move elements towards the tail,
- * so an element not found there was popped by a worker, deleted or rewritten
- * meanwhile: it is left alone (and an element shifted the other way by a mass
- * LREM is left for the next pass). The bound keeps each miss as cheap as the
- * element's distance from the tail, where workers pop.
- * Returns one status per triple (1 replaced, 0 gone), then the last drift.
- */
-export const LUA_LIST_REPLACE = `
-local key = KEYS[1]
-local drift = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local out = {}
-local function find(old, guess)
-  if guess >= 0 and redis.call("LINDEX", key, guess) == old then return guess end
-  local from = guess - window
-  if from < 0 then from = 0 end
-  local items = redis.call("LRANGE", key, from, guess + window)
-  local best
-  for j = 1, #items do
-    if items[j] == old then
-      local p = from + j - 1
-      if best == nil or math.abs(p - guess) < math.abs(best - guess) then best = p end
-    end
-  end
-  if best then return best end
-  local len = redis.call("LLEN", key)
-  if from >= len then return nil end
-  local r = redis.pcall("LPOS", key, old, "RANK", -1, "MAXLEN", len - from)
-  if type(r) == "number" then return r end
-  if type(r) == "table" and r.err then
-    local i = from
-    while i < len do
-      local chunk = redis.call("LRANGE", key, i, i + 999)
-      for j = 1, #chunk do
-        if chunk[j] == old then return i + j - 1 end
-      end
-      i = i + 1000
-    end
-  end
-  return nil
-end
-for i = 3, #ARGV, 3 do
-  local hint = tonumber(ARGV[i])
-  local pos = find(ARGV[i + 1], hint + drift)
-  if pos then
-    redis.call("LSET", key, pos, ARGV[i + 2])
-    drift = pos - hint
-    out[#out + 1] = 1
-  else
-    out[#out + 1] = 0
-  end
-end
-out[#out + 1] = drift
-return out`;
-
-/**
- * Replaces sorted-set members in place, keeping each one's score: for each
- * (old, new), if `old` is still a member and `new` is not, ZREM old and ZADD
- * new with old's score. Returns one status per pair: 1 replaced, 0 gone,
- * 2 conflict (`new` already a member: merging them would lose a job).
- */
-export const LUA_ZSET_REPLACE = `
-local key = KEYS[1]
-local out = {}
-for i = 1, #ARGV, 2 do
-  local score = redis.call("ZSCORE", key, ARGV[i])
-  if not score then
-    out[#out + 1] = 0
-  elseif redis.call("ZSCORE", key, ARGV[i + 1]) then
-    out[#out + 1] = 2
-  else
-    redis.call("ZREM", key, ARGV[i])
-    redis.call("ZADD", key, score, ARGV[i + 1])
-    out[#out + 1] = 1
-  end
-end
-return out`;
-
-/**
- * Moves list elements to another queue: for each (old, new), LREM one `old`
- * (nearest the tail, so the oldest copy) from the source and, only if one was
- * removed, LPUSH `new` onto the destination; SADD the destination's name to
- * `queues` when anything moved. Returns one status per pair: 1 moved, 0 gone.
- */
-export const LUA_LIST_MOVE = `
-local src, dst, queues = KEYS[1], KEYS[2], KEYS[3]
-local out = {}
-local any = false
-for i = 2, #ARGV, 2 do
-  if redis.call("LREM", src, -1, ARGV[i]) == 1 then
-    redis.call("LPUSH", dst, ARGV[i + 1])
-    any = true
-    out[#out + 1] = 1
-  else
-    out[#out + 1] = 0
-  end
-end
-if any then redis.call("SADD", queues, ARGV[1]) end
-return out`;
-
-type Arg = string | Buffer | number;
-export interface MigrationCommands {
-  listReplace(key: string, drift: number, window: number, ...triples: Arg[]): Promise<number[]>;
-  zsetReplace(key: string, ...pairs: Arg[]): Promise<number[]>;
-  listMove(src: string, dst: string, queuesKey: string, dstName: string, ...pairs: Arg[]): Promise<number[]>;
-}
-
-const DEFINED = Symbol.for("sidekiq-bridge.migration.commands");
-
-/** The scripts as commands on this connection (EVALSHA, reloaded on NOSCRIPT by ioredis). */
-export function commands(redis: Redis): MigrationCommands {
-  const r = redis as Redis & Record<string | symbol, unknown>;
-  if (!r[DEFINED]) {
-    redis.defineCommand("bridgeMigListReplace", { numberOfKeys: 1, lua: LUA_LIST_REPLACE });
-    redis.defineCommand("bridgeMigZsetReplace", { numberOfKeys: 1, lua: LUA_ZSET_REPLACE });
-    redis.defineCommand("bridgeMigListMove", { numberOfKeys: 3, lua: LUA_LIST_MOVE });
-    r[DEFINED] = true;
-  }
-  const call =
-    (name: string) =>
-    (...args: Arg[]) =>
-      (r[name] as (...a: Arg[]) => Promise<number[]>).apply(redis, args);
-  return {
-    listReplace: call("bridgeMigListReplace") as MigrationCommands["listReplace"],
-    zsetReplace: call("bridgeMigZsetReplace") as MigrationCommands["zsetReplace"],
-    listMove: call("bridgeMigListMove") as MigrationCommands["listMove"],
-  };
 }
 
 /** Splits an array into chunks of n. */

@@ -25,6 +25,7 @@
 // converted by the next pass. Payloads already in the target unit are never
 // rewritten (so 8 -> 7 -> 8 gives back the original bytes).
 import type { Redis } from "ioredis";
+import { replaceListElements, replaceSortedSetMembers } from "../redis/scripts/index.js";
 import { isFloatLexeme } from "../wire/json-scan.js";
 import { JobRecord } from "../wire/job-record.js";
 import { strictUtf8 } from "../wire/sidekiq-constants.js";
@@ -33,7 +34,6 @@ import { migratePayloadTimes } from "../wire/time-unit-rewrite.js";
 import { MILLIS_THRESHOLD } from "../wire/timestamps.js";
 import {
   chunks,
-  commands,
   fingerprint,
   JOB_SETS,
   listPages,
@@ -186,7 +186,6 @@ export async function migrateTimestamps(redis: Redis, o: TimestampOptions): Prom
   const batchSize = o.batchSize ?? 200;
   const window = o.window ?? 512;
   const maxPasses = o.dryRun ? 1 : Math.max(1, o.maxPasses ?? 1);
-  const cmd = commands(redis);
   const reports = new Map<string, TimestampKeyReport>();
   let passes = 0;
 
@@ -204,8 +203,8 @@ export async function migrateTimestamps(redis: Redis, o: TimestampOptions): Prom
     for (const k of keys) {
       let rep = reports.get(k.key);
       if (!rep) reports.set(k.key, (rep = emptyReport(k.key, k.type)));
-      if (k.type === "list") await listPass(redis, k.key, o, rep, { pageSize, batchSize, window, cmd, tick });
-      else await zsetPass(redis, k.key, o, rep, { pageSize, batchSize, cmd, tick });
+      if (k.type === "list") await listPass(redis, k.key, o, rep, { pageSize, batchSize, window, tick });
+      else await zsetPass(redis, k.key, o, rep, { pageSize, batchSize, tick });
     }
     if (o.dryRun) break;
     // Verification: what is still in the other unit (written during the pass).
@@ -245,7 +244,6 @@ interface PassContext {
   pageSize: number;
   batchSize: number;
   window?: number;
-  cmd: ReturnType<typeof commands>;
   tick: (key: string, n: number) => void;
 }
 
@@ -284,7 +282,7 @@ async function listPass(
     inflight = (async () => {
       await prev;
       for (const batch of chunks(triples, c.batchSize)) {
-        const res = await c.cmd.listReplace(key, drift, c.window ?? 512, ...batch.flat());
+        const res = await replaceListElements(redis, [key], [drift, c.window ?? 512, ...batch.flat()]);
         drift = Number(res[res.length - 1]);
         for (let i = 0; i < batch.length; i++) {
           if (res[i] === 1) rep.converted++;
@@ -333,7 +331,7 @@ async function zsetPass(
     inflight = (async () => {
       await prev;
       for (const batch of chunks(pairs, c.batchSize)) {
-        const res = await c.cmd.zsetReplace(key, ...batch.flat());
+        const res = await replaceSortedSetMembers(redis, [key], batch.flat());
         for (let i = 0; i < batch.length; i++) {
           if (res[i] === 1) {
             rep.converted++;

@@ -10,6 +10,7 @@ import { once } from "node:events";
 import { rm } from "node:fs/promises";
 import type { Writable } from "node:stream";
 import type { Redis } from "ioredis";
+import { execReplies } from "../redis/replies.js";
 import {
   digestEntries,
   entryCount,
@@ -91,14 +92,12 @@ export async function readKey(
       tx.getBuffer(key);
       break;
   }
-  const res = await tx.exec();
-  if (!res) throw new Error(`reading ${key} was aborted`);
-  for (const [err] of res) if (err) throw err;
-  const [, t] = res[0]!;
+  const res = execReplies(await tx.exec(), `reading ${key}`);
+  const t = res[0];
   if (t === "none") return undefined; // gone since the scan
   if (t !== type) throw new Error(`${key} changed type from ${type} to ${String(t)} during the export`);
-  const pttl = Number(res[1]![1]);
-  const data = res[2]![1] as Buffer | Buffer[] | Record<string, Buffer> | null;
+  const pttl = Number(res[1]);
+  const data = res[2] as Buffer | Buffer[] | Record<string, Buffer> | null;
   let items: Array<Buffer | string>;
   if (type === "zset") {
     const flat = data as Buffer[];

@@ -16,9 +16,9 @@
 // until one finds nothing left to move (or maxPasses): jobs still arriving on
 // `<from>` (producers not yet re-routed) are reported as `remaining`.
 import type { Redis } from "ioredis";
+import { moveListElements, replaceSortedSetMembers } from "../redis/scripts/index.js";
 import {
   chunks,
-  commands,
   fingerprint,
   identify,
   listPages,
@@ -102,7 +102,6 @@ export async function moveJobs(redis: Redis, o: MoveOptions): Promise<MoveReport
   const pageSize = o.pageSize ?? 1000;
   const batchSize = o.batchSize ?? 100;
   const maxPasses = o.dryRun ? 1 : Math.max(1, o.maxPasses ?? 3);
-  const cmd = commands(redis);
   const src = QUEUE_PREFIX + o.from;
   const dst = QUEUE_PREFIX + o.to;
   const reports = new Map<string, MoveLocationReport>();
@@ -144,7 +143,11 @@ export async function moveJobs(redis: Redis, o: MoveOptions): Promise<MoveReport
           } else pairs.push([member, m.raw, m.className]);
         }
         for (const batch of chunks(pairs, batchSize)) {
-          const res = await cmd.zsetReplace(s, ...batch.flatMap(([a, b]) => [a, b]));
+          const res = await replaceSortedSetMembers(
+            redis,
+            [s],
+            batch.flatMap(([a, b]) => [a, b]),
+          );
           batch.forEach(([, , cls], i) => {
             rep.matched++;
             if (res[i] === 1) {
@@ -181,7 +184,7 @@ export async function moveJobs(redis: Redis, o: MoveOptions): Promise<MoveReport
     } else {
       candidates.reverse();
       for (const batch of chunks(candidates, batchSize)) {
-        const res = await cmd.listMove(src, dst, "queues", o.to, ...batch.flatMap(([a, b]) => [a, b]));
+        const res = await moveListElements(redis, [src, dst, "queues"], [o.to, ...batch.flatMap(([a, b]) => [a, b])]);
         batch.forEach(([, , cls], i) => {
           rep.matched++;
           if (res[i] === 1) {

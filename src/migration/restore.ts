@@ -13,6 +13,7 @@
 import { randomBytes } from "node:crypto";
 import { createReadStream, statSync } from "node:fs";
 import type { Redis } from "ioredis";
+import { execReplies } from "../redis/replies.js";
 import { decodeIter } from "msgpackr";
 import { selectKeys, type ExportedKey } from "./dump.js";
 import {
@@ -243,7 +244,7 @@ export async function importFromStream(
       throw new ImportRefusedError(
         "keys of the import were written in the target while it was switching over; nothing was changed",
       );
-    for (const [err] of res) if (err) throw err;
+    execReplies(res, "import switch-over");
     temps.length = 0;
     return {
       header: {

@@ -1,6 +1,7 @@
 // What a client or worker accepts as "a Redis": an ioredis instance (used as
 // is, never closed by us), a URL, or options for TLS, ACL and Sentinel.
 import { Redis, type RedisOptions } from "ioredis";
+import { RECONNECT_ERRORS } from "./retry-once.js";
 
 export interface RedisConnectionOptions {
   /** redis:// or rediss:// (TLS); user and password in the URL are the ACL login. */
@@ -19,23 +20,6 @@ export interface RedisConnectionOptions {
 }
 
 export type RedisSource = Redis | string | RedisConnectionOptions;
-
-/** Errors after which Sidekiq closes the connection and tries once more. */
-export const RECONNECT_ERRORS = /READONLY|NOREPLICAS|UNBLOCKED/;
-
-/**
- * Runs `op`; on READONLY/NOREPLICAS/UNBLOCKED reconnects and runs it once
- * more, as Sidekiq does (after a failover the socket may point at a replica).
- */
-export async function retryingOnce<T>(redis: Redis, op: () => Promise<T>): Promise<T> {
-  try {
-    return await op();
-  } catch (e) {
-    if (!RECONNECT_ERRORS.test((e as Error).message ?? "")) throw e;
-    redis.disconnect(true);
-    return op();
-  }
-}
 
 export interface OwnedRedis {
   redis: Redis;

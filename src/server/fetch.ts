@@ -11,6 +11,8 @@
 // or buried exactly as it came.
 import type { Redis } from "ioredis";
 import { strictUtf8 } from "../wire/sidekiq-constants.js";
+import { execReplies } from "../redis/replies.js";
+import { fetchBatchIntoWorkingList, fetchOneIntoWorkingList, putBackFromWorkingList } from "../redis/scripts/index.js";
 import { queuesCommand, type Capsule } from "./capsule.js";
 import { isUnknownCommand, type ServerFeatures } from "./server-features.js";
 
@@ -50,12 +52,6 @@ export function unitOfWork(queue: string, raw: Buffer): UnitOfWork {
   return { queue, queueName: queue.slice("queue:".length), job, raw };
 }
 
-function checkExec(res: Array<[Error | null, unknown]> | null): void {
-  if (!res) throw new Error("transaction discarded");
-  const err = res.find(([e]) => e)?.[0];
-  if (err) throw err;
-}
-
 /**
  * Pushes unfinished jobs back to their queues' BRPOP end (one pipeline), so
  * they run next, the first fetched first.
@@ -64,7 +60,7 @@ export async function bulkRequeue(redis: Redis, work: readonly UnitOfWork[]): Pr
   if (work.length === 0) return;
   const pipe = redis.pipeline();
   for (let i = work.length - 1; i >= 0; i--) pipe.rpush(work[i]!.queue, work[i]!.raw);
-  checkExec(await pipe.exec());
+  execReplies(await pipe.exec(), "requeue");
 }
 
 export class BasicFetch implements Fetcher {
@@ -124,49 +120,8 @@ export function wipKey(identity: string, queue: string): string {
   return `bridge:wip:${identity}|${queue}`;
 }
 
-// Tries the queues in order and moves the first job found into its working
-// list. Every key is declared (KEYS[1..n] queues, KEYS[n+1..2n] working lists).
-const LUA_MOVE_FIRST = `
-local n = #KEYS / 2
-for i = 1, n do
-  local job = redis.call("rpoplpush", KEYS[i], KEYS[n + i])
-  if job then return {KEYS[i], job} end
-end
-return false`;
-
-// First acknowledges finished jobs (ARGV[2] pairs of working-list index and
-// job after ARGV[1..2]), then moves up to ARGV[1] jobs from the first
-// non-empty queue into its working list, in the order RPOPLPUSH one by one
-// would: 3 commands for a batch, and one round trip for both.
-// (RPOP with a count: Redis 6.2+; older servers use the one-job moves.)
-const LUA_MOVE_MANY = `
-local n = #KEYS / 2
-local max = tonumber(ARGV[1])
-for a = 3, 2 + 2 * tonumber(ARGV[2]), 2 do
-  redis.call("lrem", KEYS[n + tonumber(ARGV[a])], 1, ARGV[a + 1])
-end
-for i = 1, n do
-  local jobs = redis.call("rpop", KEYS[i], max)
-  if jobs then
-    for j = 1, #jobs, 1000 do
-      redis.call("lpush", KEYS[n + i], unpack(jobs, j, math.min(j + 999, #jobs)))
-    end
-    return {KEYS[i], jobs}
-  end
-end
-return false`;
-
 /** Below this many free slots the one-job move is cheaper in Redis commands (1 vs 3 a batch). */
 export const MIN_BATCH = 3;
-
-// KEYS: pairs of working list and queue, one per job; ARGV[1] "rpush" or
-// "lpush", then the jobs. Each job goes back only if the LREM found it.
-const LUA_PUT_BACK = `
-for i = 2, #ARGV do
-  local wip, queue = KEYS[2 * i - 3], KEYS[2 * i - 2]
-  if redis.call("lrem", wip, 1, ARGV[i]) == 1 then redis.call(ARGV[1], queue, ARGV[i]) end
-end
-return 0`;
 
 interface Ack {
   uow: UnitOfWork;
@@ -182,12 +137,6 @@ export class AckQueue {
   pending: Ack[] = [];
 }
 
-type ReliableRedis = Redis & {
-  bridgeMoveFirstBuffer(...keysThenCount: Array<string | number>): Promise<[Buffer, Buffer] | null>;
-  bridgeMoveManyBuffer(...keysThenArgs: Array<string | number | Buffer>): Promise<[Buffer, Buffer[]] | null>;
-  bridgePutBack(...keysThenArgs: Array<string | number | Buffer>): Promise<number>;
-};
-
 /**
  * Reliable fetch: RPOPLPUSH (BRPOPLPUSH for a single queue) into
  * `bridge:wip:<identity>|queue:<name>`, LREM on acknowledge. It keeps the
@@ -198,11 +147,9 @@ export class ReliableFetch implements Fetcher {
   private idleMs = 0;
   /** The last batch found nothing: wait for one job before batching again. */
   private drained = false;
-  private readonly redis: Redis;
-  private readonly mover: ReliableRedis;
 
   constructor(
-    redis: Redis,
+    private readonly redis: Redis,
     /** The fetch connection: it must not resend a command after a reconnect. */
     private readonly blocking: Redis,
     private readonly capsule: Capsule,
@@ -212,16 +159,7 @@ export class ReliableFetch implements Fetcher {
     private readonly acks = new AckQueue(),
     /** Longest pause between polls of several empty queues. */
     private readonly maxIdleMs = 1000,
-  ) {
-    this.redis = redis;
-    this.mover = blocking as ReliableRedis;
-    if (!(blocking as unknown as { bridgeMoveFirst?: unknown }).bridgeMoveFirst) {
-      blocking.defineCommand("bridgeMoveFirst", { lua: LUA_MOVE_FIRST });
-      blocking.defineCommand("bridgeMoveMany", { lua: LUA_MOVE_MANY });
-    }
-    if (!(redis as unknown as { bridgePutBack?: unknown }).bridgePutBack)
-      redis.defineCommand("bridgePutBack", { lua: LUA_PUT_BACK });
-  }
+  ) {}
 
   wip(queue: string): string {
     return wipKey(this.identity, queue);
@@ -243,7 +181,7 @@ export class ReliableFetch implements Fetcher {
       const ackArgs = acks.flatMap((a) => [queues.indexOf(a.uow.queue) + 1, a.uow.raw]);
       let r: [Buffer, Buffer[]] | null;
       try {
-        r = await this.mover.bridgeMoveManyBuffer(keys.length, ...keys, max, acks.length, ...ackArgs);
+        r = await fetchBatchIntoWorkingList(this.blocking, keys, [max, acks.length, ...ackArgs]);
       } catch (e) {
         for (const a of acks) a.reject(e as Error);
         throw e;
@@ -265,7 +203,7 @@ export class ReliableFetch implements Fetcher {
       return job ? [unitOfWork(q, job)] : [];
     }
     if (this.idleMs > 0) await new Promise((r) => setTimeout(r, this.idleMs));
-    const r = await this.mover.bridgeMoveFirstBuffer(keys.length, ...keys);
+    const r = await fetchOneIntoWorkingList(this.blocking, keys, []);
     if (!r) {
       // Several queues cannot be blocked on atomically: poll, backing off while idle.
       this.idleMs = Math.min(Math.max(this.idleMs * 2, 25), this.maxIdleMs);
@@ -318,7 +256,7 @@ export class ReliableFetch implements Fetcher {
    */
   private async putBack(push: "rpush" | "lpush", work: readonly UnitOfWork[]): Promise<void> {
     const keys = work.flatMap((w) => [this.wip(w.queue), w.queue]);
-    await (this.redis as ReliableRedis).bridgePutBack(keys.length, ...keys, push, ...work.map((w) => w.raw));
+    await putBackFromWorkingList(this.redis, keys, [push, ...work.map((w) => w.raw)]);
   }
 
   async reclaim(running: ReadonlySet<string>): Promise<number> {

@@ -28,12 +28,13 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { hostname as osHostname } from "node:os";
 import type { ChainableCommander, Redis } from "ioredis";
-import { BRIDGE_LABEL } from "../client/fleet.js";
+import { BRIDGE_LABEL } from "../wire/bridge-label.js";
 import type { WireProfile } from "../wire/dialect.js";
 import { type LauncherRules, releaseRules } from "../wire/release-rules.js";
+import { execReplies } from "../redis/replies.js";
 import { RawJson, RubyFloat, toRubyJson, type RubyJsonValue } from "../wire/ruby-json.js";
 import { nowMs, secondsString } from "../wire/timestamps.js";
-import { checkExec, queueStatCommands, type StatCounts, type Stats } from "./stats.js";
+import { queueStatCommands, type StatCounts, type Stats } from "./stats.js";
 
 /** A job running in this process, as Processor#stats records it in WORK_STATE. */
 export interface WorkEntry {
@@ -290,17 +291,17 @@ export class Heartbeat {
         const tx = redis.multi();
         queueStatCommands(tx, counts, now);
         this.queueWork(tx, fields);
-        checkExec(await tx.exec(), "heartbeat work");
+        execReplies(await tx.exec(), "heartbeat work");
       } else {
         if (s.statsOwnMulti) {
           const tx = redis.multi();
           queueStatCommands(tx, counts, now);
-          checkExec(await tx.exec(), "heartbeat stats");
+          execReplies(await tx.exec(), "heartbeat stats");
           counts = { processed: 0, failed: 0 };
         }
         const tx = s.workMulti ? redis.multi() : redis.pipeline();
         this.queueWork(tx, fields);
-        checkExec(await tx.exec(), "heartbeat work");
+        execReplies(await tx.exec(), "heartbeat work");
       }
       counts = { processed: 0, failed: 0 }; // written: nothing to give back from here on
 
@@ -327,7 +328,7 @@ export class Heartbeat {
       else tx.hmset(key, ...hash);
       tx.expire(key, 60);
       tx.rpop(`${key}-signals`);
-      const replies = checkExec(await tx.exec(), "heartbeat");
+      const replies = execReplies(await tx.exec(), "heartbeat");
       const signal = replies[4];
 
       if (s.flushStats) {
@@ -402,7 +403,7 @@ export class Heartbeat {
         if (this.shape.unlink) pipe.unlink(k);
         else pipe.del(k);
       }
-      checkExec(await pipe.exec(), "clear heartbeat");
+      execReplies(await pipe.exec(), "clear heartbeat");
     } catch (e) {
       this.log.warn(`clear heartbeat: ${errText(e)}`);
     }

@@ -4,7 +4,7 @@
 // the epoch seconds of a `Sidekiq::Client#cancel!`. The hash outlives one
 // execution (30 days) so an interrupted or retried job resumes at its cursor.
 import type { Redis } from "ioredis";
-import { versionAtLeast } from "../wire/dialect.js";
+import { releaseRules } from "../wire/release-rules.js";
 import { parseJson, type JsonValue } from "../wire/json-scan.js";
 import { rubyFloatToS, toRubyJson } from "../wire/ruby-json.js";
 
@@ -15,15 +15,6 @@ export const ITERATION_STATE_FLUSH_INTERVAL = 5;
 
 export function iterationKey(jid: string): string {
   return `it-${jid}`;
-}
-
-/**
- * What Sidekiq 8 adds to iteration (8.1.7's behaviour): cancellation, EXPIRE
- * NX (the TTL is set once, not renewed), the state flushed when an iteration
- * raises, max_iteration_runtime. Sidekiq 7.3.2 has none of these.
- */
-export function iterationHasCancellation(version: string): boolean {
-  return versionAtLeast(version, "8.0");
 }
 
 /** An `it-<jid>` field that Ruby's `Sidekiq.load_json` refuses; named as the Ruby error. */
@@ -98,14 +89,13 @@ export async function flushIterationState(
   version: string,
 ): Promise<string | null> {
   const key = iterationKey(jid);
-  if (!iterationHasCancellation(version)) {
+  const rules = releaseRules(version).iteration;
+  if (!rules.cancellation) {
     await redis.multi().hset(key, fields).expire(key, ITERATION_STATE_TTL).exec();
     return null;
   }
-  const res = await redis
-    .multi()
-    .hset(key, fields)
-    .expire(key, ITERATION_STATE_TTL, "NX")
+  const tx = redis.multi().hset(key, fields);
+  const res = await (rules.expireOnce ? tx.expire(key, ITERATION_STATE_TTL, "NX") : tx.expire(key, ITERATION_STATE_TTL))
     .hget(key, "cancelled")
     .exec();
   const [err, cancelled] = res?.[2] ?? [new Error("MULTI aborted"), null];

@@ -18,13 +18,13 @@
 import type { Redis } from "ioredis";
 import type { JsonValue } from "../wire/json-scan.js";
 import type { JobRecord } from "../wire/job-record.js";
+import { releaseRules } from "../wire/release-rules.js";
 import { toRubyJson } from "../wire/ruby-json.js";
 import {
   decodeIterationState,
   encodeIterationState,
   flushIterationState,
   ITERATION_STATE_FLUSH_INTERVAL,
-  iterationHasCancellation,
   iterationKey,
 } from "./iterable-state.js";
 import type { Logger } from "./logger.js";
@@ -114,7 +114,7 @@ export function iterableHandler<A extends unknown[], Item>(
   return async (args, base) => {
     const redis = deps.redis();
     const version = deps.version();
-    const sidekiq8 = iterationHasCancellation(version);
+    const rules = releaseRules(version).iteration;
     const fields = (extra: Record<string, unknown> = {}) => ({ class: className, jid: base.jid, ...extra });
     const jid = base.jid;
 
@@ -172,7 +172,7 @@ export function iterableHandler<A extends unknown[], Item>(
     };
     const iterate = async (): Promise<boolean> => {
       try {
-        if (sidekiq8 && (await redis.hget(iterationKey(jid), "cancelled"))) return await cancel();
+        if (rules.cancellation && (await redis.hget(iterationKey(jid), "cancelled"))) return await cancel();
         let flushedAt = monoNow();
         let found = false;
         for await (const [item, next] of pairs(source)) {
@@ -181,13 +181,13 @@ export function iterableHandler<A extends unknown[], Item>(
           currentObject = item;
           const interrupt =
             base.stopping ||
-            (sidekiq8 &&
+            (rules.maxIterationRuntime &&
               options.maxIterationRuntime !== undefined &&
               monoNow() - startedAt > options.maxIterationRuntime);
           if (monoNow() - flushedAt >= ITERATION_STATE_FLUSH_INTERVAL || interrupt) {
             const mark = await flush();
             flushedAt = monoNow();
-            if (sidekiq8 && mark) return await cancel();
+            if (rules.cancellation && mark) return await cancel();
           }
           if (interrupt) return false;
           const t0 = monoNow();
@@ -195,12 +195,12 @@ export function iterableHandler<A extends unknown[], Item>(
             const each = () => Promise.resolve(job.eachIteration(item, args, ctx)).then(() => undefined);
             await (job.aroundIteration ? job.aroundIteration(ctx, each) : each());
           } catch (e) {
-            // Sidekiq 8 saves the failing item's cursor: the retry resumes at it.
-            if (sidekiq8) await flush();
+            // From 8.0.4 the failing item's cursor is saved: the retry resumes at it.
+            if (rules.flushOnError) await flush();
             throw e;
           }
           const took = monoNow() - t0;
-          if (sidekiq8 && took > deps.timeout) {
+          if (rules.maxIterationRuntime && took > deps.timeout) {
             deps.logger.warn(
               `Iteration took longer (${took.toFixed(2)}) than Sidekiq's shutdown timeout (${deps.timeout}). This can lead to job processing problems during deploys`,
               fields(),

@@ -6,6 +6,7 @@
 // retry_for, :discard, discarded_at, the death handlers' place) is read from
 // the `retry` rules of wire/release-rules.ts, which say when each changed.
 import type { Redis } from "ioredis";
+import { execReplies } from "../redis/replies.js";
 import type { WireProfile } from "../wire/dialect.js";
 import { isFloatLexeme, type JsonValue } from "../wire/json-scan.js";
 import type { JobRecord } from "../wire/job-record.js";
@@ -186,8 +187,7 @@ export async function sendToDead(
     .zremrangebyscore("dead", "-inf", rubyFloatToS(nowS - timeout))
     .zremrangebyrank("dead", 0, String(-max))
     .exec();
-  if (!results) throw new Error("sendToDead: MULTI was discarded");
-  for (const [err] of results) if (err) throw err;
+  execReplies(results, "send to dead");
 }
 
 /** `retries_exhausted`: the handler's hook, then the dead set and the death handlers, per release. */

@@ -3,7 +3,7 @@
 // the recovery of dead processes' working lists, and the OS and remote
 // signals. Quiet stops fetching and polling; stop waits, hands back, clears.
 import type { Client } from "../client/client.js";
-import { BRIDGE_LABEL } from "../client/fleet.js";
+import { BRIDGE_LABEL } from "../wire/bridge-label.js";
 import type { OwnedRedis } from "../redis/connection.js";
 import type { WireProfile } from "../wire/dialect.js";
 import type { Capsule } from "./capsule.js";

@@ -4,6 +4,7 @@
 // host, when its pid no longer exists. Recovery runs under a short lock, so one
 // process does it.
 import type { Redis } from "ioredis";
+import { restorePromotingSet, restoreWorkingList } from "../redis/scripts/index.js";
 import { WIP_REGISTRY } from "./fetch.js";
 import type { Logger } from "./logger.js";
 
@@ -28,57 +29,9 @@ export function parsePromotingKey(key: string): [string, string] | undefined {
   return m ? [m[1]!, m[2]!] : undefined;
 }
 
-// Moves every member of KEYS[1] to KEYS[2] with its own score, in chunks (Lua's
-// unpack is limited to a few thousand values). Shared by the scripts below and
-// the poller's pop (scheduled.ts).
-export const LUA_MOVE_WITH_SCORES = `
-local function move(src, dst, flat)
-  local step = 1000
-  for i = 1, #flat, step do
-    local zargs, members = {}, {}
-    for j = i, math.min(i + step - 1, #flat), 2 do
-      zargs[#zargs + 1] = flat[j + 1]
-      zargs[#zargs + 1] = flat[j]
-      members[#members + 1] = flat[j]
-    end
-    redis.call("zadd", dst, unpack(zargs))
-    redis.call("zrem", src, unpack(members))
-  end
-end`;
-
-// A promoting set back into its sorted set, at the scores the jobs had there
-// (as if never popped), and out of the registry. KEYS[1] promoting set,
-// KEYS[2] sorted set, KEYS[3] registry. Returns how many jobs moved.
-export const LUA_RESTORE_PROMOTING = `${LUA_MOVE_WITH_SCORES}
-local flat = redis.call("zrange", KEYS[1], 0, -1, "withscores")
-move(KEYS[1], KEYS[2], flat)
-redis.call("srem", KEYS[3], KEYS[1])
-return #flat / 2`;
-
-// Moves every job of a working list back to its queue's BRPOP end (they run
-// next) and registers the queue, as a push would. Declares all its keys.
-const LUA_RESTORE = `
-local n = 0
-while true do
-  local job = redis.call("rpop", KEYS[1])
-  if not job then break end
-  redis.call("rpush", KEYS[2], job)
-  n = n + 1
-end
-if n > 0 then redis.call("sadd", KEYS[3], ARGV[1]) end
-return n`;
-
-type RecoveryRedis = Redis & {
-  bridgeRestoreWip(wip: string, queue: string, queues: string, name: string): Promise<number>;
-  bridgeRestorePromoting(promoting: string, set: string, registry: string): Promise<number>;
-};
-
 /** Puts a promoting set back into its sorted set (atomically); returns how many jobs moved. */
 export async function restorePromoting(redis: Redis, key: string, set: string): Promise<number> {
-  if (!(redis as unknown as { bridgeRestorePromoting?: unknown }).bridgeRestorePromoting) {
-    redis.defineCommand("bridgeRestorePromoting", { numberOfKeys: 3, lua: LUA_RESTORE_PROMOTING });
-  }
-  return (redis as RecoveryRedis).bridgeRestorePromoting(key, set, PROMOTING_REGISTRY);
+  return restorePromotingSet(redis, [key, set, PROMOTING_REGISTRY], []);
 }
 
 /** `bridge:wip:<identity>|queue:<name>` -> [identity, "queue:<name>"]. */
@@ -175,16 +128,13 @@ export async function recoverOrphans(
   force = false,
 ): Promise<RecoveryResult> {
   if (!force && (await redis.set(RECOVERY_LOCK, "1", "EX", 30, "NX")) !== "OK") return { lists: 0, jobs: 0 };
-  const r = redis as RecoveryRedis;
-  if (!(redis as unknown as { bridgeRestoreWip?: unknown }).bridgeRestoreWip)
-    redis.defineCommand("bridgeRestoreWip", { numberOfKeys: 3, lua: LUA_RESTORE });
   const wip = await recoverDeadOwners(
     redis,
     hostname,
     WIP_REGISTRY,
     parseWipKey,
     async (key, queue) => {
-      const n = await r.bridgeRestoreWip(key, queue, "queues", queue.slice("queue:".length));
+      const n = await restoreWorkingList(redis, [key, queue, "queues"], [queue.slice("queue:".length)]);
       await redis.srem(WIP_REGISTRY, key);
       return n;
     },

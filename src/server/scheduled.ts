@@ -18,9 +18,10 @@
 // the batch back the same way. Every script declares all its keys (Valkey,
 // Dragonfly) and uses ZRANGEBYSCORE, so Redis older than 6.2 works too.
 import type { Redis } from "ioredis";
-import { execRetryingOnce, type Client, type PreparedPush } from "../client/client.js";
+import type { Client, PreparedPush } from "../client/client.js";
 import { pipeQueuePushes } from "../client/push-batch.js";
-import { retryingOnce } from "../redis/connection.js";
+import { execRetryingOnce, retryingOnce } from "../redis/retry-once.js";
+import { commitPromotedBatch, popDueIntoPromotingSet } from "../redis/scripts/index.js";
 import { JobRecord } from "../wire/job-record.js";
 import type { WireProfile } from "../wire/dialect.js";
 import { releaseRules } from "../wire/release-rules.js";
@@ -28,14 +29,7 @@ import { rubyFloatToS } from "../wire/ruby-json.js";
 import type { Logger } from "./logger.js";
 import { sendToDead, type RetryConfig } from "./job-retry.js";
 import { newIdentity } from "./heartbeat.js";
-import {
-  LUA_MOVE_WITH_SCORES,
-  PROMOTING_REGISTRY,
-  identityHost,
-  promotingKey,
-  recoverPromoting,
-  restorePromoting,
-} from "./recovery.js";
+import { PROMOTING_REGISTRY, identityHost, promotingKey, recoverPromoting, restorePromoting } from "./recovery.js";
 
 export const SORTED_SETS = ["retry", "schedule"] as const;
 export const INITIAL_WAIT_SECONDS = 10;
@@ -43,75 +37,6 @@ export const INITIAL_WAIT_SECONDS = 10;
 export const DEFAULT_BATCH_SIZE = 100;
 /** How often a poller looks for the promoting sets of dead processes. */
 export const PROMOTING_RECOVERY_INTERVAL_MS = 60_000;
-
-// KEYS[1] sorted set, KEYS[2] promoting set, KEYS[3] registry; ARGV[1] now,
-// ARGV[2] batch size. A batch left in the promoting set (its push and its
-// restore both failed) goes back first. Returns the popped jobs in score order.
-const LUA_POP = `${LUA_MOVE_WITH_SCORES}
-local set, prom = KEYS[1], KEYS[2]
-if redis.call("exists", prom) == 1 then
-  move(prom, set, redis.call("zrange", prom, 0, -1, "withscores"))
-end
-local due = redis.call("zrangebyscore", set, "-inf", ARGV[1], "withscores", "limit", 0, tonumber(ARGV[2]))
-if #due == 0 then return {} end
-move(set, prom, due)
-redis.call("sadd", KEYS[3], prom)
-local jobs = {}
-for i = 1, #due, 2 do jobs[#jobs + 1] = due[i] end
-return jobs`;
-
-// KEYS[1] promoting set, KEYS[2] registry, KEYS[3] sorted set, KEYS[4] "queues",
-// KEYS[5..] "queue:<name>" per queue. ARGV[1] jobs popped, ARGV[2] now,
-// ARGV[3] F, ARGV[4..3+F] jobs to put back into the sorted set at `now` (their
-// preparation failed), then per queue key: name, count, payloads in push order.
-// Returns the number pushed; -1 when the promoting set no longer holds the
-// batch (already committed, or taken back by recovery): nothing written;
-// {i, ...}: the queue keys (1-based among KEYS[5..]) that are not lists:
-// nothing written, so that no transaction half-applies.
-const LUA_COMMIT = `
-local prom, set = KEYS[1], KEYS[3]
-if redis.call("zcard", prom) ~= tonumber(ARGV[1]) then return -1 end
-local bad = {}
-for k = 5, #KEYS do
-  local t = redis.call("type", KEYS[k]).ok
-  if t ~= "list" and t ~= "none" then bad[#bad + 1] = k - 4 end
-end
-if #bad > 0 then return bad end
-local step = 1000
-local function each(cmd, key, list, from, to)
-  for s = from, to, step do redis.call(cmd, key, unpack(list, s, math.min(s + step - 1, to))) end
-end
-local nfail = tonumber(ARGV[3])
-for s = 4, 3 + nfail, step do
-  local zargs = {}
-  for j = s, math.min(s + step - 1, 3 + nfail) do
-    zargs[#zargs + 1] = ARGV[2]
-    zargs[#zargs + 1] = ARGV[j]
-  end
-  redis.call("zadd", set, unpack(zargs))
-end
-local names, spans, i = {}, {}, 4 + nfail
-for k = 5, #KEYS do
-  local n = tonumber(ARGV[i + 1])
-  names[#names + 1] = ARGV[i]
-  spans[#spans + 1] = {i + 2, i + 1 + n}
-  i = i + 2 + n
-end
-local pushed = 0
-if #names > 0 then each("sadd", KEYS[4], names, 1, #names) end
-for k = 5, #KEYS do
-  local span = spans[k - 4]
-  each("lpush", KEYS[k], ARGV, span[1], span[2])
-  pushed = pushed + span[2] - span[1] + 1
-end
-redis.call("del", prom)
-redis.call("srem", KEYS[2], prom)
-return pushed`;
-
-type PollerRedis = Redis & {
-  bridgePromotePop(set: string, promoting: string, registry: string, now: string, limit: number): Promise<string[]>;
-  bridgePromoteCommit(numKeys: number, ...keysThenArgs: Array<string | number>): Promise<number | number[]>;
-};
 
 export interface PollerOptions {
   redis: Redis;
@@ -163,22 +88,15 @@ export class Poller {
   private done = false;
   private wake?: () => void;
   private loop?: Promise<void>;
-  private readonly redis: PollerRedis;
   private readonly identity: string;
   private readonly batchSize: number;
   private lastRecovery = 0;
 
   constructor(private readonly o: PollerOptions) {
-    this.redis = o.redis as PollerRedis;
     this.identity = o.identity ?? newIdentity();
     this.batchSize = o.batchSize ?? DEFAULT_BATCH_SIZE;
     if (!(Number.isInteger(this.batchSize) && this.batchSize > 0))
       throw new RangeError("batchSize must be a positive integer");
-    if (!(this.redis as unknown as { bridgePromotePop?: unknown }).bridgePromotePop) {
-      // ioredis sends EVALSHA and reloads the script on NOSCRIPT, as Sidekiq does.
-      o.redis.defineCommand("bridgePromotePop", { numberOfKeys: 3, lua: LUA_POP });
-      o.redis.defineCommand("bridgePromoteCommit", { lua: LUA_COMMIT });
-    }
   }
 
   private get rand(): () => number {
@@ -211,12 +129,10 @@ export class Poller {
     let moved = 0;
     for (const set of SORTED_SETS) {
       while (!this.done) {
-        const jobs = await this.redis.bridgePromotePop(
-          set,
-          this.promotingKey(set),
-          PROMOTING_REGISTRY,
-          rubyFloatToS(Date.now() / 1000),
-          this.batchSize,
+        const jobs = await popDueIntoPromotingSet(
+          this.o.redis,
+          [set, this.promotingKey(set), PROMOTING_REGISTRY],
+          [rubyFloatToS(Date.now() / 1000), this.batchSize],
         );
         if (!jobs || jobs.length === 0) break;
         moved += await this.promote(set, jobs);
@@ -266,7 +182,7 @@ export class Poller {
       // after recovery (at least once, never lost).
       for (const [redis, plans] of groupBy(remote, (p) => p.push.redis)) {
         const payloads = new Map([...byQueue(plans)].map(([q, l]) => [q, l.map((p) => p.push.json)]));
-        await execRetryingOnce(redis, () => pipeQueuePushes(redis.pipeline(), payloads));
+        await execRetryingOnce(redis, () => pipeQueuePushes(redis.pipeline(), payloads), "promote");
         remotePushed += plans.length;
       }
     } catch (e) {
@@ -282,7 +198,7 @@ export class Poller {
       for (const [q, l] of groups) args.push(q, l.length, ...l.map((p) => p.push.json));
       let r: number | number[];
       try {
-        r = await retryingOnce(this.o.redis, () => this.redis.bridgePromoteCommit(keys.length, ...keys, ...args));
+        r = await retryingOnce(this.o.redis, () => commitPromotedBatch(this.o.redis, keys, args));
       } catch (e) {
         await this.putBack(promoting, set);
         throw e;

@@ -9,6 +9,7 @@
 import type { ChainableCommander, Redis } from "ioredis";
 import type { WireProfile } from "../wire/dialect.js";
 import { releaseRules } from "../wire/release-rules.js";
+import { execReplies } from "../redis/replies.js";
 
 /** Launcher::STATS_TTL: 5 years. */
 export const STATS_TTL = 5 * 365 * 24 * 60 * 60;
@@ -113,17 +114,6 @@ export function queueStatCommands(tx: ChainableCommander, counts: StatCounts, no
   tx.expire(keys.failed, STATS_TTL);
 }
 
-/** Throws the first error of a pipeline/MULTI reply (ioredis reports them per command). */
-export function checkExec(results: Array<[Error | null, unknown]> | null, what: string): unknown[] {
-  if (results === null) throw new Error(`${what}: transaction aborted`);
-  const out: unknown[] = [];
-  for (const [err, value] of results) {
-    if (err) throw err;
-    out.push(value);
-  }
-  return out;
-}
-
 /**
  * Counts executed jobs between heartbeats, as Sidekiq's Processor and
  * Metrics::ExecutionTracker do, and writes them with Ruby's commands.
@@ -204,7 +194,7 @@ export class Stats {
     try {
       const pipe = redis.pipeline();
       queueStatCommands(pipe, counts, now);
-      checkExec(await pipe.exec(), "flush stats");
+      execReplies(await pipe.exec(), "flush stats");
     } catch (e) {
       this.restoreCounts(counts);
       throw e;
@@ -235,13 +225,13 @@ export class Stats {
         if (cmd.length > 3) pipe.call("bitfield", ...cmd);
         pipe.expire(key, METRICS_SHORT_TTL);
       }
-      checkExec(await pipe.exec(), "flush metrics histograms");
+      execReplies(await pipe.exec(), "flush metrics histograms");
     }
     for (const { key, ttl } of metricsKeys(profile, "", now).rollups) {
       const pipe = redis.pipeline();
       for (const [field, n] of m.jobs) pipe.hincrby(key, field, n);
       pipe.expire(key, ttl);
-      checkExec(await pipe.exec(), "flush metrics");
+      execReplies(await pipe.exec(), "flush metrics");
     }
   }
 

@@ -10,4 +10,5 @@ export * from "./backtrace.js";
 export * from "./retry-fields.js";
 export * from "./time-unit-rewrite.js";
 export * from "./validate.js";
+export * from "./bridge-label.js";
 export type * from "./generated/index.js";

@@ -167,6 +167,18 @@ export interface ApiRules {
   readonly deadSetKill: "multi" | "zadd-then-trim";
 }
 
+/** IterableJob (job/iterable.rb, 7.3.0+) where its releases differ. */
+export interface IterationRules {
+  /** 7.3.3: `Sidekiq::Client#cancel!` writes `cancelled` into `it-<jid>`; the job checks it at start and at every flush. */
+  readonly cancellation: boolean;
+  /** 8.0.0: the state's TTL is set once (`EXPIRE … NX`), not renewed at every flush. */
+  readonly expireOnce: boolean;
+  /** 8.0.4: an iteration that raises flushes the cursor first, so the retry resumes at that item. */
+  readonly flushOnError: boolean;
+  /** 8.0.8: `max_iteration_runtime`, and a warning when one item outlasts the shutdown timeout. */
+  readonly maxIterationRuntime: boolean;
+}
+
 export interface ReleaseRules {
   /** The release these rules describe. */
   readonly version: string;
@@ -178,6 +190,7 @@ export interface ReleaseRules {
   readonly metrics: MetricsRules;
   readonly launcher: LauncherRules;
   readonly api: ApiRules;
+  readonly iteration: IterationRules;
 }
 
 function compareVersions(a: string, b: string): number {
@@ -252,6 +265,12 @@ function build(version: string): ReleaseRules {
       latency: since("8.1.1") ? "enqueued-or-created-typed" : since("8.0.0") ? "enqueued-typed" : "enqueued-seconds",
       processCleanupLock: since("6.5.2"),
       deadSetKill: since("7.3.5") ? "zadd-then-trim" : "multi",
+    },
+    iteration: {
+      cancellation: since("7.3.3"),
+      expireOnce: since("8.0.0"),
+      flushOnError: since("8.0.4"),
+      maxIterationRuntime: since("8.0.8"),
     },
   };
 }

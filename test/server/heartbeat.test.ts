@@ -2,7 +2,7 @@
 // metrics/tracking.rb (6.4.1, 7.3.2, 8.1.7), on a recording fake Redis.
 import type { Redis } from "ioredis";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { BRIDGE_LABEL } from "../../src/client/fleet.js";
+import { BRIDGE_LABEL } from "../../src/wire/bridge-label.js";
 import {
   Heartbeat,
   bridgeVersionString,

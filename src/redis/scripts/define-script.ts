@@ -1,0 +1,72 @@
+// The one way to run a Lua script. defineScript turns a script's source into a
+// typed function `(redis, keys, args)`. Its first call on a connection
+// registers the script there (ioredis' defineCommand, once per connection);
+// ioredis then sends EVAL once per socket and EVALSHA after, and sends the
+// text again on NOSCRIPT (after a restart or SCRIPT FLUSH), as Sidekiq's
+// scripts are run. Every key a script touches is passed in `keys` (KEYS), so it
+// also runs where undeclared keys are refused (Valkey, Dragonfly, cluster-safe
+// scripting).
+import type { Redis, RedisKey } from "ioredis";
+
+/** Lua text that scripts share (local functions), put in front of each script that includes it. */
+export interface LuaInclude {
+  readonly name: string;
+  readonly lua: string;
+}
+
+export type ScriptArg = string | number | Buffer;
+
+export interface ScriptSource {
+  /** The command's name on a connection, unique among the scripts. */
+  name: string;
+  /** Fragments the script calls, put before its text in this order. */
+  includes?: readonly LuaInclude[];
+  /** The script's own text. */
+  lua: string;
+  /** "buffer": bulk-string replies as Buffers, for jobs that must travel as raw bytes. Default: strings. */
+  replies?: "string" | "buffer";
+}
+
+/** A script, ready to run on any connection. */
+export interface Script<Keys extends readonly RedisKey[], Args extends readonly ScriptArg[], Result> {
+  (redis: Redis, keys: Keys, args: Args): Promise<Result>;
+  /** Its command's name on a connection. */
+  readonly scriptName: string;
+  /** The full text sent to Redis: includes, then the script. */
+  readonly lua: string;
+}
+
+/** A connection with the scripts' commands defineCommand added to it. */
+type WithScripts = Redis &
+  Record<string, ((...numKeysKeysArgs: Array<RedisKey | ScriptArg>) => Promise<unknown>) | undefined>;
+
+const names = new Set<string>();
+
+/**
+ * Defines a script. `Result` is what its reply decodes to; `Keys` and `Args`
+ * may be tuples naming each KEYS and ARGV entry.
+ */
+export function defineScript<
+  Result,
+  Keys extends readonly RedisKey[] = readonly RedisKey[],
+  Args extends readonly ScriptArg[] = readonly ScriptArg[],
+>(source: ScriptSource): Script<Keys, Args, Result> {
+  // Two scripts of one name would replace each other on a connection.
+  if (names.has(source.name)) throw new Error(`a Lua script named ${source.name} is already defined`);
+  names.add(source.name);
+  const texts = [...(source.includes ?? []).map((i) => i.lua), source.lua];
+  // Each text starts on a line of its own, so joining them keeps every line whole.
+  if (texts.some((t) => !t.startsWith("\n")))
+    throw new Error(`Lua script ${source.name}: each text must start with a newline`);
+  const lua = texts.join("");
+  const method = source.replies === "buffer" ? `${source.name}Buffer` : source.name;
+  const defined = new WeakSet<Redis>();
+  const run = (redis: Redis, keys: Keys, args: Args): Promise<Result> => {
+    if (!defined.has(redis)) {
+      redis.defineCommand(source.name, { lua });
+      defined.add(redis);
+    }
+    return (redis as WithScripts)[method]!(keys.length, ...keys, ...args) as Promise<Result>;
+  };
+  return Object.assign(run, { scriptName: source.name, lua });
+}

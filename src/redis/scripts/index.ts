@@ -1,0 +1,18 @@
+// The Lua script registry: every script sidekiq-bridge runs, one module each
+// (its header says what it does, why it must be atomic, its KEYS, ARGV and
+// reply), all defined with defineScript. Shared Lua lives in includes/.
+export { defineScript, type LuaInclude, type Script, type ScriptArg, type ScriptSource } from "./define-script.js";
+// Reliable fetch (server/fetch.ts)
+export { fetchOneIntoWorkingList } from "./fetch-one-into-working-list.js";
+export { fetchBatchIntoWorkingList } from "./fetch-batch-into-working-list.js";
+export { putBackFromWorkingList } from "./put-back-from-working-list.js";
+// Scheduled poller (server/scheduled.ts)
+export { popDueIntoPromotingSet } from "./pop-due-into-promoting-set.js";
+export { commitPromotedBatch } from "./commit-promoted-batch.js";
+// Recovery of dead processes' jobs (server/recovery.ts)
+export { restoreWorkingList } from "./restore-working-list.js";
+export { restorePromotingSet } from "./restore-promoting-set.js";
+// Migration (migration/)
+export { replaceListElements } from "./replace-list-elements.js";
+export { replaceSortedSetMembers } from "./replace-sorted-set-members.js";
+export { moveListElements } from "./move-list-elements.js";
