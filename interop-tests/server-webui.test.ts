@@ -3,7 +3,7 @@
 // (jobs Node failed), /metrics (Node's job classes).
 import { expect, it } from "vitest";
 import { Worker } from "../src/server/index.js";
-import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
+import { describeEachSidekiq, waitFor, type SidekiqContext, beatNow } from "./support/harness.js";
 
 async function render(sk: SidekiqContext, path: string): Promise<{ status: number; body: string }> {
   return sk.ruby(`
@@ -46,7 +46,7 @@ describeEachSidekiq("server: the real Web UI shows the Node worker", (sk) => {
       // The slow job itself: a failed job stays in dump() until its acknowledgement
       // is written, which can be after its retry or dead entry is visible.
       await waitFor("the slow job to start", async () => (w.dump().some((d) => d.jid === jids[2]) ? true : undefined));
-      await (w as unknown as { launcher: { heartbeat: { beat(): Promise<void> } } }).launcher.heartbeat.beat();
+      await beatNow(w);
 
       const busy = await render(sk, "/busy");
       expect(busy.status).toBe(200);
@@ -64,7 +64,7 @@ describeEachSidekiq("server: the real Web UI shows the Node worker", (sk) => {
 
       release();
       await waitFor("the slow job to finish", async () => (w.dump().length === 0 ? true : undefined));
-      await (w as unknown as { launcher: { heartbeat: { beat(): Promise<void> } } }).launcher.heartbeat.beat(); // flushes metrics
+      await beatNow(w); // flushes metrics
       const metrics = await render(sk, "/metrics");
       if (sk.target.dialect === 6) {
         expect(metrics.status).toBe(404); // Sidekiq 6.4 has no Metrics tab

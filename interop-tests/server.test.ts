@@ -3,7 +3,7 @@ import { expect, it } from "vitest";
 import { Client } from "../src/client/index.js";
 import { Worker, type WorkerOptions } from "../src/server/index.js";
 import { JobRecord } from "../src/wire/index.js";
-import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
+import { describeEachSidekiq, waitFor, type SidekiqContext, beatNow } from "./support/harness.js";
 
 interface Ran {
   jid: string;
@@ -305,7 +305,7 @@ describeEachSidekiq("server: a Node worker in the Sidekiq fleet", (sk) => {
       // Started = the worker runs it (the queue may be empty a moment earlier).
       await waitFor("the job to start", async () => (w.dump().length === 1 ? true : undefined));
       // Sidekiq writes busy and work on the next beat.
-      await (w as unknown as { launcher: { heartbeat: { beat(): Promise<void> } } }).launcher.heartbeat.beat();
+      await beatNow(w);
       const seen = await sk.ruby<{
         procs: Array<Record<string, unknown>>;
         work: Array<{ queue: string; jid: string; klass: string }>;
@@ -328,7 +328,7 @@ describeEachSidekiq("server: a Node worker in the Sidekiq fleet", (sk) => {
       release();
       await waitFor("the job to finish", async () => (w.dump().length === 0 ? true : undefined));
       await sk.ruby(`Sidekiq::ProcessSet.new.find { |p| p.identity == ${JSON.stringify(w.identity)} }.quiet!`);
-      await (w as unknown as { launcher: { heartbeat: { beat(): Promise<void> } } }).launcher.heartbeat.beat();
+      await beatNow(w);
       // The beat that pops TSTP writes quiet "false" (its hash is built first); quietDown()
       // writes "true" in a beat of its own, not awaited by ours. A timer beat may also
       // have popped the signal and still be flushing metrics before acting on it.
@@ -339,7 +339,7 @@ describeEachSidekiq("server: a Node worker in the Sidekiq fleet", (sk) => {
       const quietFlag = await sk.ruby<string>(`Sidekiq.redis { |r| r.hget(${JSON.stringify(w.identity)}, "quiet") }`);
       expect(quietFlag).toBe("true");
       await sk.ruby(`Sidekiq::ProcessSet.new.find { |p| p.identity == ${JSON.stringify(w.identity)} }.stop!`);
-      await (w as unknown as { launcher: { heartbeat: { beat(): Promise<void> } } }).launcher.heartbeat.beat();
+      await beatNow(w);
       await waitFor("the worker to stop", async () =>
         (await sk.redis.sismember("processes", w.identity)) === 0 ? true : undefined,
       );

@@ -135,3 +135,12 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined |
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/**
+ * Runs one heartbeat of a Node worker now (the process hash, work and stats),
+ * so a test need not wait for the next one. Reaches into the launcher: not
+ * something a user needs.
+ */
+export async function beatNow(w: object): Promise<void> {
+  await (w as { launcher: { heartbeat: { beat(): Promise<void> } } }).launcher.heartbeat.beat();
+}
