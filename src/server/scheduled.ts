@@ -21,6 +21,7 @@ import type { Redis } from "ioredis";
 import { execRetryingOnce, type Client, type PreparedPush } from "../client/client.js";
 import { pipeQueuePushes } from "../client/push-batch.js";
 import { retryingOnce } from "../redis/connection.js";
+import { isConnectionError } from "../redis/availability.js";
 import { JobRecord } from "../wire/job-record.js";
 import { versionAtLeast, type WireProfile } from "../wire/dialect.js";
 import { rubyFloatToS } from "../wire/ruby-json.js";
@@ -380,14 +381,17 @@ export class Poller {
         try {
           await this.enqueue();
         } catch (e) {
-          this.o.logger.error("scheduler could not enqueue", { error: (e as Error).message });
+          // An outage is reported once, by the worker's connection watch.
+          if (!isConnectionError(e))
+            this.o.logger.error("scheduler could not enqueue", { error: (e as Error).message });
         }
         if (this.done) break;
         let wait = 5;
         try {
           wait = await this.randomPollInterval();
         } catch (e) {
-          this.o.logger.error("scheduler could not read the process count", { error: (e as Error).message });
+          if (!isConnectionError(e))
+            this.o.logger.error("scheduler could not read the process count", { error: (e as Error).message });
         }
         await this.sleep(wait);
       }

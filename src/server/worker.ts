@@ -8,7 +8,9 @@ import type { JsonValue } from "../wire/json-scan.js";
 import { type CapsuleConfig, makeCapsule } from "./capsule.js";
 import { newIdentity } from "./heartbeat.js";
 import type { RetryConfig } from "./job-retry.js";
-import { Launcher } from "./launcher.js";
+import { Launcher, type StopResult } from "./launcher.js";
+
+export { EXIT_INCOMPLETE, EXIT_STOPPED, SHUTDOWN_GRACE_MS, type StopResult } from "./launcher.js";
 import { consoleLogger, type Logger } from "./logger.js";
 import type { ServerMiddleware, UnknownClassPolicy } from "./processor.js";
 import type { DeathHandler, HandlerOptions, JobHandler, RegisteredHandler } from "./types.js";
@@ -25,8 +27,14 @@ export interface WorkerOptions {
   capsules?: CapsuleConfig[];
   tag?: string;
   labels?: string[];
-  /** Seconds to wait for running jobs at shutdown before aborting them (Sidekiq's -t, 25). */
+  /**
+   * Seconds to wait for running jobs at shutdown before aborting them
+   * (Sidekiq's -t, 25). stop() settles within this plus a few seconds
+   * (SHUTDOWN_GRACE_MS for Redis work) whatever Redis does.
+   */
   timeout?: number;
+  /** How long start() waits for Redis before it rejects with a RedisUnavailableError (default 5000 ms). */
+  connectWaitMs?: number;
   unknownClass?: UnknownClassPolicy;
   /**
    * "reliable" (default): each fetched job waits in a working list of this
@@ -104,6 +112,7 @@ export class Worker {
       tag: options.tag ?? "",
       labels: options.labels ?? [],
       embedded: options.embedded ?? false,
+      connectWaitMs: options.connectWaitMs ?? 5000,
     });
   }
 
@@ -151,7 +160,12 @@ export class Worker {
     };
   }
 
-  /** Starts the heartbeat, the poller, recovery, and fetching (Sidekiq's Launcher#run). */
+  /**
+   * Starts the heartbeat, the poller, recovery, and fetching (Sidekiq's
+   * Launcher#run). Rejects with a RedisUnavailableError when Redis cannot be
+   * reached within `connectWaitMs`; once started, an outage is retried with
+   * backoff and logged once.
+   */
   start(): Promise<void> {
     return this.launcher.run();
   }
@@ -164,8 +178,12 @@ export class Worker {
   /**
    * Sidekiq's shutdown: quiet, wait up to `timeout` for running jobs, abort
    * the rest and push their raw jobs back to their queues, clear the heartbeat.
+   * Settles within `timeout` + SHUTDOWN_GRACE_MS (3 s) and a little, whatever
+   * Redis does, and never rejects: with Redis unreachable it resolves with
+   * `clean: false` and says what could not be done (unfinished jobs then wait
+   * in the working lists, with reliable fetch, for recovery).
    */
-  stop(): Promise<void> {
+  stop(): Promise<StopResult> {
     return this.launcher.stop();
   }
 
