@@ -7,6 +7,7 @@ import type { Client } from "../client/client.js";
 import { BRIDGE_LABEL } from "../client/fleet.js";
 import {
   bounded,
+  closeConnection,
   ConnectionWatch,
   isConnectionError,
   lastErrorOf,
@@ -301,18 +302,22 @@ export class Launcher {
       if (cleared !== true) result.problems.push("the heartbeat was not cleared (it expires within 60 s)");
     }
     this.state = "stopped";
+    // Before closing: a connection still "ready" means Redis is slow or frozen, not gone.
+    const why = this.lastReason();
+    const answerMayCome = this.o.conn.redis.status === "ready";
     await this.closeConnections(deadline, result);
     result.clean = result.problems.length === 0 && result.notPushedBack === 0;
     if (!result.clean) {
+      const n = result.notPushedBack;
       const left =
-        result.notPushedBack > 0
-          ? this.o.reliable
-            ? `${result.notPushedBack} unfinished jobs left in the working lists for recovery; `
-            : `${result.notPushedBack} unfinished jobs could not be pushed back (basic fetch: they are lost); `
-          : "";
-      this.o.logger.error(
-        `Stopped without Redis (${this.lastReason()}): ${left}${[...new Set(result.problems)].join("; ")}`,
-      );
+        n === 0
+          ? []
+          : this.o.reliable
+            ? [
+                `${n} unfinished jobs left in the working lists for recovery${answerMayCome ? " (or pushed back, if Redis still runs the request)" : ""}`,
+              ]
+            : [`${n} unfinished jobs could not be pushed back (basic fetch: they are lost)`];
+      this.o.logger.error(`Stopped without Redis (${why}): ${[...left, ...new Set(result.problems)].join("; ")}`);
     }
     this.o.logger.info("Bye!");
     return result;
@@ -332,7 +337,7 @@ export class Launcher {
     const closing = (async () => {
       for (const m of this.managers) await m.close();
       await this.o.client.close();
-      if (this.o.conn.owned) await this.o.conn.redis.quit();
+      if (this.o.conn.owned) await closeConnection(this.o.conn.redis, Math.max(0, deadline - Date.now()));
     })();
     if (
       (await bounded(
