@@ -166,6 +166,24 @@ describe("stopping without Redis: the library Worker", () => {
     }, 60_000);
   }
 
+  it("quiet (TSTP) with Redis frozen returns within a few seconds and says so in one line; stop() then settles in time", async () => {
+    const { logger, lines } = memoryLogger();
+    const w = new Worker({ redis: url, dialect: 8, queues: ["quiet"], concurrency: 2, timeout: 1, logger });
+    await w.start();
+    process.kill(server.pid, "SIGSTOP");
+    frozen = true;
+    let t0 = Date.now();
+    await w.quietDown();
+    expect((Date.now() - t0) / 1000).toBeLessThan(SHUTDOWN_GRACE_MS / 1000 + 1);
+    expect(w.quiet).toBe(true);
+    expect(lines.filter((l) => /Quiet without Redis/.test(l))).toHaveLength(1);
+    t0 = Date.now();
+    const r = await w.stop();
+    expect((Date.now() - t0) / 1000).toBeLessThan(1 + 5);
+    expect(r.clean).toBe(false);
+    expect(noise(lines.join("\n"))).toEqual({ unhandledErrors: 0, stackLines: 0 });
+  }, 30_000);
+
   it("a running worker that loses Redis says so once, retries, says when it is back, and runs jobs again", async () => {
     const { logger, lines } = memoryLogger();
     const w = new Worker({ redis: url, dialect: 8, queues: ["quick"], concurrency: 2, timeout: 1, logger });

@@ -34,7 +34,7 @@ TSTP quiets, TTIN logs what each slot is doing. Quiet and Stop from the Web UI w
 A stop takes at most the timeout plus 3 s, whatever Redis does; a second TERM or INT exits at once.
 
 Exit codes: 0 stopped, everything handed back and cleared; 1 could not start (Redis unreachable
-within 5 s, a bad handler module); 2 bad options; 3 stopped, but Redis was unreachable: unfinished
+within 5 s, bad options, a bad handler module); 3 stopped, but Redis was unreachable: unfinished
 jobs stay in the working lists for recovery (basic fetch: lost), the heartbeat expires by itself;
 130 / 143 a second INT / TERM cut the stop short.`;
 
