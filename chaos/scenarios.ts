@@ -198,15 +198,33 @@ export async function kill9Ruby(
   }
 }
 
-/** Redis killed and restarted (AOF, appendfsync always) in the middle of a run. */
-export async function redisRestart(total = 20_000): Promise<ScenarioResult> {
+/**
+ * A Redis that keeps its data across a restart on the same port (AOF,
+ * appendfsync always), and a connection for the scenario's own reads that
+ * waits out outages.
+ */
+export async function startDurableRedis(): Promise<{
+  server: RedisServer;
+  cfg: { port: number; dir: string; config: string[] };
+  url: string;
+  redis: Redis;
+  dir: string;
+}> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "sidekiq-bridge-chaos-"));
   const cfg = { port, dir, config: ["appendonly yes", "appendfsync always"] };
-  let server: RedisServer = await startRedis(cfg);
+  const server = await startRedis(cfg);
   const url = `${server.url}/0`;
   const redis = new Redis(url, { maxRetriesPerRequest: null });
-  redis.on("error", () => {});
+  redis.on("error", () => {}); // the outages are the point
+  return { server, cfg, url, redis, dir };
+}
+
+/** Redis killed and restarted (AOF, appendfsync always) in the middle of a run. */
+export async function redisRestart(total = 20_000): Promise<ScenarioResult> {
+  const durable = await startDurableRedis();
+  const { cfg, url, redis, dir } = durable;
+  let { server } = durable;
   const worker = spawnNodeWorker(url, 20);
   try {
     const sent = await enqueue(url, total, 1);

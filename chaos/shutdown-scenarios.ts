@@ -3,12 +3,9 @@
 // seconds, with one clear line (no stack trace, no ioredis "Unhandled error
 // event"), and a non-zero exit code; once Redis is back, a second worker
 // recovers the unfinished jobs from the first one's working lists.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Redis } from "ioredis";
-import { freePort, type RedisServer, startRedis } from "../harness/redis-server.js";
-import { count, enqueue, type ScenarioResult, sleep, spawnNodeWorker, until } from "./scenarios.js";
+import { rmSync } from "node:fs";
+import { startRedis } from "../harness/redis-server.js";
+import { count, enqueue, type ScenarioResult, sleep, spawnNodeWorker, startDurableRedis, until } from "./scenarios.js";
 
 export interface ShutdownResult extends ScenarioResult {
   /** The worker's -t. */
@@ -41,13 +38,9 @@ export function noise(log: string): { unhandledErrors: number; stackLines: numbe
  */
 export async function termWithoutRedis(mode: "stopped" | "frozen", jobs = 10, jobMs = 15_000): Promise<ShutdownResult> {
   const timeoutSeconds = 5; // spawnNodeWorker's -t
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), "sidekiq-bridge-chaos-"));
-  const cfg = { port, dir, config: ["appendonly yes", "appendfsync always"] };
-  let server: RedisServer = await startRedis(cfg);
-  const url = `${server.url}/0`;
-  const redis = new Redis(url, { maxRetriesPerRequest: null });
-  redis.on("error", () => {}); // the outage is the point
+  const durable = await startDurableRedis();
+  const { cfg, url, redis, dir } = durable;
+  let { server } = durable;
   const first = spawnNodeWorker(url, jobs);
   let second: ReturnType<typeof spawnNodeWorker> | undefined;
   let frozen = false;

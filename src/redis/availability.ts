@@ -69,12 +69,15 @@ export function explain(redis: Redis, e: unknown): unknown {
   return isConnectionError(e) && !(e instanceof RedisUnavailableError) ? unavailable(redis, e) : e;
 }
 
+const NOT_READY: ReadonlySet<string> = new Set(["wait", "connecting", "connect", "reconnecting", "close", "end"]);
+
 /**
  * Resolves once the connection is ready; rejects with a RedisUnavailableError
  * after `ms` (or at once when it was closed for good).
  */
 export function whenReady(redis: Redis, ms: number): Promise<void> {
-  if (redis.status === "ready") return Promise.resolve();
+  // Only ioredis' not-yet-connected states wait ("ready", "monitoring", or a stand-in without a status go on).
+  if (!NOT_READY.has(redis.status)) return Promise.resolve();
   if (redis.status === "end") return Promise.reject(unavailable(redis, new Error("Connection is closed.")));
   if (redis.status === "wait") redis.connect().catch(() => undefined);
   return new Promise((resolve, reject) => {
