@@ -283,13 +283,11 @@ export class Launcher {
     if (result.pushedBack > 0) this.o.logger.info(`Pushed ${result.pushedBack} jobs back to Redis`);
     await quieted;
     for (const m of this.managers) {
-      if (
-        (await bounded(
-          m.close().then(() => true),
-          deadline,
-        )) !== true
-      )
-        result.problems.push("the working-list registry was not updated");
+      const closed = m.close().then(
+        () => true,
+        () => false,
+      );
+      if ((await bounded(closed, deadline)) !== true) result.problems.push("the working-list registry was not updated");
     }
     if (this.heartbeat) {
       const cleared = await bounded(

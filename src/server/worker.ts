@@ -192,7 +192,12 @@ export class Worker {
     return this.launcher.dump();
   }
 
-  /** OS signals as Sidekiq's CLI: TERM/INT stop, TSTP quiet, TTIN dump. */
+  /**
+   * OS signals as Sidekiq's CLI: TERM/INT stop, TSTP quiet, TTIN dump. After
+   * a stop, `exit` gets EXIT_STOPPED (0) or EXIT_INCOMPLETE (3: something
+   * could not be done, see the log); a second TERM or INT calls it at once
+   * with 128 + the signal's number (143, 130).
+   */
   handleSignals(exit: (code: number) => void = (c) => process.exit(c)): () => void {
     return this.launcher.handleSignals(exit);
   }
