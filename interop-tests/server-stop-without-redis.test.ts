@@ -281,7 +281,7 @@ describe("stopping without Redis: the CLI worker", () => {
     expect(w.output()).toBe(
       `sidekiq-bridge: Redis unreachable at 127.0.0.1:${port} (ECONNREFUSED 127.0.0.1:${port})\n`,
     );
-    expect(seconds).toBeLessThan(9); // 5 s wait + node start-up on a busy machine
+    expect(seconds).toBeLessThan(12); // the 5 s wait + node start-up, seconds on a busy 2-core machine
   }, 30_000);
 
   it(`TERM with Redis stopped: exit code ${EXIT_INCOMPLETE} within -t + 5 s; a second TERM exits at once with 143`, async () => {
