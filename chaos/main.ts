@@ -16,6 +16,7 @@ import {
   sentinelFailover,
   type ScenarioResult,
 } from "./scenarios.js";
+import { termWithoutRedis } from "./shutdown-scenarios.js";
 
 ensureDebianPackages({ "redis-server": "redis-server" });
 console.error("building the CLI and preparing Ruby Sidekiq 8.1.7 for the comparison...");
@@ -40,6 +41,8 @@ try {
   await run("Sentinel failover", () => sentinelFailover("graceful", 10_000));
   await run("Sentinel master kill", () => sentinelFailover("abrupt", 10_000));
   await run("Redis freeze", () => redisFreeze(5000, 5));
+  await run("TERM with Redis stopped", () => termWithoutRedis("stopped"));
+  await run("TERM with Redis frozen", () => termWithoutRedis("frozen"));
 } finally {
   removeFixtures(roots[target.suite]!, fixtures);
 }

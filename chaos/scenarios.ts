@@ -25,9 +25,9 @@ export interface ScenarioResult {
   notes?: string;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, fn: () => Promise<boolean>, ms: number): Promise<void> {
+export async function until(what: string, fn: () => Promise<boolean>, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await fn().catch(() => false))) {
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
@@ -82,7 +82,10 @@ async function stopChild(c: ChildProcess): Promise<void> {
   clearTimeout(t);
 }
 
-async function count(redis: Redis, sent: string[]): Promise<{ completed: number; duplicated: number; lost: number }> {
+export async function count(
+  redis: Redis,
+  sent: string[],
+): Promise<{ completed: number; duplicated: number; lost: number }> {
   // Node records `<jid>:<token>` (a token per execution), Ruby's job `<jid>`:
   // executions are distinct tokens, or records when there is no token.
   const runs = await redis.lrange("chaos:runs", 0, -1);
@@ -99,7 +102,7 @@ async function count(redis: Redis, sent: string[]): Promise<{ completed: number;
   return { completed, duplicated, lost: sent.length - completed };
 }
 
-async function enqueue(url: RedisSource, n: number, ms: number): Promise<string[]> {
+export async function enqueue(url: RedisSource, n: number, ms: number): Promise<string[]> {
   const c = new Client({ redis: url, dialect: "8.1.7", validate: false });
   const jids = (await c
     .job("ChaosJob", { queue: "chaos" })
@@ -195,15 +198,33 @@ export async function kill9Ruby(
   }
 }
 
-/** Redis killed and restarted (AOF, appendfsync always) in the middle of a run. */
-export async function redisRestart(total = 20_000): Promise<ScenarioResult> {
+/**
+ * A Redis that keeps its data across a restart on the same port (AOF,
+ * appendfsync always), and a connection for the scenario's own reads that
+ * waits out outages.
+ */
+export async function startDurableRedis(): Promise<{
+  server: RedisServer;
+  cfg: { port: number; dir: string; config: string[] };
+  url: string;
+  redis: Redis;
+  dir: string;
+}> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "sidekiq-bridge-chaos-"));
   const cfg = { port, dir, config: ["appendonly yes", "appendfsync always"] };
-  let server: RedisServer = await startRedis(cfg);
+  const server = await startRedis(cfg);
   const url = `${server.url}/0`;
   const redis = new Redis(url, { maxRetriesPerRequest: null });
-  redis.on("error", () => {});
+  redis.on("error", () => {}); // the outages are the point
+  return { server, cfg, url, redis, dir };
+}
+
+/** Redis killed and restarted (AOF, appendfsync always) in the middle of a run. */
+export async function redisRestart(total = 20_000): Promise<ScenarioResult> {
+  const durable = await startDurableRedis();
+  const { cfg, url, redis, dir } = durable;
+  let { server } = durable;
   const worker = spawnNodeWorker(url, 20);
   try {
     const sent = await enqueue(url, total, 1);

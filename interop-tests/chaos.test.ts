@@ -1,6 +1,7 @@
 // The fault scenarios of `npm run chaos`, asserted.
 import { describe, expect, it } from "vitest";
 import { kill9Node, kill9Ruby, redisFreeze, redisRestart, sentinelFailover } from "../chaos/scenarios.js";
+import { termWithoutRedis } from "../chaos/shutdown-scenarios.js";
 import { backend, selected } from "./support/harness.js";
 
 // dist/ (the real binary the scenarios spawn) is built by the interop global setup.
@@ -26,6 +27,28 @@ describe("chaos: the Node worker loses nothing", () => {
     expect(r.notes).toBe("worker kept running");
     expect(r.lost).toBe(0);
   }, 300_000);
+});
+
+describe("chaos: TERM while Redis is gone", () => {
+  for (const mode of ["stopped", "frozen"] as const) {
+    it(`Redis ${mode === "stopped" ? "stopped" : "frozen (SIGSTOP)"} with 10 jobs running, then TERM: exit code 3 within -t + 5 s, one clear line, no stack trace; Redis back, a second worker runs every job: lost 0`, async () => {
+      const r = await termWithoutRedis(mode);
+      const { log, fullLog, ...rest } = r;
+      console.log(JSON.stringify(rest));
+      console.log(log);
+      expect(r.exitCode).toBe(3);
+      expect(r.exitSeconds).toBeLessThan(r.timeoutSeconds + 5);
+      expect(r.unhandledErrors).toBe(0);
+      expect(r.stackLines).toBe(0);
+      expect(log.match(/ERROR: Stopped without Redis/g)).toHaveLength(1);
+      expect(log).toMatch(/10 unfinished jobs left in the working lists for recovery/);
+      if (mode === "stopped") expect(fullLog.match(/Redis connection lost \(ECONN/g)).toHaveLength(1);
+      expect(r.lost).toBe(0);
+      expect(r.completed).toBe(10);
+      // The first worker's jobs were aborted, not finished: each ran once, in the second.
+      expect(r.duplicated).toBe(0);
+    }, 300_000);
+  }
 });
 
 describe("chaos: Redis Sentinel", () => {

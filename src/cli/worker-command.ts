@@ -30,7 +30,13 @@ Options:
   -h, --help                  this help
 
 Signals: TERM/INT stop (jobs still running after the timeout go back to their queues),
-TSTP quiets, TTIN logs what each slot is doing. Quiet and Stop from the Web UI work too.`;
+TSTP quiets, TTIN logs what each slot is doing. Quiet and Stop from the Web UI work too.
+A stop takes at most the timeout plus 3 s, whatever Redis does; a second TERM or INT exits at once.
+
+Exit codes: 0 stopped, everything handed back and cleared; 1 could not start (Redis unreachable
+within 5 s, bad options, a bad handler module); 3 stopped, but Redis was unreachable: unfinished
+jobs stay in the working lists for recovery (basic fetch: lost), the heartbeat expires by itself;
+130 / 143 a second INT / TERM cut the stop short.`;
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseArgs({

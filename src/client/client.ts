@@ -14,6 +14,7 @@ import type { JobRecord } from "../wire/job-record.js";
 import type { RecordKind } from "../wire/dialect.js";
 import { connectRedis, type OwnedRedis, type RedisSource } from "../redis/connection.js";
 import { execRetryingOnce } from "../redis/retry-once.js";
+import { closeConnection, ConnectionWatch, explained, whenReady } from "../redis/availability.js";
 import { DialectDetectionError, SidekiqArgumentError } from "./errors.js";
 import { liveProcesses, profileForFleet } from "./fleet.js";
 import { runClientMiddleware, type ClientMiddleware } from "./middleware.js";
@@ -55,6 +56,12 @@ export interface ClientOptions {
   /** Validate every payload against schema/ before pushing (default: on under test). */
   validate?: boolean;
   warn?: (message: string) => void;
+  /**
+   * How long a push waits for a Redis it cannot reach before it rejects with
+   * a RedisUnavailableError (default 5000 ms). A lost connection is reported
+   * once through `warn` ("Redis connection lost (...); retrying", then "back").
+   */
+  connectWaitMs?: number;
 }
 
 export interface BulkItem extends JobOptions {
@@ -91,12 +98,14 @@ export class Client {
   private readonly validate: boolean;
   private readonly warn: (m: string) => void;
   private readonly fixedProfile?: WireProfile;
+  private readonly watch: ConnectionWatch;
 
   constructor(private readonly options: ClientOptions) {
-    this.defaultShard = { conn: connectRedis(options.redis) };
+    this.warn = options.warn ?? ((m) => console.warn(`[sidekiq-bridge] ${m}`));
+    this.watch = new ConnectionWatch({ lost: this.warn, back: this.warn });
+    this.defaultShard = { conn: this.connect(options.redis) };
     this.middleware = [...(options.middleware ?? [])];
     this.validate = options.validate ?? underTest();
-    this.warn = options.warn ?? ((m) => console.warn(`[sidekiq-bridge] ${m}`));
     // A fixed dialect is resolved once (and a typo fails here, not at the first push).
     if (options.dialect !== undefined && options.dialect !== "auto") this.fixedProfile = profileFor(options.dialect);
   }
@@ -122,8 +131,21 @@ export class Client {
     const source = this.options.route(queue);
     if (source === this.options.redis) return this.defaultShard;
     let shard = this.shards.get(source);
-    if (!shard) this.shards.set(source, (shard = { conn: connectRedis(source) }));
+    if (!shard) this.shards.set(source, (shard = { conn: this.connect(source) }));
     return shard;
+  }
+
+  /** Opens (or adopts) a connection; ours are watched, so an outage is reported once. */
+  private connect(source: RedisSource): OwnedRedis {
+    const conn = connectRedis(source);
+    if (conn.owned) this.watch.add(conn.redis);
+    return conn;
+  }
+
+  /** Waits (bounded) for the shard's Redis, then runs `op`; connection failures become one clear error. */
+  private async reachable<T>(shard: Shard, op: () => Promise<T>): Promise<T> {
+    await whenReady(shard.conn.redis, this.options.connectWaitMs ?? 5000);
+    return explained(shard.conn.redis, op);
   }
 
   /** The wire profile this client writes for a queue (resolving "auto" against the fleet). */
@@ -156,6 +178,10 @@ export class Client {
   /** Pushes one job; returns its jid, or null when a middleware stopped it. */
   async push(item: PushItem, classDefaults: Readonly<JobOptions> = DEFAULT_JOB_OPTIONS): Promise<string | null> {
     const shard = this.shardFor(String(item?.queue ?? classDefaults.queue ?? "default"));
+    return this.reachable(shard, () => this.pushTo(shard, item, classDefaults));
+  }
+
+  private async pushTo(shard: Shard, item: PushItem, classDefaults: Readonly<JobOptions>): Promise<string | null> {
     const profile = this.fixedProfile ?? (await this.profileOf(shard));
     const job = normalizeItem(item, profile, classDefaults);
     if (this.middleware.length > 0) {
@@ -217,6 +243,18 @@ export class Client {
       throw new SidekiqArgumentError("batch_size must be a positive Integer");
 
     const shard = this.shardFor(String(rest.queue ?? classDefaults.queue ?? "default"));
+    return this.reachable(shard, () => this.pushBulkTo(shard, bulk, rest, at, batchSize, classDefaults));
+  }
+
+  private async pushBulkTo(
+    shard: Shard,
+    bulk: BulkItem,
+    rest: Omit<BulkItem, "args" | "at" | "spreadInterval" | "batchSize" | "jid"> & { class: string },
+    at: number | number[] | undefined,
+    batchSize: number,
+    classDefaults: Readonly<JobOptions>,
+  ): Promise<Array<string | null>> {
+    const { args, jid } = bulk;
     const profile = this.fixedProfile ?? (await this.profileOf(shard));
     // Normalized once, so every job of the bulk shares created_at, as in Ruby.
     const normed = normalizeItem(
@@ -454,6 +492,7 @@ export class Client {
   /** Closes the connections this client opened (not an ioredis instance you passed in). */
   async close(): Promise<void> {
     const all = [this.defaultShard, ...this.shards.values()];
-    await Promise.all(all.filter((s) => s.conn.owned).map((s) => s.conn.redis.quit().catch(() => undefined)));
+    this.watch.mute();
+    await Promise.all(all.filter((s) => s.conn.owned).map((s) => closeConnection(s.conn.redis)));
   }
 }

@@ -9,3 +9,4 @@ export * from "./normalize.js";
 export * from "./strict-args.js";
 export * from "./job.js";
 export * from "./activejob.js";
+export { RedisUnavailableError } from "../redis/availability.js";

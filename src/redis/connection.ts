@@ -2,6 +2,7 @@
 // is, never closed by us), a URL, or options for TLS, ACL and Sentinel.
 import { Redis, type RedisOptions } from "ioredis";
 import { RECONNECT_ERRORS } from "./retry-once.js";
+import { recordErrors } from "./availability.js";
 
 export interface RedisConnectionOptions {
   /** redis:// or rediss:// (TLS); user and password in the URL are the ACL login. */
@@ -33,8 +34,12 @@ export function connectRedis(source: RedisSource): OwnedRedis {
     // After a failover the old master answers READONLY: reconnect and resend.
     reconnectOnError: (err) => (RECONNECT_ERRORS.test(err.message) ? 2 : false),
     maxRetriesPerRequest: 20,
+    // disconnect() waits this long for the socket to close before destroying
+    // it (and holds the process open meanwhile): a frozen or gone Redis never
+    // closes it, so do not wait the default 2 s.
+    disconnectTimeout: 200,
   };
-  if (typeof source === "string") return { redis: new Redis(source, base), owned: true };
+  if (typeof source === "string") return { redis: recordErrors(new Redis(source, base)), owned: true };
   const opts: RedisOptions = { ...base, ...source.ioredis };
   if (source.username !== undefined) opts.username = source.username;
   if (source.password !== undefined) opts.password = source.password;
@@ -45,5 +50,7 @@ export function connectRedis(source: RedisSource): OwnedRedis {
     opts.name = source.name ?? "mymaster";
     if (source.sentinelPassword !== undefined) opts.sentinelPassword = source.sentinelPassword;
   }
-  return { redis: source.url && !source.sentinels ? new Redis(source.url, opts) : new Redis(opts), owned: true };
+  // Every connection we open has an 'error' listener: no "Unhandled error event" stacks.
+  const redis = source.url && !source.sentinels ? new Redis(source.url, opts) : new Redis(opts);
+  return { redis: recordErrors(redis), owned: true };
 }

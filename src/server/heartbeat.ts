@@ -34,6 +34,7 @@ import { type LauncherRules, releaseRules } from "../wire/release-rules.js";
 import { execReplies } from "../redis/replies.js";
 import { RawJson, RubyFloat, toRubyJson, type RubyJsonValue } from "../wire/ruby-json.js";
 import { nowMs, secondsString } from "../wire/timestamps.js";
+import { isConnectionError } from "../redis/availability.js";
 import { queueStatCommands, type StatCounts, type Stats } from "./stats.js";
 
 /** A job running in this process, as Processor#stats records it in WORK_STATE. */
@@ -278,7 +279,7 @@ export class Heartbeat {
           await stats.flushCounters(redis);
         } catch (e) {
           // flush_stats rescues and warns; the beat goes on. (We keep the counts.)
-          this.log.warn(`Unable to flush stats: ${errText(e)}`);
+          if (!isConnectionError(e)) this.log.warn(`Unable to flush stats: ${errText(e)}`);
         }
       } else {
         counts = stats.takeCounts();
@@ -335,7 +336,7 @@ export class Heartbeat {
         try {
           await stats.flushMetrics(redis, this.profile);
         } catch (e) {
-          this.log.error(`metrics flush: ${errText(e)}`);
+          if (!isConnectionError(e)) this.log.error(`metrics flush: ${errText(e)}`);
         }
       }
 
@@ -363,7 +364,8 @@ export class Heartbeat {
       try {
         await this.beat();
       } catch (e) {
-        this.log.error(`heartbeat: ${errText(e)}`);
+        // An outage is reported once, by whoever watches the connection.
+        if (!isConnectionError(e)) this.log.error(`heartbeat: ${errText(e)}`);
       }
       if (!this.running) return;
       this.timer = setTimeout(() => void tick(), this.profile.beatSeconds * 1000);
@@ -387,14 +389,16 @@ export class Heartbeat {
    * effort, as in Ruby: failures are logged, not thrown. 7.0+ metrics are
    * flushed afterwards (8.x does it on `:exit`; 7.x Ruby drops them).
    * Call stop() first, or the next beat registers the process again.
+   * Resolves true when the process left the registry.
    */
-  async clear(): Promise<void> {
+  async clear(): Promise<boolean> {
     const { redis, stats } = this.opts;
+    let cleared = false;
     await this.inFlight;
     try {
       await stats.flushCounters(redis);
     } catch (e) {
-      this.log.warn(`Unable to flush stats: ${errText(e)}`);
+      if (!isConnectionError(e)) this.log.warn(`Unable to flush stats: ${errText(e)}`);
     }
     try {
       const pipe = redis.pipeline();
@@ -404,16 +408,18 @@ export class Heartbeat {
         else pipe.del(k);
       }
       execReplies(await pipe.exec(), "clear heartbeat");
+      cleared = true;
     } catch (e) {
-      this.log.warn(`clear heartbeat: ${errText(e)}`);
+      if (!isConnectionError(e)) this.log.warn(`clear heartbeat: ${errText(e)}`);
     }
     if (this.shape.flushStats) {
       try {
         await stats.flushMetrics(redis, this.profile);
       } catch (e) {
-        this.log.warn(`metrics flush: ${errText(e)}`);
+        if (!isConnectionError(e)) this.log.warn(`metrics flush: ${errText(e)}`);
       }
     }
+    return cleared;
   }
 }
 

@@ -2,8 +2,19 @@
 // beside its managers (one per capsule): the heartbeat, the scheduled poller,
 // the recovery of dead processes' working lists, and the OS and remote
 // signals. Quiet stops fetching and polling; stop waits, hands back, clears.
+import { constants as osConstants } from "node:os";
 import type { Client } from "../client/client.js";
 import { BRIDGE_LABEL } from "../wire/bridge-label.js";
+import {
+  bounded,
+  closeConnection,
+  ConnectionWatch,
+  isConnectionError,
+  lastErrorOf,
+  reasonOf,
+  TIMED_OUT,
+  whenReady,
+} from "../redis/availability.js";
 import type { OwnedRedis } from "../redis/connection.js";
 import type { WireProfile } from "../wire/dialect.js";
 import type { Capsule } from "./capsule.js";
@@ -48,7 +59,37 @@ export interface LauncherOptions {
   tag: string;
   labels: string[];
   embedded: boolean;
+  /** How long start() waits for an unreachable Redis before it rejects. */
+  connectWaitMs: number;
 }
+
+/**
+ * After the jobs' timeout, the time left for Redis work at shutdown (pushing
+ * jobs back, leaving the working-list registry, clearing the heartbeat,
+ * closing): past it, the connections are dropped and what was not done is
+ * reported. Quiet (TSTP) waits at most this long for Redis too.
+ */
+export const SHUTDOWN_GRACE_MS = 3000;
+
+/** How a stop went. `clean` is false when something could not be done (Redis unreachable). */
+export interface StopResult {
+  clean: boolean;
+  /** Jobs still running at the timeout, pushed back to their queues. */
+  pushedBack: number;
+  /**
+   * Jobs still running at the timeout that could not be pushed back: with
+   * reliable fetch they wait in this process's working lists, and recovery
+   * runs them again once the heartbeat has expired; with basic fetch they are lost.
+   */
+  notPushedBack: number;
+  /** What could not be done, one phrase each (empty when clean). */
+  problems: string[];
+}
+
+/** Exit codes of a stopped worker process: everything done. */
+export const EXIT_STOPPED = 0;
+/** Stopped within its deadline, but something could not be done (Redis unreachable): see the log line. */
+export const EXIT_INCOMPLETE = 3;
 
 type State = "new" | "running" | "quiet" | "stopping" | "stopped";
 
@@ -62,10 +103,30 @@ export class Launcher {
   profile?: WireProfile;
   private poller?: Poller;
   private recoveryTimer?: NodeJS.Timeout;
-  private stopped?: Promise<void>;
+  private stopped?: Promise<StopResult>;
   private tidSeq = 0;
+  private readonly watch: ConnectionWatch;
+  /** Set once shutdown gave up on Redis: late failures of abandoned calls are not logged. */
+  private gaveUp = false;
+  /** The logger handed to the heartbeat, poller and managers: silent once shutdown gave up. */
+  private readonly log: Logger;
+  private signalsHandled = false;
 
-  constructor(private readonly o: LauncherOptions) {}
+  constructor(private readonly o: LauncherOptions) {
+    const quietAfterGivingUp =
+      (f: (m: string, c?: Record<string, unknown>) => void) => (m: string, c?: Record<string, unknown>) => {
+        if (!this.gaveUp) f(m, c);
+      };
+    this.log = {
+      debug: quietAfterGivingUp((m, c) => o.logger.debug(m, c)),
+      info: quietAfterGivingUp((m, c) => o.logger.info(m, c)),
+      warn: quietAfterGivingUp((m, c) => o.logger.warn(m, c)),
+      error: quietAfterGivingUp((m, c) => o.logger.error(m, c)),
+    };
+    // One line when Redis goes away, one when it is back (not one per retry).
+    this.watch = new ConnectionWatch({ lost: (m) => this.log.warn(m), back: (m) => this.log.info(m) });
+    if (o.conn.owned) this.watch.add(o.conn.redis);
+  }
 
   get quiet(): boolean {
     return this.state !== "running";
@@ -78,6 +139,14 @@ export class Launcher {
   async run(): Promise<void> {
     if (this.state !== "new") throw new Error(`worker already ${this.state}`);
     const o = this.o;
+    try {
+      // Fail fast, with the reason, when Redis is not there at all.
+      await whenReady(o.conn.redis, o.connectWaitMs);
+    } catch (e) {
+      this.state = "stopped";
+      this.dropConnections();
+      throw e;
+    }
     const profile = await o.client.profile();
     this.profile = profile;
     this.state = "running";
@@ -99,7 +168,7 @@ export class Launcher {
       stats: this.stats,
       quiet: () => this.quiet,
       onSignal: (sig) => this.onRemoteSignal(sig),
-      logger: { error: (m) => o.logger.error(m), warn: (m) => o.logger.warn(m) },
+      logger: { error: (m) => this.log.error(m), warn: (m) => this.log.warn(m) },
     });
     await this.heartbeat.start(); // the first beat, then one every beatSeconds
     if (o.scheduler) {
@@ -109,7 +178,7 @@ export class Launcher {
         client: o.client,
         profile: () => profile,
         retry: () => retry,
-        logger: o.logger,
+        logger: this.log,
         ...(o.pollIntervalAverage !== undefined ? { pollIntervalAverage: o.pollIntervalAverage } : {}),
         ...(o.averageScheduledPollInterval !== undefined
           ? { averageScheduledPollInterval: o.averageScheduledPollInterval }
@@ -132,7 +201,8 @@ export class Launcher {
         reliable: o.reliable,
         features,
         fetchLanes: o.fetchLanes,
-        logger: o.logger,
+        logger: this.log,
+        watch: this.watch,
         nextTid: () => (++this.tidSeq).toString(36),
         processor: {
           redis: o.conn.redis,
@@ -142,7 +212,7 @@ export class Launcher {
           retry,
           stats: this.stats,
           unknownClass: o.unknownClass,
-          logger: o.logger,
+          logger: this.log,
           work: this.work,
           stopping: () => this.state !== "running",
         },
@@ -161,55 +231,133 @@ export class Launcher {
       for (const m of this.managers) await m.register();
       await recoverOrphans(this.o.conn.redis, identityHost(this.o.identity), this.o.logger, force);
     } catch (e) {
-      this.o.logger.warn("could not recover orphaned jobs", { error: (e as Error).message });
+      // An outage is reported once by the connection watch.
+      if (!isConnectionError(e)) this.log.warn("could not recover orphaned jobs", { error: (e as Error).message });
     }
   }
 
-  /** Stop fetching new work and stop the poller; running jobs continue (Sidekiq's TSTP). */
+  /**
+   * Stop fetching new work and stop the poller; running jobs continue
+   * (Sidekiq's TSTP). Waits for Redis at most SHUTDOWN_GRACE_MS.
+   */
   async quietDown(): Promise<void> {
+    if ((await this.quietBy(Date.now() + SHUTDOWN_GRACE_MS)) === TIMED_OUT)
+      this.log.warn("Quiet without Redis: the Web UI shows this process quiet once Redis answers again");
+  }
+
+  private async quietBy(deadline: number): Promise<void | typeof TIMED_OUT> {
     if (this.state !== "running") return;
     this.state = "quiet";
     for (const m of this.managers) m.quiet();
     this.o.logger.info("Terminating quiet threads");
-    await this.poller?.stop();
-    await this.heartbeat?.beat().catch(() => undefined);
+    const done = Promise.all([this.poller?.stop(), this.heartbeat?.beat()]).catch(() => undefined);
+    return (await bounded(done, deadline)) === TIMED_OUT ? TIMED_OUT : undefined;
   }
 
   /**
    * Sidekiq's shutdown: quiet, wait up to `timeout` for running jobs, abort
-   * the rest and push their raw jobs back to their queues, clear the heartbeat.
+   * the rest and push their raw jobs back to their queues, clear the
+   * heartbeat. Settles within `timeout` + SHUTDOWN_GRACE_MS (and a little) whatever
+   * Redis does, and never rejects: the result says what could not be done.
    */
-  stop(): Promise<void> {
+  stop(): Promise<StopResult> {
     this.stopped ??= this.shutdown();
     return this.stopped;
   }
 
-  private async shutdown(): Promise<void> {
-    if (this.state === "new") {
+  private async shutdown(): Promise<StopResult> {
+    const result: StopResult = { clean: true, pushedBack: 0, notPushedBack: 0, problems: [] };
+    if (this.state === "new" || this.state === "stopped") {
       this.state = "stopped";
-      await this.closeConnections();
-      return;
+      await this.closeConnections(Date.now() + SHUTDOWN_GRACE_MS, result);
+      return result;
     }
-    await this.quietDown();
+    const jobsDeadline = Date.now() + this.o.timeout * 1000;
+    const deadline = jobsDeadline + SHUTDOWN_GRACE_MS;
+    // Quiet's Redis calls (the poller's last pass, a beat) overlap the wait for jobs.
+    const quieted = this.quietBy(deadline);
     this.state = "stopping";
-    const pushed = await Promise.all(this.managers.map((m) => m.stop(this.o.timeout * 1000)));
-    const total = pushed.reduce((a, b) => a + b, 0);
-    if (total > 0) this.o.logger.info(`Pushed ${total} jobs back to Redis`);
     if (this.recoveryTimer) clearInterval(this.recoveryTimer);
-    for (const m of this.managers) await m.close();
-    await this.heartbeat?.stop();
-    await this.heartbeat
-      ?.clear()
-      .catch((e: Error) => this.o.logger.warn("could not clear the heartbeat", { error: e.message }));
+    const stops = await Promise.all(this.managers.map((m) => m.stop(jobsDeadline, deadline)));
+    for (const s of stops) {
+      result.pushedBack += s.pushedBack;
+      result.notPushedBack += s.notPushedBack;
+      result.problems.push(...s.problems);
+    }
+    if (result.pushedBack > 0) this.o.logger.info(`Pushed ${result.pushedBack} jobs back to Redis`);
+    await quieted;
+    for (const m of this.managers) {
+      const closed = m.close().then(
+        () => true,
+        () => false,
+      );
+      if ((await bounded(closed, deadline)) !== true) result.problems.push("the working-list registry was not updated");
+    }
+    if (this.heartbeat) {
+      const cleared = await bounded(
+        this.heartbeat
+          .stop()
+          .then(() => this.heartbeat!.clear())
+          .catch(() => false),
+        deadline,
+      );
+      if (cleared !== true) result.problems.push("the heartbeat was not cleared (it expires within 60 s)");
+    }
     this.state = "stopped";
-    await this.closeConnections();
+    // Before closing: a connection still "ready" means Redis is slow or frozen, not gone.
+    const why = this.lastReason();
+    const answerMayCome = this.o.conn.redis.status === "ready";
+    await this.closeConnections(deadline, result);
+    result.clean = result.problems.length === 0 && result.notPushedBack === 0;
+    if (!result.clean) {
+      const n = result.notPushedBack;
+      const left =
+        n === 0
+          ? []
+          : this.o.reliable
+            ? [
+                `${n} unfinished jobs left in the working lists for recovery${answerMayCome ? " (or pushed back, if Redis still runs the request)" : ""}`,
+              ]
+            : [`${n} unfinished jobs could not be pushed back (basic fetch: they are lost)`];
+      this.o.logger.error(`Stopped without Redis (${why}): ${[...left, ...new Set(result.problems)].join("; ")}`);
+    }
     this.o.logger.info("Bye!");
+    return result;
   }
 
-  private async closeConnections(): Promise<void> {
-    for (const m of this.managers) await m.close();
-    await this.o.client.close();
-    if (this.o.conn.owned) await this.o.conn.redis.quit().catch(() => undefined);
+  /** Why Redis is not answering, in a few words. */
+  private lastReason(): string {
+    const redis = this.o.conn.redis;
+    const last = lastErrorOf(redis);
+    if (last) return reasonOf(last);
+    return redis.status === "ready" ? "no reply in time" : `connection ${redis.status}`;
+  }
+
+  /** Closes what we opened: QUIT while time is left, else drop the sockets (no reconnect loop survives). */
+  private async closeConnections(deadline: number, result: StopResult): Promise<void> {
+    this.watch.mute();
+    const closing = (async () => {
+      for (const m of this.managers) await m.close();
+      await this.o.client.close();
+      if (this.o.conn.owned) await closeConnection(this.o.conn.redis, Math.max(0, deadline - Date.now()));
+    })();
+    if (
+      (await bounded(
+        closing.then(() => true).catch(() => false),
+        deadline,
+      )) !== true
+    ) {
+      if (result.problems.length === 0) result.problems.push("the connection did not close in time");
+    }
+    this.gaveUp = true;
+    this.dropConnections();
+  }
+
+  /** Drops every connection we opened at once: pending and queued commands fail, reconnecting stops. */
+  private dropConnections(): void {
+    this.watch.mute();
+    for (const m of this.managers) m.dropConnections();
+    if (this.o.conn.owned) this.o.conn.redis.disconnect();
   }
 
   /** What each slot is doing (Sidekiq's TTIN dump). */
@@ -220,20 +368,37 @@ export class Launcher {
   private onRemoteSignal(sig: RemoteSignal): void {
     this.o.logger.info(`Got ${sig} signal`);
     if (sig === "TSTP") void this.quietDown();
+    // As Ruby's Process.kill(signal, pid): the CLI then exits as on an OS TERM.
+    else if (sig === "TERM" && this.signalsHandled) process.kill(process.pid, "SIGTERM");
     else if (sig === "TERM") void this.stop();
     else this.o.logger.warn("Thread dump", { slots: this.dump() });
   }
 
-  /** OS signals as Sidekiq's CLI: TERM/INT stop, TSTP quiet, TTIN dump. */
+  /**
+   * OS signals as Sidekiq's CLI: TERM/INT stop, TSTP quiet, TTIN dump. After
+   * a stop, `exit` gets EXIT_STOPPED (0) or EXIT_INCOMPLETE (3, something
+   * could not be done); a second TERM or INT exits at once with 128 + the
+   * signal's number (143, 130).
+   */
   handleSignals(exit: (code: number) => void = (c) => process.exit(c)): () => void {
+    const stopOn = (sig: "SIGTERM" | "SIGINT") => () => {
+      if (this.stopped) {
+        this.o.logger.warn(`Got ${sig.slice(3)} again: exiting now; unfinished jobs stay where recovery finds them`);
+        exit(128 + osConstants.signals[sig]);
+        return;
+      }
+      void this.stop().then((r) => exit(r.clean ? EXIT_STOPPED : EXIT_INCOMPLETE));
+    };
     const handlers: Array<[NodeJS.Signals, () => void]> = [
-      ["SIGTERM", () => void this.stop().then(() => exit(0))],
-      ["SIGINT", () => void this.stop().then(() => exit(0))],
+      ["SIGTERM", stopOn("SIGTERM")],
+      ["SIGINT", stopOn("SIGINT")],
       ["SIGTSTP", () => void this.quietDown()],
       ["SIGTTIN", () => this.o.logger.warn("Thread dump", { slots: this.dump() })],
     ];
     for (const [s, h] of handlers) process.on(s, h);
+    this.signalsHandled = true;
     return () => {
+      this.signalsHandled = false;
       for (const [s, h] of handlers) process.off(s, h);
     };
   }

@@ -3,6 +3,7 @@
 // still running at the deadline and hand it back). The launcher owns one
 // manager per capsule.
 import type { Redis } from "ioredis";
+import { bounded, type ConnectionWatch, isConnectionError } from "../redis/availability.js";
 import type { Capsule } from "./capsule.js";
 import { AckQueue, BasicFetch, type Fetcher, ReliableFetch, type UnitOfWork } from "./fetch.js";
 import { LazyAbort } from "./lazy-abort.js";
@@ -22,6 +23,16 @@ export interface ManagerOptions {
   logger: Logger;
   /** Thread ids, unique across the process's managers. */
   nextTid: () => string;
+  /** Reports an outage of the fetch connections once, with the worker's others. */
+  watch?: ConnectionWatch;
+}
+
+/** What a manager's stop could and could not do. */
+export interface ManagerStopResult {
+  pushedBack: number;
+  /** Unfinished jobs whose push back failed or timed out (reliable fetch: still in the working list). */
+  notPushedBack: number;
+  problems: string[];
 }
 
 interface InFlight {
@@ -83,7 +94,8 @@ export class Manager {
       // A fetch must never be sent twice: if a connection drops with a fetch in
       // flight, Redis may have moved a job already. Fail it, and reclaim instead.
       const blocking = this.o.redis.duplicate({ autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 });
-      blocking.on("error", () => {}); // reported by the fetch loop
+      if (this.o.watch) this.o.watch.add(blocking);
+      else blocking.on("error", () => {}); // reported by the fetch loop
       this.blocking.push(blocking);
       if (this.o.reliable) {
         const rf = new ReliableFetch(this.o.redis, blocking, cap, this.o.identity, this.o.features, acks);
@@ -113,36 +125,63 @@ export class Manager {
   }
 
   /**
-   * Waits for the fetch loops, then up to `timeoutMs` for running jobs; aborts
-   * the rest and pushes their raw jobs back to their queues. Returns how many
-   * were pushed back.
+   * Waits until `jobsDeadline` (epoch ms) for the fetch loops and the running
+   * jobs; aborts the rest and pushes their raw jobs back to their queues, for
+   * at most until `deadline`. A fetch stuck on an unreachable Redis is not
+   * waited for past `jobsDeadline`: whatever it moved stays in the working
+   * list, where recovery finds it.
    */
-  async stop(timeoutMs: number): Promise<number> {
+  async stop(jobsDeadline: number, deadline: number): Promise<ManagerStopResult> {
+    const result: ManagerStopResult = { pushedBack: 0, notPushedBack: 0, problems: [] };
     this.quiet();
-    await Promise.all(this.loops);
-    const deadline = Date.now() + timeoutMs;
-    while (this.inFlight.size > 0 && Date.now() < deadline) {
+    let loopsDone = false;
+    const loops = Promise.all(this.loops).then(() => {
+      loopsDone = true;
+      this.jobDone?.();
+    });
+    while ((this.inFlight.size > 0 || !loopsDone) && Date.now() < jobsDeadline) {
       await new Promise<void>((r) => {
         this.jobDone = r;
-        setTimeout(r, 250);
+        setTimeout(r, Math.min(250, Math.max(0, jobsDeadline - Date.now())));
       });
     }
+    void loops;
     // Jobs whose handler finished are only acknowledging: never requeue those.
     const unfinished = [...this.inFlight.values()].filter((j) => !j.settled);
     for (const j of unfinished) j.abort.abort(new Error("sidekiq-bridge worker shutting down"));
     for (const f of new Set(unfinished.map((j) => j.fetcher))) {
-      await f.requeue(unfinished.filter((j) => j.fetcher === f).map((j) => j.uow));
+      const work = unfinished.filter((j) => j.fetcher === f).map((j) => j.uow);
+      const r = await bounded(
+        f.requeue(work).then(
+          () => true,
+          () => false,
+        ),
+        deadline,
+      );
+      if (r === true) result.pushedBack += work.length;
+      else result.notPushedBack += work.length;
     }
     for (const [tid, j] of this.inFlight) if (!j.settled) this.inFlight.delete(tid);
-    for (let i = 0; i < 20 && this.inFlight.size > 0; i++) await new Promise((r) => setTimeout(r, 250));
-    return unfinished.length;
+    // Finished jobs still writing their acknowledgement (or retry): a little longer.
+    while (this.inFlight.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    if (this.inFlight.size > 0)
+      result.problems.push(
+        `${this.inFlight.size} finished jobs were not acknowledged (${this.o.reliable ? "recovery runs them again" : "they are done"})`,
+      );
+    return result;
   }
 
   /** Deregisters the working lists and closes the fetch connections. */
   async close(): Promise<void> {
     if (this.state === "stopped") return;
     this.state = "stopped";
-    await this.lanes[0]?.close().catch(() => undefined);
+    for (const b of this.blocking) b.disconnect();
+    await this.lanes[0]?.close();
+  }
+
+  /** Drops the fetch connections at once (a blocked fetch fails; no reconnect). */
+  dropConnections(): void {
+    this.state = "stopped";
     for (const b of this.blocking) b.disconnect();
   }
 
@@ -194,7 +233,8 @@ export class Manager {
       } catch (e) {
         if (this.state === "running") {
           slots.reclaimNeeded = true;
-          this.o.logger.warn("fetch failed; retrying", { error: (e as Error).message });
+          // An outage is reported once, by the connection watch.
+          if (!isConnectionError(e)) this.o.logger.warn("fetch failed; retrying", { error: (e as Error).message });
         }
       } finally {
         slots.reserved -= want;
@@ -249,7 +289,8 @@ export class Manager {
         if (n > 0) this.o.logger.warn(`Reclaimed ${n} jobs whose fetch reply was lost`);
         slots.reclaimNeeded = false;
       } catch (e) {
-        this.o.logger.warn("could not reclaim jobs after a lost fetch; retrying", { error: (e as Error).message });
+        if (!isConnectionError(e))
+          this.o.logger.warn("could not reclaim jobs after a lost fetch; retrying", { error: (e as Error).message });
         await new Promise((r) => setTimeout(r, 1000));
       } finally {
         slots.reclaiming = undefined;
@@ -292,7 +333,10 @@ export class Manager {
           slots.backoffMs = 0;
           release();
           // Bookkeeping survives a Redis outage: retry for up to a minute.
-          await persist(() => (result === "requeue" ? fetch.requeue([uow]) : fetch.acknowledge(uow)));
+          await persist(
+            () => (result === "requeue" ? fetch.requeue([uow]) : fetch.acknowledge(uow)),
+            () => this.state === "stopped",
+          );
         }
       })
       .catch((e: Error) => {
@@ -307,14 +351,14 @@ export class Manager {
   }
 }
 
-/** Runs a Redis write until it succeeds (backing off), for at most `ms`. */
-async function persist(op: () => Promise<void>, ms = 60_000): Promise<void> {
+/** Runs a Redis write until it succeeds (backing off), for at most `ms`, or until `givenUp()`. */
+async function persist(op: () => Promise<void>, givenUp: () => boolean, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms;
   for (let wait = 100; ; wait = Math.min(wait * 2, 2000)) {
     try {
       return await op();
     } catch (e) {
-      if (Date.now() > deadline) throw e;
+      if (Date.now() > deadline || givenUp()) throw e;
       await new Promise((r) => setTimeout(r, wait));
     }
   }

@@ -22,6 +22,7 @@ import type { Client, PreparedPush } from "../client/client.js";
 import { pipeQueuePushes } from "../client/push-batch.js";
 import { execRetryingOnce, retryingOnce } from "../redis/retry-once.js";
 import { commitPromotedBatch, popDueIntoPromotingSet } from "../redis/scripts/index.js";
+import { isConnectionError } from "../redis/availability.js";
 import { JobRecord } from "../wire/job-record.js";
 import type { WireProfile } from "../wire/dialect.js";
 import { releaseRules } from "../wire/release-rules.js";
@@ -299,14 +300,17 @@ export class Poller {
         try {
           await this.enqueue();
         } catch (e) {
-          this.o.logger.error("scheduler could not enqueue", { error: (e as Error).message });
+          // An outage is reported once, by the worker's connection watch.
+          if (!isConnectionError(e))
+            this.o.logger.error("scheduler could not enqueue", { error: (e as Error).message });
         }
         if (this.done) break;
         let wait = 5;
         try {
           wait = await this.randomPollInterval();
         } catch (e) {
-          this.o.logger.error("scheduler could not read the process count", { error: (e as Error).message });
+          if (!isConnectionError(e))
+            this.o.logger.error("scheduler could not read the process count", { error: (e as Error).message });
         }
         await this.sleep(wait);
       }

@@ -15,7 +15,9 @@ import { type CapsuleConfig, makeCapsule } from "./capsule.js";
 import { newIdentity } from "./heartbeat.js";
 import type { RetryConfig } from "./job-retry.js";
 import { type IterableJob, type IterableOptions, iterableHandler } from "./iterable.js";
-import { Launcher } from "./launcher.js";
+import { Launcher, type StopResult } from "./launcher.js";
+
+export { EXIT_INCOMPLETE, EXIT_STOPPED, SHUTDOWN_GRACE_MS, type StopResult } from "./launcher.js";
 import { consoleLogger, type Logger } from "./logger.js";
 import type { ServerMiddleware, UnknownClassPolicy } from "./processor.js";
 import type { DeathHandler, HandlerOptions, JobHandler, RegisteredHandler } from "./types.js";
@@ -32,8 +34,14 @@ export interface WorkerOptions {
   capsules?: CapsuleConfig[];
   tag?: string;
   labels?: string[];
-  /** Seconds to wait for running jobs at shutdown before aborting them (Sidekiq's -t, 25). */
+  /**
+   * Seconds to wait for running jobs at shutdown before aborting them
+   * (Sidekiq's -t, 25). stop() settles within this plus a few seconds
+   * (SHUTDOWN_GRACE_MS for Redis work) whatever Redis does.
+   */
   timeout?: number;
+  /** How long start() waits for Redis before it rejects with a RedisUnavailableError (default 5000 ms). */
+  connectWaitMs?: number;
   unknownClass?: UnknownClassPolicy;
   /**
    * "reliable" (default): each fetched job waits in a working list of this
@@ -115,6 +123,7 @@ export class Worker {
       tag: options.tag ?? "",
       labels: options.labels ?? [],
       embedded: options.embedded ?? false,
+      connectWaitMs: options.connectWaitMs ?? 5000,
     });
   }
 
@@ -181,7 +190,12 @@ export class Worker {
     };
   }
 
-  /** Starts the heartbeat, the poller, recovery, and fetching (Sidekiq's Launcher#run). */
+  /**
+   * Starts the heartbeat, the poller, recovery, and fetching (Sidekiq's
+   * Launcher#run). Rejects with a RedisUnavailableError when Redis cannot be
+   * reached within `connectWaitMs`; once started, an outage is retried with
+   * backoff and logged once.
+   */
   start(): Promise<void> {
     return this.launcher.run();
   }
@@ -194,8 +208,12 @@ export class Worker {
   /**
    * Sidekiq's shutdown: quiet, wait up to `timeout` for running jobs, abort
    * the rest and push their raw jobs back to their queues, clear the heartbeat.
+   * Settles within `timeout` + SHUTDOWN_GRACE_MS (3 s) and a little, whatever
+   * Redis does, and never rejects: with Redis unreachable it resolves with
+   * `clean: false` and says what could not be done (unfinished jobs then wait
+   * in the working lists, with reliable fetch, for recovery).
    */
-  stop(): Promise<void> {
+  stop(): Promise<StopResult> {
     return this.launcher.stop();
   }
 
@@ -204,7 +222,12 @@ export class Worker {
     return this.launcher.dump();
   }
 
-  /** OS signals as Sidekiq's CLI: TERM/INT stop, TSTP quiet, TTIN dump. */
+  /**
+   * OS signals as Sidekiq's CLI: TERM/INT stop, TSTP quiet, TTIN dump. After
+   * a stop, `exit` gets EXIT_STOPPED (0) or EXIT_INCOMPLETE (3: something
+   * could not be done, see the log); a second TERM or INT calls it at once
+   * with 128 + the signal's number (143, 130).
+   */
   handleSignals(exit: (code: number) => void = (c) => process.exit(c)): () => void {
     return this.launcher.handleSignals(exit);
   }

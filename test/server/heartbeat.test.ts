@@ -334,7 +334,8 @@ describe.each(["6.4.1", "7.3.2", "8.1.7"])("Heartbeat · profile %s", (version) 
     expect(stats.pending()).toEqual({ processed: 1, failed: 0 });
     await expect(hb.start()).resolves.toBeUndefined();
     await hb.stop();
-    expect(errors.some((e) => /heartbeat: .*closed/.test(e))).toBe(true);
+    // A lost connection is not logged per beat: the worker's connection watch reports an outage once.
+    expect(errors).toEqual([]);
     fake.down = false;
     await hb.beat();
     expect(stats.pending()).toEqual({ processed: 0, failed: 0 });

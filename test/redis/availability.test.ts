@@ -1,0 +1,63 @@
+// The pieces that keep an unreachable Redis to one clear line: telling
+// connection failures from reply errors, naming the reason, and deadlines.
+import { Redis } from "ioredis";
+import { describe, expect, it } from "vitest";
+import {
+  bounded,
+  describeRedis,
+  explain,
+  isConnectionError,
+  RedisUnavailableError,
+  reasonOf,
+  TIMED_OUT,
+  whenReady,
+} from "../../src/redis/availability.js";
+
+describe("availability", () => {
+  it("tells connection failures from reply errors", () => {
+    const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), {
+      code: "ECONNREFUSED",
+      address: "127.0.0.1",
+      port: 1,
+    });
+    const maxRetries = Object.assign(new Error("Reached the max retries per request limit (which is 20)."), {
+      name: "MaxRetriesPerRequestError",
+    });
+    expect(isConnectionError(refused)).toBe(true);
+    expect(isConnectionError(maxRetries)).toBe(true);
+    expect(isConnectionError(new Error("Connection is closed."))).toBe(true);
+    expect(isConnectionError(new Error("WRONGTYPE Operation against a key holding the wrong kind of value"))).toBe(
+      false,
+    );
+    expect(reasonOf(refused)).toBe("ECONNREFUSED 127.0.0.1:1");
+    expect(reasonOf(new Error("Connection is closed."))).toBe("Connection is closed.");
+  });
+
+  it("explains a connection failure with the host, never the password", async () => {
+    const redis = new Redis("redis://user:s3cret@127.0.0.1:1/0", { lazyConnect: true });
+    expect(describeRedis(redis)).toBe("127.0.0.1:1");
+    const e = explain(redis, new Error("Connection is closed."));
+    expect(e).toBeInstanceOf(RedisUnavailableError);
+    expect((e as Error).message).toBe("Redis unreachable at 127.0.0.1:1 (Connection is closed.)");
+    expect((e as Error).message).not.toContain("s3cret");
+    const reply = new Error("ERR unknown command");
+    expect(explain(redis, reply)).toBe(reply);
+    redis.disconnect();
+  });
+
+  it("whenReady rejects at once on a closed connection", async () => {
+    const redis = new Redis("redis://127.0.0.1:1/0", { lazyConnect: true });
+    redis.disconnect();
+    await expect(whenReady(redis, 10_000)).rejects.toBeInstanceOf(RedisUnavailableError);
+  });
+
+  it("bounded gives up at the deadline and passes results and errors through before it", async () => {
+    const never = new Promise<number>(() => {});
+    const t0 = Date.now();
+    expect(await bounded(never, Date.now() + 50)).toBe(TIMED_OUT);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(await bounded(never, Date.now() - 1)).toBe(TIMED_OUT);
+    expect(await bounded(Promise.resolve(7), Date.now() + 1000)).toBe(7);
+    await expect(bounded(Promise.reject(new Error("x")), Date.now() + 1000)).rejects.toThrow("x");
+  });
+});
