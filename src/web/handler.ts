@@ -17,6 +17,7 @@ import {
 } from "./actions.js";
 import { DASHBOARD_CSS } from "./assets/dashboard-css.js";
 import { DASHBOARD_JS } from "./assets/dashboard-js.js";
+import { FAVICON_SVG } from "./assets/favicon.js";
 import {
   CSRF_COOKIE,
   CSRF_FIELD,
@@ -167,7 +168,7 @@ export function createWebHandler(options: WebOptions): WebHandler {
       res,
       status,
       "text/html; charset=utf-8",
-      html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${status} · Sidekiq</title><link rel="stylesheet" href="${base}/assets/dashboard.css"></head><body><main><div class="error-page"><h1>${status}</h1><p>${message}</p><p><a href="${base}/">Back to the dashboard</a></p></div></main></body></html>`
+      html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${status} · Sidekiq</title><link rel="icon" href="${base}/assets/favicon.svg" type="image/svg+xml"><link rel="stylesheet" href="${base}/assets/dashboard.css"></head><body><main><div class="error-page"><h1>${status}</h1><p>${message}</p><p><a href="${base}/">Back to the dashboard</a></p></div></main></body></html>`
         .text,
     );
   };
@@ -193,6 +194,8 @@ export function createWebHandler(options: WebOptions): WebHandler {
         return send(res, 200, "text/javascript; charset=utf-8", DASHBOARD_JS, {
           "Cache-Control": "public, max-age=3600",
         });
+      if (method === "GET" && path === "/assets/favicon.svg")
+        return send(res, 200, "image/svg+xml", FAVICON_SVG, { "Cache-Control": "public, max-age=3600" });
       if (method === "GET" && path === "/stats.json") {
         const s = await api.stats();
         return send(

@@ -40,6 +40,7 @@ export function layout(w: WebRequest, opts: { title: string; stats: StatsSnapsho
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${opts.title} · Sidekiq</title>
+<link rel="icon" href="${href(w, "/assets/favicon.svg")}" type="image/svg+xml">
 <link rel="stylesheet" href="${href(w, "/assets/dashboard.css")}">
 <script src="${href(w, "/assets/dashboard.js")}" defer></script>
 </head>

@@ -51,7 +51,8 @@ form.inline { display: inline; }
 .pagination a, .pagination span { display: block; padding: 4px 10px; border: 1px solid var(--line); border-radius: 4px; background: #fff; }
 .pagination .current span { background: var(--brand); color: #fff; border-color: var(--brand); }
 .chart { margin: 0 0 12px; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 8px; }
-.chart svg { width: 100%; height: auto; display: block; }
+.chart > svg { width: 100%; height: auto; display: block; }
+details summary { cursor: pointer; color: var(--muted); margin: 4px 0; }
 .chart figcaption { font-size: 12px; color: var(--muted); padding: 4px 8px; }
 .swatch { margin-right: 12px; white-space: nowrap; }
 .swatch svg { vertical-align: -1px; }

@@ -58,8 +58,8 @@ ${lineChart({
   ],
   yLabel: "Jobs per day",
 })}
-<table class="history" id="history"><thead><tr><th>Date</th><th class="num">Processed</th><th class="num">Failed</th></tr></thead>
-<tbody>${[...history].reverse().map((d) => html`<tr><td>${d.date}</td><td class="num">${delimited(d.processed)}</td><td class="num">${delimited(d.failed)}</td></tr>`)}</tbody></table>
+<details><summary>Table</summary><table class="history" id="history"><thead><tr><th>Date</th><th class="num">Processed</th><th class="num">Failed</th></tr></thead>
+<tbody>${[...history].reverse().map((d) => html`<tr><td>${d.date}</td><td class="num">${delimited(d.processed)}</td><td class="num">${delimited(d.failed)}</td></tr>`)}</tbody></table></details>
 <h2>Redis</h2>
 <div class="cards redis">${REDIS_FIELDS.map(([k, label]) => html`<article><span class="count">${info[k] ?? "-"}</span><span class="desc">${label}</span></article>`)}</div>
 </section>`;

@@ -1,0 +1,161 @@
+// The dashboard on a fleet in the middle of an upgrade: real Sidekiq 6.4.1,
+// 7.3.2 and 8.1.7 processes and a Node worker on one Redis database. Each
+// process's threads and busy count on the Busy page equal what its OWN
+// release's API reports (7.3.2's Busy page crashes on an 8.1.7 process, and
+// 8.1.7 shows a 7.3.2 process with 0 threads), and the Metrics page adds up
+// what 7.3.2's and 8.1.7's Metrics::Query each read from their own keys.
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { SidekiqProcess } from "../harness/backend.js";
+import type { SidekiqTarget } from "../harness/versions.js";
+import { Client } from "../src/client/index.js";
+import { Worker } from "../src/server/index.js";
+import { startWebServer, type WebServer } from "../src/web/server.js";
+import { launchBrowser, num, SCREENSHOTS, type TestBrowser } from "./support/browser.js";
+import { allocateDb, backend, RubyError, selected, waitFor } from "./support/harness.js";
+
+const CONCURRENCY: Record<string, number> = { "6.4.1": 3, "7.3.2": 4, "8.1.7": 5 };
+
+async function rubyOn<T>(target: SidekiqTarget, db: number, code: string): Promise<T> {
+  const r = await backend().runRuby(target, "eval.rb", [code], { env: { REDIS_URL: backend().rubyRedisUrl(db) } });
+  const line = r.stdout.split("\n").find((l) => l.startsWith("__BRIDGE_RESULT__ "));
+  if (r.code !== 0 || line === undefined) throw new RubyError(`Ruby ${target.version} failed:\n${r.stderr}${r.stdout}`);
+  return JSON.parse(line.slice("__BRIDGE_RESULT__ ".length)) as T;
+}
+
+const targets = selected();
+const d = targets.length >= 2 ? describe : describe.skip;
+
+d(`web dashboard: a mixed fleet of ${targets.map((t) => t.version).join(", ")} and Node`, () => {
+  let db: number;
+  let url: string;
+  const servers: SidekiqProcess[] = [];
+  let worker: Worker;
+  let client: Client;
+  let web: WebServer;
+  let browser: TestBrowser;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    db = await allocateDb();
+    url = `${inject("harness").redisUrl}/${db}`;
+    for (const t of targets)
+      servers.push(
+        await backend().startSidekiq(t, {
+          queues: ["mixed"],
+          concurrency: CONCURRENCY[t.version]!,
+          tag: `ruby-${t.version}`,
+          env: { REDIS_URL: backend().rubyRedisUrl(db) },
+        }),
+      );
+    // Node speaks the dialect of a release that reads metrics, so the sums below include it.
+    const nodeDialect = targets.find((t) => t.dialect >= 7)?.version ?? "7.3.2";
+    worker = new Worker({
+      redis: url,
+      dialect: nodeDialect,
+      queues: ["mixed"],
+      concurrency: 6,
+      tag: "node",
+      scheduler: false,
+    });
+    worker.register("RecordJob", () => undefined);
+    await worker.start();
+    client = new Client({ redis: url, dialect: nodeDialect });
+    redis = new Redis(url);
+    for (let i = 0; i < 40; i++) await client.push({ class: "RecordJob", queue: "mixed", args: [i] });
+    web = await startWebServer({ redis: url, port: 0 });
+    browser = await launchBrowser();
+    await waitFor(
+      "every process's heartbeat",
+      async () => (await rubyOn<number>(targets.at(-1)!, db, "Sidekiq::ProcessSet.new.size")) === targets.length + 1,
+      60_000,
+    );
+  }, 300_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await web?.close();
+    await worker?.stop();
+    await client?.close();
+    redis?.disconnect();
+    await Promise.all(servers.map((s) => s.stop()));
+  });
+
+  it("Busy shows every process with the threads and busy count its own release reports", async () => {
+    const { page, errors } = await browser.newPage();
+    // identity -> [threads, busy] as each release's own ProcessSet reports its own processes.
+    const truth = new Map<string, [number, number]>();
+    for (const t of targets) {
+      const procs = await rubyOn<Array<[string, string | null, number, number]>>(
+        t,
+        db,
+        `Sidekiq::ProcessSet.new.map { |p| [p["identity"], p["tag"], p["concurrency"].to_i, p["busy"].to_i] }`,
+      );
+      for (const [id, tag, threads, busy] of procs) if (tag === `ruby-${t.version}`) truth.set(id, [threads, busy]);
+    }
+    truth.set(worker.identity, [6, 0]);
+    expect([...truth.values()].map(([t]) => t).sort()).toEqual(
+      [...targets.map((t) => CONCURRENCY[t.version]!), 6].sort(),
+    );
+
+    await page.goto(`${web.url}busy`);
+    const rows = await page.$$eval("#processes tbody tr[data-identity]", (trs) =>
+      trs.map((r) => [
+        r.getAttribute("data-identity") ?? "",
+        r.querySelector('[data-col="threads"]')?.textContent ?? "",
+        r.querySelector('[data-col="busy"]')?.textContent ?? "",
+        r.textContent ?? "",
+      ]),
+    );
+    expect(rows.map(([id, t, b]) => [id, num(t!), num(b!)]).sort()).toEqual(
+      [...truth.entries()].map(([id, [t, b]]) => [id, t, b]).sort(),
+    );
+    for (const t of targets)
+      expect(rows.find(([, , , text]) => text!.includes(`ruby-${t.version}`))?.[3]).toContain(
+        t.version === "6.4.1" ? "Version: -" : `Version: ${t.version}`,
+      );
+    await page.screenshot({ path: join(SCREENSHOTS, "busy-mixed-fleet.png"), fullPage: true });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("Metrics adds up what 7.x and 8.x each record under their own keys", async () => {
+    const metered = targets.filter((t) => t.dialect >= 7);
+    if (metered.length === 0) return;
+    const { page, errors } = await browser.newPage();
+    await waitFor("the 40 jobs to run", async () => (await redis.llen("queue:mixed")) === 0);
+    let last: unknown;
+    await waitFor(
+      "the Metrics page to equal the sum of each release's Metrics::Query",
+      async () => {
+        let success = 0;
+        let failure = 0;
+        for (const t of metered) {
+          const [p, f] = await rubyOn<[number, number]>(
+            t,
+            db,
+            `jr = Sidekiq::Metrics::Query.new.top_jobs(minutes: 60).job_results["RecordJob"]; [jr.totals["p"], jr.totals["f"]]`,
+          );
+          success += p - f;
+          failure += f;
+        }
+        await page.goto(`${web.url}metrics`);
+        const row = await page.$('#metrics tr[data-class="RecordJob"]');
+        const shown = row
+          ? [
+              num(await row.$eval('[data-col="success"]', (e) => e.textContent)),
+              num(await row.$eval('[data-col="failure"]', (e) => e.textContent)),
+            ]
+          : [0, 0];
+        last = { ruby: [success, failure], shown };
+        return success > 0 && shown[0] === success && shown[1] === failure;
+      },
+      45_000,
+    ).catch((e) => {
+      throw new Error(`${(e as Error).message}: ${JSON.stringify(last)}`);
+    });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
