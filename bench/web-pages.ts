@@ -123,6 +123,7 @@ async function main(): Promise<void> {
       `/retries?page=${RETRIES / 25}`,
       `/retries/${encodeURIComponent(`${firstScore}-${firstJid}`)}`,
       "/retries?class=Job49",
+      "/retries?class=NoSuchJob",
       "/retries?substr=failure%20number%2099999",
       "/scheduled",
       "/morgue",

@@ -133,6 +133,21 @@ describeEachSidekiq("web dashboard in Chromium", (sk) => {
     );
     expect(procs.map(([id, t, b]) => [id, num(t!), num(b!)]).sort()).toEqual([...ruby.procs].sort());
 
+    // Filters: by class (exact, the display class) and by text, read newest first.
+    const byClass = await sk.ruby<string[]>(
+      `Sidekiq::RetrySet.new.select { |e| e.display_class == "WebFlakyJob" }.map(&:jid).sort`,
+    );
+    await page.goto(`${web.url}retries?class=WebFlakyJob`);
+    expect(
+      (await page.$$eval("#set-jobs tbody tr[data-jid]", (rs) => rs.map((r) => r.getAttribute("data-jid")))).sort(),
+    ).toEqual(byClass);
+    const byText = await sk.ruby<string[]>(`Sidekiq::RetrySet.new.scan("node failure").map(&:jid)`);
+    await page.goto(`${web.url}retries?substr=${encodeURIComponent("node failure")}`);
+    expect(
+      await page.$$eval("#set-jobs tbody tr[data-jid]", (rs) => rs.map((r) => r.getAttribute("data-jid"))),
+    ).toEqual(byText);
+    expect(byText).toHaveLength(1);
+
     if (sk.target.dialect >= 7) {
       // Metrics are flushed on each process's heartbeat: compare once both sides agree, or fail after the wait.
       let last: unknown;

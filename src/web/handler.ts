@@ -53,6 +53,12 @@ export interface WebOptions {
   authorize?: (req: IncomingMessage) => boolean | Promise<boolean>;
   /** Seconds between the summary bar's live updates (default 5). */
   pollSeconds?: number;
+  /**
+   * The key CSRF tokens are signed with (at least 32 bytes). Default: random per
+   * handler; give every process the same one when a load balancer spreads a
+   * browser's requests over several.
+   */
+  csrfSecret?: string | Buffer;
 }
 
 export interface WebHandler {
@@ -160,7 +166,8 @@ export function createWebHandler(options: WebOptions): WebHandler {
   const base = normalizeBase(options.basePath);
   const readOnly = options.readOnly === true;
   const pollSeconds = options.pollSeconds ?? 5;
-  const secret = newSecret();
+  const secret = options.csrfSecret === undefined ? newSecret() : Buffer.from(options.csrfSecret);
+  if (secret.length < 32) throw new Error("createWebHandler: csrfSecret must be at least 32 bytes");
 
   const errorPage = (res: ServerResponse, status: number, message: string) => {
     securityHeaders(res);

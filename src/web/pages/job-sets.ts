@@ -9,7 +9,7 @@ import { html, shown, type Html } from "../html.js";
 import { form, pager } from "../layout.js";
 import { pageCount, paging } from "../pagination.js";
 import { href, type WebRequest } from "../request.js";
-import { entryKey, matchingEntries } from "../set-entries.js";
+import { entryKey, filteredPage } from "../set-entries.js";
 
 export interface SetView {
   set: JobSetName;
@@ -77,17 +77,26 @@ export async function jobSetPage(w: WebRequest, view: SetView): Promise<Html> {
   const substr = w.query.get("substr") ?? "";
   const className = w.query.get("class") ?? "";
   let entries: SortedEntry[];
-  let total: number;
+  let total: number | undefined;
   let note: Html = html``;
-  if (substr !== "") {
-    const found = await matchingEntries(w.api.redis, set, substr, MAX_FILTER_MATCHES);
-    total = found.entries.length;
-    entries = found.entries.slice(offset, offset + count);
-    if (found.capped) note = html`<p class="note">Showing the first ${delimited(MAX_FILTER_MATCHES)} matches.</p>`;
-  } else if (className !== "") {
-    entries = await set.list({ offset, limit: count + 1, filter: { className } });
-    total = offset + entries.length;
-    entries = entries.slice(0, count);
+  let filterPager: Html = html``;
+  if (substr !== "" || className !== "") {
+    // Filtered: read the set newest first from `from`, a bounded number of members per page.
+    const from = Math.max(0, Number.parseInt(w.query.get("from") ?? "0", 10) || 0);
+    const found = await filteredPage(
+      w.api.redis,
+      set,
+      (e) =>
+        (className === "" || e.displayClass === className || e.klass === className) &&
+        (substr === "" || e.raw.includes(substr)),
+      (raw) => raw.includes(substr || className),
+      from,
+      count,
+    );
+    entries = found.entries;
+    const q = { substr: substr || undefined, class: className || undefined };
+    note = html`<p class="note" id="filter-note">${delimited(entries.length)} matching job(s) among entries ${delimited(from + 1)}–${delimited(from + found.scanned)} (newest first).</p>`;
+    filterPager = html`<ul class="pagination">${from > 0 ? html`<li><a href="${href(w, view.path, q)}">« Newest</a></li>` : ""}${found.next !== undefined ? html`<li><a id="filter-next" href="${href(w, view.path, { ...q, from: found.next })}">Older matches »</a></li>` : ""}</ul>`;
   } else {
     [entries, total] = await Promise.all([set.page(offset, count), set.size()]);
   }
@@ -130,7 +139,7 @@ ${
     ? ""
     : html`<div class="bulk selected">${view.actions.map(([a, label]) => html`<button class="btn${a === "delete" || a === "kill" ? " danger" : ""}" form="selected-form" name="action" value="${a}">${label}</button>`)} <span class="hint">the selected jobs</span></div>`
 }
-${pager(w, page, pageCount(total, count), query)}
+${total === undefined ? filterPager : pager(w, page, pageCount(total, count), query)}
 </section>`;
 }
 
