@@ -82,7 +82,8 @@ describeEachSidekiq("web dashboard in Chromium", (sk) => {
       const res = await page.goto(`${web.url.replace(/\/$/, "")}${p}`);
       expect(res?.status(), p).toBe(200);
       expect(res?.headers()["content-security-policy"]).toContain("script-src 'self'");
-      if (shots) {
+      // The dashboard's screenshot comes from the mixed-fleet test, where it has history and traffic.
+      if (shots && p !== "/") {
         const name = p === "/" ? "dashboard" : p.slice(1).replace(/\//g, "-");
         await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
       }

@@ -43,8 +43,9 @@ d(`web dashboard: a mixed fleet of ${targets.map((t) => t.version).join(", ")} a
     for (const t of targets)
       servers.push(
         await backend().startSidekiq(t, {
-          queues: ["mixed"],
+          queues: ["mixed", "slow"],
           concurrency: CONCURRENCY[t.version]!,
+          timeout: 2,
           tag: `ruby-${t.version}`,
           env: { REDIS_URL: backend().rubyRedisUrl(db) },
         }),
@@ -64,7 +65,7 @@ d(`web dashboard: a mixed fleet of ${targets.map((t) => t.version).join(", ")} a
     client = new Client({ redis: url, dialect: nodeDialect });
     redis = new Redis(url);
     for (let i = 0; i < 40; i++) await client.push({ class: "RecordJob", queue: "mixed", args: [i] });
-    web = await startWebServer({ redis: url, port: 0 });
+    web = await startWebServer({ redis: url, port: 0, pollSeconds: 1 });
     browser = await launchBrowser();
     await waitFor(
       "every process's heartbeat",
@@ -115,7 +116,6 @@ d(`web dashboard: a mixed fleet of ${targets.map((t) => t.version).join(", ")} a
       expect(rows.find(([, , , text]) => text!.includes(`ruby-${t.version}`))?.[3]).toContain(
         t.version === "6.4.1" ? "Version: -" : `Version: ${t.version}`,
       );
-    await page.screenshot({ path: join(SCREENSHOTS, "busy-mixed-fleet.png"), fullPage: true });
     expect(errors).toEqual([]);
     await page.close();
   });
@@ -155,6 +155,79 @@ d(`web dashboard: a mixed fleet of ${targets.map((t) => t.version).join(", ")} a
     ).catch((e) => {
       throw new Error(`${(e as Error).message}: ${JSON.stringify(last)}`);
     });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("Busy lists the jobs running now on 6.4 (its :workers hash), 7.x and 8.x (:work) processes", async () => {
+    const { page, errors } = await browser.newPage();
+    const jids: string[] = [];
+    for (let i = 0; i < 8; i++) jids.push((await client.push({ class: "SlowJob", queue: "slow", args: [40, i] }))!);
+    // What each release's own WorkSet reports for its own processes.
+    const truth = async () => {
+      const all: string[] = [];
+      for (const t of targets) {
+        const rows = await rubyOn<Array<[string, string]>>(
+          t,
+          db,
+          `mine = Sidekiq::ProcessSet.new.select { |p| p["tag"] == "ruby-${t.version}" }.map { |p| p["identity"] }
+           Sidekiq::WorkSet.new.select { |pid, _tid, _w| mine.include?(pid) }.map { |pid, _tid, w|
+             payload = w.respond_to?(:payload) ? w.payload : w["payload"]
+             payload = JSON.parse(payload) if payload.is_a?(String)
+             [pid, payload["jid"]] }`,
+        );
+        for (const [, jid] of rows) all.push(jid);
+      }
+      return all.sort();
+    };
+    let last: unknown;
+    await waitFor(
+      "every slow job to show on the Busy page as each release's WorkSet reports it",
+      async () => {
+        const want = await truth();
+        await page.goto(`${web.url}busy`);
+        const shown = (
+          await page.$$eval("#work tbody tr td:nth-child(3) code", (cs) => cs.map((c) => c.textContent ?? ""))
+        ).sort();
+        last = { want, shown };
+        return want.length === jids.length && JSON.stringify(shown) === JSON.stringify(want);
+      },
+      60_000,
+    ).catch((e) => {
+      throw new Error(`${(e as Error).message}: ${JSON.stringify(last)}`);
+    });
+    await page.screenshot({ path: join(SCREENSHOTS, "busy-mixed-fleet.png"), fullPage: true });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("Dashboard: the history per day is Ruby's Stats::History", async () => {
+    const ruby = targets.at(-1)!;
+    // Thirty past days of counters, as every release writes them (stat:processed:<date>).
+    await rubyOn(
+      ruby,
+      db,
+      `Sidekiq.redis { |c| (1..29).each { |i| d = (Time.now.utc - i * 86400).strftime("%Y-%m-%d")
+         c.set("stat:processed:#{d}", 800 + (i * 137) % 900); c.set("stat:failed:#{d}", (i * 17) % 60) } }; true`,
+    );
+    const want = await rubyOn<{ processed: Record<string, number>; failed: Record<string, number> }>(
+      ruby,
+      db,
+      `h = Sidekiq::Stats::History.new(30); { "processed" => h.processed, "failed" => h.failed }`,
+    );
+    const { page, errors } = await browser.newPage();
+    await page.goto(web.url);
+    const rows = await page.$$eval("#history tbody tr", (trs) =>
+      trs.map((r) => [...r.querySelectorAll("td")].map((td) => td.textContent ?? "")),
+    );
+    expect(Object.fromEntries(rows.map(([d, p]) => [d, num(p)]))).toEqual(want.processed);
+    expect(Object.fromEntries(rows.map(([d, , f]) => [d, num(f)]))).toEqual(want.failed);
+    // A little traffic for the realtime chart, polled every second.
+    for (let i = 0; i < 6; i++) {
+      for (let j = 0; j < 20; j++) await client.push({ class: "RecordJob", queue: "mixed", args: [i, j] });
+      await page.waitForTimeout(1500);
+    }
+    await page.screenshot({ path: join(SCREENSHOTS, "dashboard.png"), fullPage: true });
     expect(errors).toEqual([]);
     await page.close();
   });
