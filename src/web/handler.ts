@@ -49,7 +49,7 @@ export interface WebOptions {
   basePath?: string;
   /** Show everything, change nothing: every POST is refused and no buttons are drawn. */
   readOnly?: boolean;
-  /** Called for every request; false (or a rejection) answers 403. */
+  /** Called for every request; anything but true (or a rejection) answers 403. */
   authorize?: (req: IncomingMessage) => boolean | Promise<boolean>;
   /** Seconds between the summary bar's live updates (default 5). */
   pollSeconds?: number;
@@ -192,7 +192,15 @@ export function createWebHandler(options: WebOptions): WebHandler {
       path = path.slice(base.length) || "/";
     }
     try {
-      if (options.authorize && !(await options.authorize(req))) return errorPage(res, 403, "Forbidden");
+      if (options.authorize) {
+        let allowed = false;
+        try {
+          allowed = (await options.authorize(req)) === true;
+        } catch {
+          // A failing hook denies: it must never open the dashboard by accident.
+        }
+        if (!allowed) return errorPage(res, 403, "Forbidden");
+      }
       const method = req.method === "HEAD" ? "GET" : (req.method ?? "GET");
       securityHeaders(res);
       if (method === "GET" && path === "/assets/dashboard.css")
