@@ -131,15 +131,23 @@ d(`web dashboard: a mixed fleet of ${targets.map((t) => t.version).join(", ")} a
       async () => {
         let success = 0;
         let failure = 0;
+        let timed = 0;
         for (const t of metered) {
-          const [p, f] = await rubyOn<[number, number]>(
+          const [p, f, h] = await rubyOn<[number, number, number]>(
             t,
             db,
-            `jr = Sidekiq::Metrics::Query.new.top_jobs(minutes: 60).job_results["RecordJob"]; [jr.totals["p"], jr.totals["f"]]`,
+            `q = Sidekiq::Metrics::Query.new
+             jr = q.top_jobs(minutes: 60).job_results["RecordJob"]
+             hist = q.for_job("RecordJob", minutes: 60).job_results["RecordJob"].hist
+             [jr.totals["p"], jr.totals["f"], hist.values.map(&:sum).sum]`,
           );
           success += p - f;
           failure += f;
+          timed += h;
         }
+        // The execution-time histogram (BITFIELD keys of both releases) counts the same successful jobs.
+        await page.goto(`${web.url}metrics/RecordJob`);
+        const histogram = num(await page.getAttribute("#job-histogram", "data-total"));
         await page.goto(`${web.url}metrics`);
         const row = await page.$('#metrics tr[data-class="RecordJob"]');
         const shown = row
@@ -148,13 +156,15 @@ d(`web dashboard: a mixed fleet of ${targets.map((t) => t.version).join(", ")} a
               num(await row.$eval('[data-col="failure"]', (e) => e.textContent)),
             ]
           : [0, 0];
-        last = { ruby: [success, failure], shown };
-        return success > 0 && shown[0] === success && shown[1] === failure;
+        last = { ruby: [success, failure, timed], shown, histogram };
+        return success > 0 && shown[0] === success && shown[1] === failure && histogram === timed;
       },
       45_000,
     ).catch((e) => {
       throw new Error(`${(e as Error).message}: ${JSON.stringify(last)}`);
     });
+    await page.goto(`${web.url}metrics/RecordJob`);
+    await page.screenshot({ path: join(SCREENSHOTS, "metrics-job.png"), fullPage: true });
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -59,3 +59,34 @@ ${series.map(
 <figcaption>${series.map((s) => html`<span class="swatch"><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill="${s.color}"/></svg> ${s.label}</span>`)}</figcaption>
 </figure>`;
 }
+
+/** An SVG bar chart: one bar per label (a histogram). `total` goes in a data attribute for tests and scripts. */
+export function barChart(opts: {
+  id: string;
+  labels: string[];
+  values: number[];
+  color: string;
+  yLabel: string;
+  total: number;
+}): Html {
+  const n = Math.max(1, opts.labels.length);
+  const top = niceMax(Math.max(0, ...opts.values));
+  const plotW = W - PAD.left - PAD.right;
+  const plotH = H - PAD.top - PAD.bottom;
+  const slot = plotW / n;
+  const y = (v: number) => PAD.top + plotH - (Math.max(0, v) / top) * plotH;
+  const ticks = [0, 0.5, 1].map((f) => f * top);
+  return html`<figure class="chart" id="${opts.id}" data-total="${opts.total}">
+<svg viewBox="0 0 ${W} ${H}" role="img" aria-label="${opts.yLabel}" xmlns="http://www.w3.org/2000/svg">
+${ticks.map(
+  (t) =>
+    html`<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${y(t)}" y2="${y(t)}" stroke="#e5e5e5"/><text x="${PAD.left - 6}" y="${y(t) + 4}" text-anchor="end" font-size="11" fill="#666">${fmt(t)}</text>`,
+)}
+${opts.values.map(
+  (v, i) =>
+    html`<rect x="${(PAD.left + i * slot + 2).toFixed(1)}" y="${y(v).toFixed(1)}" width="${Math.max(1, slot - 4).toFixed(1)}" height="${(PAD.top + plotH - y(v)).toFixed(1)}" fill="${opts.color}"><title>${opts.labels[i]}: ${v}</title></rect>`,
+)}
+${opts.labels.map((l, i) => html`<text x="${(PAD.left + i * slot + slot / 2).toFixed(1)}" y="${H - 12}" text-anchor="middle" font-size="10" fill="#666">${l}</text>`)}
+</svg>
+</figure>`;
+}

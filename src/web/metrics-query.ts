@@ -128,3 +128,63 @@ export function averageSeconds(j: JobMetrics): number {
   const completed = j.p - j.f;
   return completed === 0 ? 0 : j.ms / 1000 / completed;
 }
+
+/** `Histogram::LABELS`: the upper bound of each of the 26 execution-time buckets. */
+export const HISTOGRAM_LABELS: readonly string[] = [
+  "20ms",
+  "30ms",
+  "45ms",
+  "65ms",
+  "100ms",
+  "150ms",
+  "225ms",
+  "335ms",
+  "500ms",
+  "750ms",
+  "1.1s",
+  "1.7s",
+  "2.5s",
+  "3.8s",
+  "5.75s",
+  "8.5s",
+  "13s",
+  "20s",
+  "30s",
+  "45s",
+  "65s",
+  "100s",
+  "150s",
+  "225s",
+  "335s",
+  "Slow",
+];
+
+const FETCH = HISTOGRAM_LABELS.flatMap((_, i) => ["GET", "u16", `#${i}`]);
+
+/**
+ * The execution-time histogram of one class over the last `minutes` (at most
+ * 480, the keys' life): per minute, 7.x's `<Class>-%d-%H:%-M` and 8.x's
+ * `h|<Class>-%-d-%-H:%-M` (BITFIELD u16 counters), added up.
+ */
+export async function queryHistogram(
+  redis: Redis,
+  className: string,
+  minutes: number,
+  nowMs: number,
+): Promise<number[]> {
+  const totals = new Array<number>(HISTOGRAM_LABELS.length).fill(0);
+  const pipe = redis.pipeline();
+  for (let i = 0; i < Math.min(minutes, SEVEN_MINUTES_KEPT); i++) {
+    const t = new Date(nowMs - i * 60_000);
+    const d = t.getUTCDate();
+    const h = t.getUTCHours();
+    const m = t.getUTCMinutes();
+    pipe.call("BITFIELD_RO", `${className}-${pad2(d)}-${pad2(h)}:${m}`, ...FETCH);
+    pipe.call("BITFIELD_RO", `h|${className}-${d}-${h}:${m}`, ...FETCH);
+  }
+  for (const [err, counts] of (await pipe.exec()) ?? []) {
+    if (err) throw err;
+    (counts as number[]).forEach((c, i) => (totals[i]! += c));
+  }
+  return totals;
+}

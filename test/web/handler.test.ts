@@ -156,4 +156,26 @@ describe("web handler", () => {
     expect(page).toContain("more characters)");
     expect(page.length).toBeLessThan(100_000);
   });
+
+  it("pages through a queue and a sorted set with LRANGE / ZREVRANGE offsets", async () => {
+    const base = await serve();
+    const pipe = redis.pipeline();
+    for (let i = 0; i < 60; i++) {
+      pipe.lpush("queue:big", JSON.stringify({ class: "J", args: [i], jid: `q${i}`, queue: "big" }));
+      pipe.zadd("dead", String(1_800_000_000 + i), JSON.stringify({ class: "J", args: [i], jid: `d${i}`, queue: "big" }));
+    }
+    pipe.sadd("queues", "big");
+    await pipe.exec();
+    const jids = (body: string) => [...body.matchAll(/<tr data-jid="([^"]*)"/g)].map((m) => m[1]);
+    // Newest first: LPUSH puts q59 at the head; the highest score is d59.
+    const q2 = await (await fetch(`${base}/queues/big?page=2&count=25`)).text();
+    expect(jids(q2)).toEqual(Array.from({ length: 25 }, (_, i) => `q${34 - i}`));
+    expect(q2).toContain('href="/queues/big?page=3"');
+    const q3 = await (await fetch(`${base}/queues/big?page=3&count=25`)).text();
+    expect(jids(q3)).toEqual(Array.from({ length: 10 }, (_, i) => `q${9 - i}`));
+    const d1 = await (await fetch(`${base}/morgue`)).text();
+    expect(jids(d1)).toEqual(Array.from({ length: 25 }, (_, i) => `d${59 - i}`));
+    const filtered = await (await fetch(`${base}/morgue?substr=${encodeURIComponent('"args":[1')}`)).text();
+    expect(jids(filtered)).toEqual(["d19", "d18", "d17", "d16", "d15", "d14", "d13", "d12", "d11", "d10", "d1"]);
+  });
 });

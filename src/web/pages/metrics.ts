@@ -1,10 +1,17 @@
 // Metrics: per job class, executions that succeeded and failed and the time
 // spent, over a period, as Sidekiq 7/8's Metrics tab (both releases' keys,
 // summed for a mixed fleet), with a chart of the top five classes.
-import { lineChart, PALETTE } from "../chart.js";
+import { barChart, lineChart, PALETTE } from "../chart.js";
 import { delimited } from "../format.js";
 import { html, shown, type Html } from "../html.js";
-import { averageSeconds, METRICS_PERIODS, queryMetrics, type MetricsResult } from "../metrics-query.js";
+import {
+  averageSeconds,
+  HISTOGRAM_LABELS,
+  METRICS_PERIODS,
+  queryHistogram,
+  queryMetrics,
+  type MetricsResult,
+} from "../metrics-query.js";
 import { href, type WebRequest } from "../request.js";
 
 const TABLE_LIMIT = 20;
@@ -76,7 +83,11 @@ export async function metricsForJobPage(w: WebRequest): Promise<Html> {
   const name = w.params[0]!;
   let period = periodOf(w);
   if (Number.parseInt(period, 10) > 8) period = "8h";
-  const result = await queryMetrics(w.api.redis, { period, nowMs: w.api.now(), className: name });
+  const nowMs = w.api.now();
+  const [result, histogram] = await Promise.all([
+    queryMetrics(w.api.redis, { period, nowMs, className: name }),
+    queryHistogram(w.api.redis, name, METRICS_PERIODS[period]!.minutes ?? 60, nowMs),
+  ]);
   const j = result.jobs.get(name)!;
   const labels = result.buckets.map(bucketLabel);
   return html`<section>
@@ -112,6 +123,8 @@ ${lineChart({
   ],
   yLabel: "Milliseconds",
 })}
+<h2>Execution time <span class="hint">successful jobs per duration bucket, ${delimited(histogram.reduce((a, b) => a + b, 0))} in all</span></h2>
+${barChart({ id: "job-histogram", labels: [...HISTOGRAM_LABELS], values: histogram, color: PALETTE[1]!, yLabel: "Jobs", total: histogram.reduce((a, b) => a + b, 0) })}
 ${range(result)}
 </section>`;
 }
