@@ -162,7 +162,11 @@ describe("web handler", () => {
     const pipe = redis.pipeline();
     for (let i = 0; i < 60; i++) {
       pipe.lpush("queue:big", JSON.stringify({ class: "J", args: [i], jid: `q${i}`, queue: "big" }));
-      pipe.zadd("dead", String(1_800_000_000 + i), JSON.stringify({ class: "J", args: [i], jid: `d${i}`, queue: "big" }));
+      pipe.zadd(
+        "dead",
+        String(1_800_000_000 + i),
+        JSON.stringify({ class: "J", args: [i], jid: `d${i}`, queue: "big" }),
+      );
     }
     pipe.sadd("queues", "big");
     await pipe.exec();
