@@ -18,8 +18,7 @@ ${p.embedded ? html`<span class="badge">embedded</span>` : ""}
 }
 
 export async function busyPage(w: WebRequest): Promise<Html> {
-  const procs = await w.api.processes.list();
-  const work = await w.api.work();
+  const [procs, work] = await Promise.all([w.api.processes.list(), w.api.work()]);
   const now = w.api.now();
   const threads = procs.reduce((a, p) => a + p.concurrency, 0);
   const busy = procs.reduce((a, p) => a + p.busy, 0);

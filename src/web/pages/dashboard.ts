@@ -28,13 +28,11 @@ export function parseInfo(text: string): Record<string, string> {
 
 export async function dashboardPage(w: WebRequest): Promise<Html> {
   const days = HISTORY_DAYS.includes(Number(w.query.get("days"))) ? Number(w.query.get("days")) : 30;
-  const history = (await statsHistory(w.api.redis, days, w.api.now())).reverse();
-  let info: Record<string, string> = {};
-  try {
-    info = parseInfo(await w.api.redis.info());
-  } catch {
+  const [history, info] = await Promise.all([
+    statsHistory(w.api.redis, days, w.api.now()).then((h) => h.reverse()),
     // INFO may be disabled (managed Redis): the panel stays empty.
-  }
+    w.api.redis.info().then(parseInfo, () => ({}) as Record<string, string>),
+  ]);
   return html`<section>
 <header class="section-head"><h1>Dashboard</h1>
 <span class="poll">Polling every <b>${w.pollSeconds}</b> s · <button type="button" id="poll-toggle" class="btn">Stop polling</button></span></header>
