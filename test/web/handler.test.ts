@@ -182,4 +182,35 @@ describe("web handler", () => {
     const filtered = await (await fetch(`${base}/morgue?substr=${encodeURIComponent('"args":[1')}`)).text();
     expect(jids(filtered)).toEqual(["d19", "d18", "d17", "d16", "d15", "d14", "d13", "d12", "d11", "d10", "d1"]);
   });
+
+  it("Kill All, Retry All and a text-filtered Delete All move every job they name", async () => {
+    const base = await serve();
+    for (let i = 0; i < 3; i++)
+      await redis.zadd(
+        "retry",
+        String(1_900_000_100 + i),
+        JSON.stringify({
+          class: i === 2 ? "OtherJob" : "HardJob",
+          args: [i],
+          jid: `k${i}`,
+          queue: "q",
+          retry_count: 1,
+        }),
+      );
+    const { cookie, token } = await session(`${base}/retries`);
+    const act = (path: string, form: Record<string, string>) =>
+      post(`${base}${path}`, { authenticity_token: token, ...form }, { cookie, origin: base });
+    // Text filter: only the members whose stored text holds "OtherJob".
+    expect((await act("/retries/all", { action: "delete", substr: "OtherJob" })).status).toBe(303);
+    expect(await redis.zrange("retry", 0, -1)).not.toContain(expect.stringContaining("OtherJob"));
+    expect(await redis.zcard("retry")).toBe(3); // j1 from beforeEach, k0, k1
+    expect((await act("/retries/all", { action: "kill" })).status).toBe(303);
+    expect([await redis.zcard("retry"), await redis.zcard("dead")]).toEqual([0, 3]);
+    expect((await act("/morgue/all", { action: "retry" })).status).toBe(303);
+    expect(await redis.zcard("dead")).toBe(0);
+    expect((await redis.llen("queue:q")) + (await redis.llen("queue:default"))).toBe(3);
+    // Retry Now decrements retry_count, as Sidekiq's SortedEntry#retry.
+    const k0 = (await redis.lrange("queue:q", 0, -1)).map((j) => JSON.parse(j)).find((j) => j.jid === "k0");
+    expect(k0.retry_count).toBe(0);
+  });
 });
