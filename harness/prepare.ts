@@ -29,6 +29,12 @@ export function ensureDebianPackages(wanted: Record<string, string>): void {
   if (upd.status !== 0 || inst.status !== 0) throw new Error(`apt-get install ${missing.join(" ")} failed`);
 }
 
+/** Debian's Chromium for the dashboard's browser tests (installed when missing); its path. */
+export function ensureChromium(): string {
+  ensureDebianPackages({ chromium: "chromium" });
+  return "/usr/bin/chromium";
+}
+
 function buildRootfsAsync(suite: Suite): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(join(FIXTURES_SRC, "bin/build-rootfs"), [suite], { stdio: ["ignore", "pipe", "inherit"] });

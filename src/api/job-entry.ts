@@ -3,6 +3,7 @@
 // (LREM) or a sorted-set member (ZREM) needs its bytes, and pushing it again
 // must not change what nobody asked to change.
 import { JobRecord } from "../wire/job-record.js";
+import { decodePayloadTime } from "../wire/timestamps.js";
 import type { JsonValue } from "../wire/json-scan.js";
 import { ACTIVEJOB_WRAPPER_CLASSES, truthy } from "../wire/sidekiq-constants.js";
 
@@ -98,4 +99,11 @@ export function matchesFilter(v: JobView, f: JobFilter | undefined): boolean {
 /** Escapes Redis glob characters, for a `MATCH *<jid>*` built from user input. */
 export function globEscape(s: string): string {
   return s.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+}
+
+/** A payload time member (float seconds or integer ms, by lexeme) as epoch seconds. */
+export function payloadSeconds(rec: JobRecord | null, key: string): number | undefined {
+  const raw = rec?.raw(key);
+  if (raw === undefined || !/^-?\d/.test(raw)) return undefined;
+  return decodePayloadTime(raw) / 1000;
 }

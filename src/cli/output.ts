@@ -1,10 +1,8 @@
 // What commands print: one JSON document (Ruby's spelling, so big integers
 // and stored payloads come out exact), aligned tables, durations, times, and
 // a job's usual fields.
-import type { JobView } from "../api/job-entry.js";
-import type { JobRecord } from "../wire/job-record.js";
+import { type JobView, payloadSeconds } from "../api/job-entry.js";
 import { RawJson, type RubyJsonValue, toRubyJson } from "../wire/ruby-json.js";
-import { decodePayloadTime } from "../wire/timestamps.js";
 
 /** One JSON document on stdout (Ruby-style JSON: bigints exact, RawJson spliced verbatim). */
 export function printJson(value: unknown): void {
@@ -55,13 +53,6 @@ export function isoSeconds(s: number | undefined): string {
 /** Cuts a cell to `n` characters with an ellipsis. */
 export function clip(s: string, n: number): string {
   return s.length <= n ? s : `${s.slice(0, Math.max(0, n - 1))}…`;
-}
-
-/** A payload time member (float seconds or integer ms, by lexeme) as epoch seconds. */
-export function payloadSeconds(rec: JobRecord | null, key: string): number | undefined {
-  const raw = rec?.raw(key);
-  if (raw === undefined || !/^-?\d/.test(raw)) return undefined;
-  return decodePayloadTime(raw) / 1000;
 }
 
 /** A job for --json output: the usual fields, then the stored payload verbatim under "job". */

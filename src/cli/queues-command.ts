@@ -1,16 +1,8 @@
 // `sidekiq-bridge queues`: list queues, page through one, clear one.
 import { apiVersionFlag, COMMON_HELP, COMMON_OPTIONS, intFlag, parseFlags } from "./flags.js";
-import {
-  argsPreview,
-  clip,
-  formatDuration,
-  isoSeconds,
-  jobJson,
-  payloadSeconds,
-  printJson,
-  printTable,
-} from "./output.js";
+import { argsPreview, clip, formatDuration, isoSeconds, jobJson, printJson, printTable } from "./output.js";
 import { runCommand } from "./run-command.js";
+import { payloadSeconds } from "../api/job-entry.js";
 import { UsageError } from "./errors.js";
 import { withApi } from "./connect.js";
 
