@@ -28,8 +28,19 @@ export interface OwnedRedis {
   owned: boolean;
 }
 
+/**
+ * An ioredis client, also one from another copy of the ioredis package (an
+ * app's own dependency): `instanceof` alone would take it for options and
+ * quietly connect to the default 127.0.0.1:6379 instead.
+ */
+function isIoredisClient(source: RedisSource): source is Redis {
+  if (source instanceof Redis) return true;
+  const s = source as { duplicate?: unknown; pipeline?: unknown; options?: unknown };
+  return typeof source === "object" && typeof s.duplicate === "function" && typeof s.pipeline === "function";
+}
+
 export function connectRedis(source: RedisSource): OwnedRedis {
-  if (source instanceof Redis) return { redis: source, owned: false };
+  if (isIoredisClient(source)) return { redis: source, owned: false };
   const base: RedisOptions = {
     // After a failover the old master answers READONLY: reconnect and resend.
     reconnectOnError: (err) => (RECONNECT_ERRORS.test(err.message) ? 2 : false),
