@@ -236,7 +236,7 @@ describeEachSidekiq("web dashboard in Chromium", (sk) => {
     // Add to Queue from Scheduled: every scheduled job, pushed to its queue now.
     await page.goto(`${web.url}scheduled`);
     await page.check("#set-jobs thead input.check-all");
-    await Promise.all([page.waitForURL(/\/scheduled$/), page.click(".bulk.selected button[value=add_to_queue]")]);
+    await Promise.all([page.waitForURL(/\/scheduled$/), page.click(".bulk.selected button[value=add-to-queue]")]);
     expect(await sk.ruby("[Sidekiq::ScheduledSet.new.size, Sidekiq::Queue.new('default').size]")).toEqual([0, 2]);
 
     // Delete one job from a queue, then clear the queue.

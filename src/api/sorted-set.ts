@@ -46,6 +46,9 @@ import {
 
 export type JobSetName = "schedule" | "retry" | "dead";
 
+/** What can be done to one entry of a job set (the Web UI's buttons). */
+export type EntryAction = "retry" | "add-to-queue" | "kill" | "delete";
+
 export interface SortedEntry extends JobView {
   /** The sorted set's key. */
   set: string;
@@ -281,6 +284,20 @@ export class SortedJobSet {
     if (!(await this.take(entry))) return false;
     await this.dead.killMessage(entry.raw);
     return true;
+  }
+
+  /** One of the Web UI's actions on an entry, by name. False when the member was no longer there. */
+  act(action: EntryAction, entry: SortedEntry): Promise<boolean> {
+    switch (action) {
+      case "retry":
+        return this.retry(entry);
+      case "add-to-queue":
+        return this.addToQueue(entry);
+      case "kill":
+        return this.kill(entry);
+      case "delete":
+        return this.delete(entry);
+    }
   }
 
   /** `pop_each`: ZPOPMIN one member at a time, at most `size` times. Members `fn` fails on are put back afterwards. */

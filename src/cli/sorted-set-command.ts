@@ -172,19 +172,6 @@ ${COMMON_HELP}`;
     return cls || msg ? `${cls ?? ""}${msg ? `: ${msg}` : ""}` : "-";
   }
 
-  async function act(set: SortedJobSet, action: Exclude<Action, "list">, e: SortedEntry): Promise<boolean> {
-    switch (action) {
-      case "retry":
-        return set.retry(e);
-      case "delete":
-        return set.delete(e);
-      case "kill":
-        return set.kill(e);
-      case "add-to-queue":
-        return set.addToQueue(e);
-    }
-  }
-
   async function byJid(
     set: SortedJobSet,
     action: Exclude<Action, "list">,
@@ -201,7 +188,7 @@ ${COMMON_HELP}`;
         continue;
       }
       try {
-        if (await act(set, action, e)) done.push(jid);
+        if (await set.act(action, e)) done.push(jid);
         else notFound.push(jid); // taken by someone else between find and action
       } catch (err) {
         failed.push({ jid, error: err instanceof Error ? err.message : String(err) });

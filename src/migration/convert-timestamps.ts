@@ -110,6 +110,20 @@ export function convertPayloadTimes(raw: string, to: TimestampTarget): Conversio
     : { status: "convert", raw: record.toString(), fields: changed };
 }
 
+/**
+ * Counts one stored element in the report (scanned, and unparseable or
+ * already in the target unit) and returns its rewrite when it needs one.
+ */
+function tally(stored: Buffer, to: TimestampTarget, rep: TimestampKeyReport): string | undefined {
+  rep.scanned++;
+  const text = strictUtf8(stored);
+  const conv = text === undefined ? undefined : convertPayloadTimes(text, to);
+  if (conv === undefined || conv.status === "unparseable") rep.unparseable++;
+  else if (conv.status === "target") rep.alreadyTarget++;
+  else return conv.raw;
+  return undefined;
+}
+
 /** True when the payload has a time field in the other unit than `to`'s. */
 export function needsConversion(raw: string, to: TimestampTarget): boolean {
   return convertPayloadTimes(raw, to).status === "convert";
@@ -260,19 +274,14 @@ async function listPass(
   for await (const page of listPages(redis, key, c.pageSize)) {
     const triples: Array<[number, Buffer, string]> = [];
     page.items.forEach((buf, i) => {
-      rep.scanned++;
-      const text = strictUtf8(buf);
-      const conv =
-        text === undefined ? { status: "unparseable" as const, fields: [] } : convertPayloadTimes(text, o.to);
-      if (conv.status === "unparseable") rep.unparseable++;
-      else if (conv.status === "target") rep.alreadyTarget++;
-      else {
+      const next = tally(buf, o.to, rep);
+      if (next !== undefined) {
         // An element seen again because pushes shifted the list: it was handled (or is queued) already.
         const fp = fingerprint(buf);
         if (seen.has(fp)) return;
         seen.add(fp);
         if (o.dryRun) rep.converted++;
-        else triples.push([page.start + i, buf, conv.raw!]);
+        else triples.push([page.start + i, buf, next]);
       }
     });
     // The next page is read and converted while this page's scripts run; each
@@ -312,18 +321,13 @@ async function zsetPass(
     const pairs: Array<[Buffer, string]> = [];
     for (const { member } of page) {
       if (written.size > 0 && written.has(fingerprint(member))) continue;
-      rep.scanned++;
-      const text = strictUtf8(member);
-      const conv =
-        text === undefined ? { status: "unparseable" as const, fields: [] } : convertPayloadTimes(text, o.to);
-      if (conv.status === "unparseable") rep.unparseable++;
-      else if (conv.status === "target") rep.alreadyTarget++;
-      else {
+      const next = tally(member, o.to, rep);
+      if (next !== undefined) {
         const fp = fingerprint(member);
         if (seen.has(fp)) continue; // ZSCAN may return a member twice
         seen.add(fp);
         if (o.dryRun) rep.converted++;
-        else pairs.push([member, conv.raw!]);
+        else pairs.push([member, next]);
       }
     }
     const n = page.length;

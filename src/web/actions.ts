@@ -1,6 +1,6 @@
 // The dashboard's state-changing requests (POST only, checked for CSRF and
 // Origin by the handler first). Each returns where to send the browser next.
-import type { SortedEntry, SortedJobSet } from "../api/sorted-set.js";
+import type { EntryAction } from "../api/sorted-set.js";
 import { entriesForKey, matchingEntries } from "./set-entries.js";
 import { MAX_FILTER_MATCHES, type SetView } from "./pages/job-sets.js";
 import { href, type WebRequest } from "./request.js";
@@ -9,32 +9,17 @@ export class ActionError extends Error {
   override name = "ActionError";
 }
 
-type EntryAction = "retry" | "add_to_queue" | "kill" | "delete";
-
 function entryAction(view: SetView, action: string | null): EntryAction {
   const found = view.actions.find(([a]) => a === action);
   if (!found) throw new ActionError(`unknown action "${action ?? ""}" for ${view.title}`);
   return found[0] as EntryAction;
 }
 
-async function apply(set: SortedJobSet, action: EntryAction, e: SortedEntry): Promise<boolean> {
-  switch (action) {
-    case "retry":
-      return set.retry(e);
-    case "add_to_queue":
-      return set.addToQueue(e);
-    case "kill":
-      return set.kill(e);
-    case "delete":
-      return set.delete(e);
-  }
-}
-
 /** One job or the selected ones: `key` fields of "<score>-<jid>". */
 export async function setSelectedAction(w: WebRequest, view: SetView): Promise<string> {
   const action = entryAction(view, w.form.get("action"));
   const set = w.api.set(view.set);
-  for (const key of w.form.getAll("key")) for (const e of await entriesForKey(set, key)) await apply(set, action, e);
+  for (const key of w.form.getAll("key")) for (const e of await entriesForKey(set, key)) await set.act(action, e);
   return href(w, view.path);
 }
 
@@ -49,7 +34,7 @@ export async function setAllAction(w: WebRequest, view: SetView): Promise<string
     for (;;) {
       const { entries } = await matchingEntries(w.api.redis, set, substr, MAX_FILTER_MATCHES);
       let done = 0;
-      for (const e of entries) if (await apply(set, action, e)) done++;
+      for (const e of entries) if (await set.act(action, e)) done++;
       if (done === 0 || entries.length < MAX_FILTER_MATCHES) break;
     }
     return href(w, view.path);
@@ -58,7 +43,7 @@ export async function setAllAction(w: WebRequest, view: SetView): Promise<string
   const res =
     action === "retry"
       ? await set.retryAll(filter)
-      : action === "add_to_queue"
+      : action === "add-to-queue"
         ? await set.addAllToQueue(filter)
         : action === "kill"
           ? await set.killAll(filter)

@@ -175,24 +175,8 @@ export function createWebHandler(options: WebOptions): WebHandler {
       res,
       status,
       "text/html; charset=utf-8",
-      html`<!doctype html>
-        <html lang="en">
-          <head>
-            <meta charset="utf-8" />
-            <title>${status} · Sidekiq</title>
-            <link rel="icon" href="${base}/assets/favicon.svg" type="image/svg+xml" />
-            <link rel="stylesheet" href="${base}/assets/dashboard.css" />
-          </head>
-          <body>
-            <main>
-              <div class="error-page">
-                <h1>${status}</h1>
-                <p>${message}</p>
-                <p><a href="${base}/">Back to the dashboard</a></p>
-              </div>
-            </main>
-          </body>
-        </html>`.text,
+      html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${status} · Sidekiq</title><link rel="icon" href="${base}/assets/favicon.svg" type="image/svg+xml"><link rel="stylesheet" href="${base}/assets/dashboard.css"></head><body><main><div class="error-page"><h1>${status}</h1><p>${message}</p><p><a href="${base}/">Back to the dashboard</a></p></div></main></body></html>`
+        .text,
     );
   };
 

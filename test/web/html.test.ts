@@ -13,11 +13,7 @@ describe("html templates", () => {
 
   it("keeps nested templates, joins arrays, and drops null, undefined and false", () => {
     const items = ["a<", "b>"].map((x) => html`<li>${x}</li>`);
-    expect(
-      html`<ul>
-        ${items}${null}${undefined}${false}${0}
-      </ul>`.text,
-    ).toBe("<ul><li>a&lt;</li><li>b&gt;</li>0</ul>");
+    expect(html`<ul>${items}${null}${undefined}${false}${0}</ul>`.text).toBe("<ul><li>a&lt;</li><li>b&gt;</li>0</ul>");
     expect(html`${raw("<b>")}`.text).toBe("<b>");
   });
 

@@ -30,7 +30,7 @@ export const SET_VIEWS: Record<string, SetView> = {
     when: "Next Retry",
     actions: [
       ["retry", "Retry Now"],
-      ["add_to_queue", "Add to Queue"],
+      ["add-to-queue", "Add to Queue"],
       ["kill", "Kill"],
       ["delete", "Delete"],
     ],
@@ -42,7 +42,7 @@ export const SET_VIEWS: Record<string, SetView> = {
     title: "Scheduled Jobs",
     when: "When",
     actions: [
-      ["add_to_queue", "Add to Queue"],
+      ["add-to-queue", "Add to Queue"],
       ["kill", "Kill"],
       ["delete", "Delete"],
     ],
@@ -55,7 +55,7 @@ export const SET_VIEWS: Record<string, SetView> = {
     when: "Last Retry",
     actions: [
       ["retry", "Retry Now"],
-      ["add_to_queue", "Add to Queue"],
+      ["add-to-queue", "Add to Queue"],
       ["delete", "Delete"],
     ],
     showError: true,
@@ -95,13 +95,8 @@ export async function jobSetPage(w: WebRequest, view: SetView): Promise<Html> {
     );
     entries = found.entries;
     const q = { substr: substr || undefined, class: className || undefined };
-    note = html`<p class="note" id="filter-note">
-      ${delimited(entries.length)} matching job(s) among entries
-      ${delimited(from + 1)}–${delimited(from + found.scanned)} (newest first).
-    </p>`;
-    filterPager = html`<ul class="pagination">
-      ${from > 0 ? html`<li><a href="${href(w, view.path, q)}">« Newest</a></li>` : ""}${found.next !== undefined ? html`<li><a id="filter-next" href="${href(w, view.path, { ...q, from: found.next })}">Older matches »</a></li>` : ""}
-    </ul>`;
+    note = html`<p class="note" id="filter-note">${delimited(entries.length)} matching job(s) among entries ${delimited(from + 1)}–${delimited(from + found.scanned)} (newest first).</p>`;
+    filterPager = html`<ul class="pagination">${from > 0 ? html`<li><a href="${href(w, view.path, q)}">« Newest</a></li>` : ""}${found.next !== undefined ? html`<li><a id="filter-next" href="${href(w, view.path, { ...q, from: found.next })}">Older matches »</a></li>` : ""}</ul>`;
   } else {
     [entries, total] = await Promise.all([set.page(offset, count), set.size()]);
   }
@@ -111,108 +106,50 @@ export async function jobSetPage(w: WebRequest, view: SetView): Promise<Html> {
   const bulk = form(
     w,
     `${view.path}/all`,
-    html`${substr ? html`<input type="hidden" name="substr" value="${substr}" />` : ""}${className ? html`<input type="hidden" name="class" value="${className}" />` : ""}${view.actions.map(
+    html`${substr ? html`<input type="hidden" name="substr" value="${substr}">` : ""}${className ? html`<input type="hidden" name="class" value="${className}">` : ""}${view.actions.map(
       ([a, label]) =>
-        html`<button
-          class="btn${a === "delete" || a === "kill" ? " danger" : ""}"
-          name="action"
-          value="${a}"
-          data-confirm="${label} ${substr || className ? "every matching job" : "all"}?"
-        >
-          ${label === "Retry Now" ? "Retry" : label} All
-        </button>`,
+        html`<button class="btn${a === "delete" || a === "kill" ? " danger" : ""}" name="action" value="${a}" data-confirm="${label} ${substr || className ? "every matching job" : "all"}?">${label === "Retry Now" ? "Retry" : label} All</button>`,
     )}`,
   );
   return html`<section>
-    <header class="section-head">
-      <h1>${view.title}</h1>
-      <form method="get" action="${href(w, view.path)}" class="filter">
-        <input
-          type="search"
-          name="substr"
-          value="${substr}"
-          placeholder="Filter by text"
-          aria-label="Filter by text"
-        /><input type="text" name="class" value="${className}" placeholder="Job class" aria-label="Job class" /><button
-          class="btn"
-        >
-          Filter
-        </button>
-      </form>
-    </header>
-    ${note}
-    <div class="bulk">${bulk}</div>
-    ${w.readOnly ? "" : html`<form method="post" action="${href(w, selectedForm)}" id="selected-form"><input type="hidden" name="authenticity_token" value="${w.csrf}" /></form>`}
-    <table class="jobs" id="set-jobs">
-      <thead>
-        <tr>
-          ${w.readOnly ? "" : html`<th><input type="checkbox" class="check-all" aria-label="Select all" /></th>`}
-          <th>${view.when}</th>
-          ${view.set === "retry" ? html`<th class="num">Retry Count</th>` : ""}
-          <th>Queue</th>
-          <th>Job</th>
-          <th>Arguments</th>
-          ${view.showError ? html`<th>Error</th>` : ""}
-        </tr>
-      </thead>
-      <tbody>
-        ${entries.map((e) => {
-          const key = entryKey(e);
-          return html`<tr data-jid="${e.jid ?? ""}">
-            ${w.readOnly ? "" : html`<td><input type="checkbox" name="key" value="${key}" form="selected-form" aria-label="Select" /></td>`}
-            <td>
-              <a href="${href(w, `${view.path}/${encodeURIComponent(key)}`)}" title="${utcTime(e.at)}"
-                >${relativeTime(e.at, now)}</a
-              >
-            </td>
-            ${view.set === "retry" ? html`<td class="num">${e.record?.raw("retry_count") ?? "-"}</td>` : ""}
-            <td>
-              ${e.queue ? html`<a href="${href(w, `/queues/${encodeURIComponent(e.queue)}`)}">${shown(e.queue, 100)}</a>` : "-"}
-            </td>
-            <td>
-              <a href="${href(w, view.path, { class: e.displayClass })}"
-                >${shown(e.displayClass ?? "(not a JSON object)", 200)}</a
-              >
-            </td>
-            <td><code class="args">${shown(e.record?.raw("args") ?? e.raw, 300)}</code></td>
-            ${view.showError ? html`<td class="error">${shown(errorText(e), 300)}</td>` : ""}
-          </tr>`;
-        })}
-        ${
-          entries.length === 0
-            ? html`<tr>
-                <td colspan="7">No ${view.title.toLowerCase()} found</td>
-              </tr>`
-            : ""
-        }
-      </tbody>
-    </table>
-    ${
-      w.readOnly || entries.length === 0
-        ? ""
-        : html`<div class="bulk selected">
-            ${view.actions.map(([a, label]) => html`<button class="btn${a === "delete" || a === "kill" ? " danger" : ""}" form="selected-form" name="action" value="${a}">${label}</button>`)}
-            <span class="hint">the selected jobs</span>
-          </div>`
-    }
-    ${total === undefined ? filterPager : pager(w, page, pageCount(total, count), query)}
-  </section>`;
+<header class="section-head"><h1>${view.title}</h1>
+<form method="get" action="${href(w, view.path)}" class="filter"><input type="search" name="substr" value="${substr}" placeholder="Filter by text" aria-label="Filter by text"><input type="text" name="class" value="${className}" placeholder="Job class" aria-label="Job class"><button class="btn">Filter</button></form>
+</header>
+${note}
+<div class="bulk">${bulk}</div>
+${w.readOnly ? "" : html`<form method="post" action="${href(w, selectedForm)}" id="selected-form"><input type="hidden" name="authenticity_token" value="${w.csrf}"></form>`}
+<table class="jobs" id="set-jobs"><thead><tr>${w.readOnly ? "" : html`<th><input type="checkbox" class="check-all" aria-label="Select all"></th>`}<th>${view.when}</th>${view.set === "retry" ? html`<th class="num">Retry Count</th>` : ""}<th>Queue</th><th>Job</th><th>Arguments</th>${view.showError ? html`<th>Error</th>` : ""}</tr></thead>
+<tbody>
+${entries.map((e) => {
+  const key = entryKey(e);
+  return html`<tr data-jid="${e.jid ?? ""}">
+${w.readOnly ? "" : html`<td><input type="checkbox" name="key" value="${key}" form="selected-form" aria-label="Select"></td>`}
+<td><a href="${href(w, `${view.path}/${encodeURIComponent(key)}`)}" title="${utcTime(e.at)}">${relativeTime(e.at, now)}</a></td>
+${view.set === "retry" ? html`<td class="num">${e.record?.raw("retry_count") ?? "-"}</td>` : ""}
+<td>${e.queue ? html`<a href="${href(w, `/queues/${encodeURIComponent(e.queue)}`)}">${shown(e.queue, 100)}</a>` : "-"}</td>
+<td><a href="${href(w, view.path, { class: e.displayClass })}">${shown(e.displayClass ?? "(not a JSON object)", 200)}</a></td>
+<td><code class="args">${shown(e.record?.raw("args") ?? e.raw, 300)}</code></td>
+${view.showError ? html`<td class="error">${shown(errorText(e), 300)}</td>` : ""}
+</tr>`;
+})}
+${entries.length === 0 ? html`<tr><td colspan="7">No ${view.title.toLowerCase()} found</td></tr>` : ""}
+</tbody></table>
+${
+  w.readOnly || entries.length === 0
+    ? ""
+    : html`<div class="bulk selected">${view.actions.map(([a, label]) => html`<button class="btn${a === "delete" || a === "kill" ? " danger" : ""}" form="selected-form" name="action" value="${a}">${label}</button>`)} <span class="hint">the selected jobs</span></div>`
+}
+${total === undefined ? filterPager : pager(w, page, pageCount(total, count), query)}
+</section>`;
 }
 
 function fieldRow(label: string, value: Html | string | number | undefined): Html {
-  return html`<tr>
-    <th>${label}</th>
-    <td>${value ?? "-"}</td>
-  </tr>`;
+  return html`<tr><th>${label}</th><td>${value ?? "-"}</td></tr>`;
 }
 
 export async function jobSetEntryPage(w: WebRequest, view: SetView, entry: SortedEntry | undefined): Promise<Html> {
   if (!entry)
-    return html`<section>
-      <h1>${view.title}</h1>
-      <p class="note">No job with that key: it was retried, moved or deleted.</p>
-      <p><a href="${href(w, view.path)}">Back</a></p>
-    </section>`;
+    return html`<section><h1>${view.title}</h1><p class="note">No job with that key: it was retried, moved or deleted.</p><p><a href="${href(w, view.path)}">Back</a></p></section>`;
   const rec = entry.record;
   const now = w.api.now();
   const time = (k: string) => {
@@ -224,38 +161,35 @@ export async function jobSetEntryPage(w: WebRequest, view: SetView, entry: Sorte
   const backtrace = backtraceLines(entry);
   const key = entryKey(entry);
   return html`<section>
-    <header class="section-head">
-      <h1>Job</h1>
-      ${form(w, `${view.path}/selected`, html`<input type="hidden" name="key" value="${key}" />${view.actions.map(([a, label]) => html`<button class="btn${a === "delete" || a === "kill" ? " danger" : ""}" name="action" value="${a}">${label}</button>`)}`)}
-    </header>
-    <table class="job-info" id="job-info">
-      <tbody>
-        ${fieldRow("Queue", shown(entry.queue, 200))} ${fieldRow("Job", shown(entry.displayClass, 200))}
-        ${entry.klass !== entry.displayClass ? fieldRow("Wrapper", shown(entry.klass, 200)) : ""}
-        ${fieldRow("Arguments", html`<pre class="args">${shown(rec?.raw("args") ?? entry.raw, 20000)}</pre>`)}
-        ${fieldRow("JID", html`<code>${entry.jid ?? "-"}</code>`)} ${fieldRow("Created At", time("created_at"))}
-        ${fieldRow("Enqueued", time("enqueued_at"))}
-        ${fieldRow(view.when, html`${utcTime(entry.at)} (${relativeTime(entry.at, now)})`)}
-        ${view.set !== "schedule" ? fieldRow("Retry Count", rec?.raw("retry_count")) : ""}
-        ${view.set !== "schedule" ? fieldRow("Failed At", time("failed_at")) : ""}
-        ${view.set !== "schedule" ? fieldRow("Retried At", time("retried_at")) : ""}
-      </tbody>
-    </table>
-    ${
-      view.showError
-        ? html`<h2>Error</h2>
-            <table class="error-info" id="error-info">
-              <tbody>
-                ${fieldRow("Error Class", shown(rec?.getString("error_class"), 500))}
-                ${fieldRow("Error Message", shown(rec?.getString("error_message"), 5000))}
-                ${backtrace ? fieldRow("Error Backtrace", html`<pre class="backtrace">${shown(backtrace.join("\n"), 20000)}</pre>`) : ""}
-              </tbody>
-            </table>`
-        : ""
-    }
-    <h2>Payload</h2>
-    <pre class="payload">${shown(entry.raw, 20000)}</pre>
-  </section>`;
+<header class="section-head"><h1>Job</h1>
+${form(w, `${view.path}/selected`, html`<input type="hidden" name="key" value="${key}">${view.actions.map(([a, label]) => html`<button class="btn${a === "delete" || a === "kill" ? " danger" : ""}" name="action" value="${a}">${label}</button>`)}`)}
+</header>
+<table class="job-info" id="job-info"><tbody>
+${fieldRow("Queue", shown(entry.queue, 200))}
+${fieldRow("Job", shown(entry.displayClass, 200))}
+${entry.klass !== entry.displayClass ? fieldRow("Wrapper", shown(entry.klass, 200)) : ""}
+${fieldRow("Arguments", html`<pre class="args">${shown(rec?.raw("args") ?? entry.raw, 20000)}</pre>`)}
+${fieldRow("JID", html`<code>${entry.jid ?? "-"}</code>`)}
+${fieldRow("Created At", time("created_at"))}
+${fieldRow("Enqueued", time("enqueued_at"))}
+${fieldRow(view.when, html`${utcTime(entry.at)} (${relativeTime(entry.at, now)})`)}
+${view.set !== "schedule" ? fieldRow("Retry Count", rec?.raw("retry_count")) : ""}
+${view.set !== "schedule" ? fieldRow("Failed At", time("failed_at")) : ""}
+${view.set !== "schedule" ? fieldRow("Retried At", time("retried_at")) : ""}
+</tbody></table>
+${
+  view.showError
+    ? html`<h2>Error</h2>
+<table class="error-info" id="error-info"><tbody>
+${fieldRow("Error Class", shown(rec?.getString("error_class"), 500))}
+${fieldRow("Error Message", shown(rec?.getString("error_message"), 5000))}
+${backtrace ? fieldRow("Error Backtrace", html`<pre class="backtrace">${shown(backtrace.join("\n"), 20000)}</pre>`) : ""}
+</tbody></table>`
+    : ""
+}
+<h2>Payload</h2>
+<pre class="payload">${shown(entry.raw, 20000)}</pre>
+</section>`;
 }
 
 function backtraceLines(entry: SortedEntry): string[] | undefined {
