@@ -170,10 +170,10 @@ function report(config: RetryConfig, error: unknown, context: string, job: JobRe
   }
 }
 
-async function runDeathHandlers(config: RetryConfig, job: JobRecord, error: unknown): Promise<void> {
+async function runDeathHandlers(redis: Redis, config: RetryConfig, job: JobRecord, error: unknown): Promise<void> {
   for (const handler of config.deathHandlers ?? []) {
     try {
-      await handler(job, error);
+      await handler(job, error, redis);
     } catch (e) {
       report(config, e, "Error calling death handler", job);
     }
@@ -226,10 +226,10 @@ async function retriesExhausted(
   // 7.2.0 - 8.0.6: `return if rv == :discard` skips the dead set and the handlers.
   if (discardReturned && !at(p, "8.0.7")) return { outcome: "discarded" };
   const toMorgue = !(rec.get("dead") === false || discardReturned);
-  if (!at(p, "6.0.4")) await runDeathHandlers(config, rec, error);
+  if (!at(p, "6.0.4")) await runDeathHandlers(redis, config, rec, error);
   if (toMorgue) await sendToDead(redis, rec.toString(), config, now);
   else if (at(p, "8.0.8")) rec.set("discarded_at", Math.floor(now));
-  if (at(p, "6.0.4")) await runDeathHandlers(config, rec, error);
+  if (at(p, "6.0.4")) await runDeathHandlers(redis, config, rec, error);
   return { outcome: toMorgue ? "dead" : "discarded" };
 }
 
@@ -252,7 +252,7 @@ export async function handleFailure(
   const retry = rubyValue(rec, "retry");
   if (!truthy(retry)) {
     // `raise e unless msg["retry"]`: the global handler runs the death handlers only.
-    await runDeathHandlers(config, rec, error);
+    await runDeathHandlers(redis, config, rec, error);
     return { outcome: "dropped" };
   }
   const max = maxAttemptsFor(retry, config);
@@ -285,7 +285,7 @@ export async function handleFailure(
   const strategy = interpretRetryIn(p, count, rv);
   if (strategy.kind === "discard") {
     if (at(p, "8.0.8")) rec.set("discarded_at", Math.floor(now));
-    if (at(p, "8.0.7")) await runDeathHandlers(config, rec, error);
+    if (at(p, "8.0.7")) await runDeathHandlers(redis, config, rec, error);
     return { outcome: "discarded" };
   }
   if (strategy.kind === "kill") return retriesExhausted(redis, rec, error, handler, config, now);
