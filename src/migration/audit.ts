@@ -5,6 +5,9 @@
 // BLOCKED with the reasons. Read-only.
 import type { Redis } from "ioredis";
 import { BRIDGE_LABEL } from "../client/fleet.js";
+import type { ServerMiddleware } from "../server/processor.js";
+import { isUniqueJobsMiddleware } from "../unique-jobs/marker.js";
+import type { JobRecord } from "../wire/job-record.js";
 import {
   fingerprint,
   identify,
@@ -22,6 +25,8 @@ import {
 export interface NodeHandlers {
   classes: Set<string>;
   activeJobClasses: Set<string>;
+  /** The worker runs the sidekiq-unique-jobs middleware (`use(uniqueJobs().middleware)`). */
+  uniqueJobs?: boolean;
 }
 
 export function emptyHandlers(): NodeHandlers {
@@ -50,6 +55,11 @@ export async function collectHandlers(
           if (prop === "register") return (name: unknown) => (into.classes.add(String(name)), recorder);
           if (prop === "registerActiveJob")
             return (name: unknown) => (into.activeJobClasses.add(String(name)), recorder);
+          if (prop === "use")
+            return (mw: unknown) => {
+              if (typeof mw === "function" && isUniqueJobsMiddleware(mw as ServerMiddleware)) into.uniqueJobs = true;
+              return recorder;
+            };
           if (prop === "then") return undefined; // not a thenable
           if (typeof prop === "symbol") return undefined;
           return () => recorder;
@@ -130,6 +140,8 @@ export interface ClassUsage {
   dead: number;
   /** Node has a handler for it. */
   handled: boolean;
+  /** Jobs (queued, scheduled, in retry) carrying a sidekiq-unique-jobs `lock`, by lock type. */
+  locks?: Record<string, number>;
 }
 
 export type Verdict = "READY" | "BLOCKED";
@@ -174,6 +186,15 @@ export interface AuditOptions {
   progress?: ProgressFn;
 }
 
+/** Counts the job, and its sidekiq-unique-jobs lock unless it is dead (a dead job's lock is gone). */
+function countLock(u: ClassUsage, record: JobRecord, where: "queued" | "scheduled" | "retry" | "dead"): void {
+  u[where]++;
+  const lock = record.get("lock");
+  if (where === "dead" || lock === undefined || lock === null || lock === false) return;
+  u.locks ??= {};
+  u.locks[String(lock)] = (u.locks[String(lock)] ?? 0) + 1;
+}
+
 function isHandled(h: NodeHandlers, name: string, activeJob: boolean): boolean {
   return activeJob ? h.activeJobClasses.has(name) || h.classes.has(name) : h.classes.has(name);
 }
@@ -193,17 +214,25 @@ export function judgeQueue(
   size: number,
   classes: ClassUsage[],
   processes: readonly ProcessSummary[],
-  opts: { deadBlocks?: boolean } = {},
+  opts: { deadBlocks?: boolean; uniqueJobs?: boolean } = {},
 ): QueueAudit {
   const reasons: string[] = [];
   const warnings: string[] = [];
   const missing: string[] = [];
   for (const c of classes) {
+    if (c.locks && !opts.uniqueJobs) {
+      const kinds = Object.entries(c.locks)
+        .map(([t, n]) => `${n} with lock: ${t}`)
+        .join(", ");
+      reasons.push(
+        `${c.name} jobs carry sidekiq-unique-jobs locks (${kinds}) but the Node worker does not run the unique-jobs middleware: their locks would never be released and later pushes rejected as duplicates (turn on uniqueJobs)`,
+      );
+    }
     if (c.handled) continue;
     const label = c.activeJob ? `${c.name} (ActiveJob)` : c.name;
     const live = c.queued + c.scheduled + c.retry;
     if (live > 0 || opts.deadBlocks) {
-      missing.push(c.name);
+      if (!missing.includes(c.name)) missing.push(c.name);
       reasons.push(`no Node handler for ${label} (${describeCounts(c)})`);
     } else {
       warnings.push(
@@ -236,7 +265,7 @@ export function judgeQueue(
     classes,
     servedBy,
     missing,
-    verdict: missing.length === 0 ? "READY" : "BLOCKED",
+    verdict: reasons.length === 0 ? "READY" : "BLOCKED",
     reasons,
     warnings,
   };
@@ -300,7 +329,7 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
         const p = parseRecord(item);
         const id = p && identify(p.record);
         if (!id) bad(key);
-        else use(q, id.className, id.activeJob).queued++;
+        else countLock(use(q, id.className, id.activeJob), p.record, "queued");
       }
       tick(key, page.items.length);
     }
@@ -316,13 +345,14 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
         const p = parseRecord(member);
         const id = p && identify(p.record);
         if (!id) bad(s);
-        else if (id.queue !== undefined && nameSet.has(id.queue)) use(id.queue, id.className, id.activeJob)[field[s]]++;
+        else if (id.queue !== undefined && nameSet.has(id.queue))
+          countLock(use(id.queue, id.className, id.activeJob), p.record, field[s]);
         else if (id.queue !== undefined && !only) {
           // A set entry bound for a queue with no list and no `queues` entry yet: audit it too.
           nameSet.add(id.queue);
           names.push(id.queue);
           sizes.set(id.queue, 0);
-          use(id.queue, id.className, id.activeJob)[field[s]]++;
+          countLock(use(id.queue, id.className, id.activeJob), p.record, field[s]);
         }
       }
       tick(s, page.length);
@@ -333,7 +363,10 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
     const classes = [...(usage.get(q)?.values() ?? [])].sort(
       (a, b) => a.name.localeCompare(b.name) || Number(a.activeJob) - Number(b.activeJob),
     );
-    return judgeQueue(q, sizes.get(q) ?? 0, classes, processes, { deadBlocks: !!o.deadBlocks });
+    return judgeQueue(q, sizes.get(q) ?? 0, classes, processes, {
+      deadBlocks: !!o.deadBlocks,
+      uniqueJobs: !!handlers.uniqueJobs,
+    });
   });
   return {
     queues,

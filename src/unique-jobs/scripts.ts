@@ -27,9 +27,12 @@ export async function runScript(
   }
 }
 
-/** The gem's `now_f`: epoch seconds as a float. */
+/**
+ * The gem's `now_f`: epoch seconds as a float, to the microsecond as Ruby's
+ * Time.now.to_f (the changelog is ordered by it; ms would tie and reorder).
+ */
 export function nowF(): number {
-  return Date.now() / 1000;
+  return Math.round((performance.timeOrigin + performance.now()) * 1000) / 1e6;
 }
 
 /**
