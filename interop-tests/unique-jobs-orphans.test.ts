@@ -3,13 +3,12 @@
 // cannot clean (its busy entry shows the lock as in use while it lives), and
 // corrupt or jobless locks are handled as the gem's own worker handles them.
 import { spawn } from "node:child_process";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { SidekiqProcess } from "../harness/backend.js";
+import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../harness/local-backend.js";
 import type { Worker } from "../src/server/index.js";
 import { JobRecord } from "../src/wire/index.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
-import { captureLogger, GEMS, nodeUniqueWorker, uniqueRuby } from "./support/unique-jobs.js";
+import { captureLogger, GEMS, nodeUniqueWorker, uniqueRuby, useRubyUniqueServer } from "./support/unique-jobs.js";
 
 describeEachSidekiq(
   "unique jobs: orphaned and bad locks",
@@ -19,21 +18,7 @@ describeEachSidekiq(
       describe(folder, () => {
         const ruby = uniqueRuby(sk, folder);
         const workers: Worker[] = [];
-        let server: SidekiqProcess | undefined;
-        beforeAll(async () => {
-          server = await sk.startSidekiq({
-            queues: ["uqr"],
-            concurrency: 2,
-            require: "lib/unique_jobs.rb",
-            env: sk.peers(folder),
-          });
-        });
-        afterEach(async () => {
-          await Promise.all(workers.splice(0).map((w) => w.stop()));
-        });
-        afterAll(async () => {
-          await server?.stop();
-        });
+        useRubyUniqueServer(sk, folder, workers);
 
         // The gem's reaper (8: the Ruby reaper it defaults to; 9: Orphans::Reaper).
         const reap = () =>

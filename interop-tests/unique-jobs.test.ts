@@ -2,8 +2,7 @@
 // Sidekiq 7.3.2 and 8.1.7, 9.0.0.alpha2 on 8.1.7): each scenario runs once
 // with a Node worker (or client) and once all in Ruby, and the gem's own view
 // of its keys and changelog must be the same afterwards.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { SidekiqProcess } from "../harness/backend.js";
+import { describe, expect, it } from "vitest";
 import { Client } from "../src/client/index.js";
 import type { Worker } from "../src/server/index.js";
 import { uniqueJobsClient, UniqueJobsConflict } from "../src/unique-jobs/index.js";
@@ -16,6 +15,7 @@ import {
   received,
   type Snapshot,
   uniqueRuby,
+  useRubyUniqueServer,
 } from "./support/unique-jobs.js";
 
 interface Scenario {
@@ -62,22 +62,7 @@ describeEachSidekiq(
       describe(folder, () => {
         const ruby = uniqueRuby(sk, folder);
         const workers: Worker[] = [];
-        let server: SidekiqProcess | undefined;
-        beforeAll(async () => {
-          server = await sk.startSidekiq({
-            queues: ["uqr"],
-            concurrency: 3,
-            require: "lib/unique_jobs.rb",
-            env: sk.peers(folder),
-          });
-        });
-        afterEach(async () => {
-          await Promise.all(workers.splice(0).map((w) => w.stop()));
-        });
-        // The next gem's Ruby server takes the same queue.
-        afterAll(async () => {
-          await server?.stop();
-        });
+        useRubyUniqueServer(sk, folder, workers);
 
         async function runOn(queue: "uq" | "uqr", sc: Scenario): Promise<Snapshot> {
           await sk.redis.flushdb();

@@ -1,5 +1,7 @@
 // Shared by the unique-jobs interop tests: the gem under test, Ruby with the
 // gem and its job classes loaded, and a Node worker mirroring those classes.
+import { afterAll, afterEach, beforeAll } from "vitest";
+import type { SidekiqProcess } from "../../harness/backend.js";
 import { Worker } from "../../src/server/index.js";
 import type { Logger } from "../../src/server/logger.js";
 import { uniqueJobs } from "../../src/unique-jobs/index.js";
@@ -98,4 +100,27 @@ export function normalize(s: Snapshot, digests: Record<string, string>): Snapsho
 
 export async function received(sk: SidekiqContext): Promise<Array<{ jid: string; class: string }>> {
   return (await sk.redis.lrange("bridge:received", 0, -1)).map((x) => JSON.parse(x));
+}
+
+/**
+ * For a describe: a real Ruby Sidekiq with the gem on queue "uqr" for its
+ * tests (stopped after them, as the next gem's server takes the same queue),
+ * and the Node workers a test pushes to `workers` stopped after each test.
+ */
+export function useRubyUniqueServer(sk: SidekiqContext, folder: string, workers: Worker[]): void {
+  let server: SidekiqProcess | undefined;
+  beforeAll(async () => {
+    server = await sk.startSidekiq({
+      queues: ["uqr"],
+      concurrency: 3,
+      require: "lib/unique_jobs.rb",
+      env: sk.peers(folder),
+    });
+  });
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.stop()));
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
 }

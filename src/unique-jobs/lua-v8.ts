@@ -1,43 +1,12 @@
-// The Lua scripts of sidekiq-unique-jobs 8.1.0, as the gem renders them (its
-// ERB partials from lua/shared/ inlined), so Node takes and releases locks
-// with the gem's own keys, changelog and atomicity. Unchanged from the gem
-// (https://github.com/mhenrixon/sidekiq-unique-jobs, tag v8.1.0);
-// MIT licence, Copyright (c) 2017 Mikael Henriksson. Regenerate from the gem's
+// The Lua scripts of sidekiq-unique-jobs 8.1.0, as the gem renders them: each
+// script with its ERB partials (lua/shared/) put in, so Node takes and releases
+// locks with the gem's own keys, changelog and atomicity. Text unchanged from
+// the gem (https://github.com/mhenrixon/sidekiq-unique-jobs, tag v8.1.0); MIT
+// licence, Copyright (c) 2017 Mikael Henriksson. Regenerate from the gem's
 // lib/sidekiq_unique_jobs/lua/ when moving to another release.
 
-/** lib/sidekiq_unique_jobs/lua/queue_and_lock.lua (v8) */
-export const V8_QUEUE_AND_LOCK = `-------- BEGIN keys ---------
-local digest           = KEYS[1]
-local queued           = KEYS[2]
-local primed           = KEYS[3]
-local locked           = KEYS[4]
-local info             = KEYS[5]
-local changelog        = KEYS[6]
-local digests          = KEYS[7]
-local expiring_digests = KEYS[8]
--------- END keys ---------
-
-
--------- BEGIN lock arguments ---------
-local job_id       = ARGV[1]
-local pttl         = tonumber(ARGV[2])
-local lock_type    = ARGV[3]
-local limit        = tonumber(ARGV[4])
-local lock_score   = ARGV[5]
--------- END lock arguments -----------
-
-
---------  BEGIN injected arguments --------
-local current_time = tonumber(ARGV[6])
-local debug_lua    = tostring(ARGV[7]) == "1"
-local max_history  = tonumber(ARGV[8])
-local script_name  = tostring(ARGV[9]) .. ".lua"
-local redisversion = ARGV[10]
----------  END injected arguments ---------
-
-
---------  BEGIN local functions --------
-local function toversion(version)
+/** lib/sidekiq_unique_jobs/lua/shared/_common.lua (a partial) */
+const V8_COMMON = `local function toversion(version)
   local _, _, maj, min, pat = string.find(version, "(%d+)%.(%d+)%.(%d+)")
 
   return {
@@ -73,7 +42,98 @@ local function log(message, prev_jid)
   log_debug("PUBLISH", changelog, entry);
   redis.call("PUBLISH", changelog, entry);
 end
+`;
 
+/** lib/sidekiq_unique_jobs/lua/shared/_delete_from_queue.lua (a partial) */
+const V8_DELETE_FROM_QUEUE = `local function delete_from_queue(queue, digest)
+  local total = redis.call("LLEN", queue)
+  local per   = 50
+
+  for index = 0, total, per do
+    local items = redis.call("LRANGE", queue, index, index + per - 1)
+
+    if #items == 0 then
+      break
+    end
+
+    for _, item in pairs(items) do
+      if string.find(item, digest) then
+        redis.call("LREM", queue, 1, item)
+
+        return item
+      end
+    end
+  end
+
+  return nil
+end
+`;
+
+/** lib/sidekiq_unique_jobs/lua/shared/_delete_from_sorted_set.lua (a partial) */
+const V8_DELETE_FROM_SORTED_SET = `local function delete_from_sorted_set(name, digest)
+  local score  = redis.call("ZSCORE", "uniquejobs:digests", digest)
+  local total  = redis.call("ZCARD", name)
+  local per    = 50
+
+  for offset = 0, total, per do
+    local items
+
+    if score then
+      items = redis.call("ZRANGE", name, score, "+inf", "BYSCORE", "LIMIT", offset, per)
+    else
+      items = redis.call("ZRANGE", name, offset, offset + per -1)
+    end
+
+    if #items == 0 then
+      break
+    end
+
+    for _, item in pairs(items) do
+      if string.find(item, digest) then
+        redis.call("ZREM", name, item)
+
+        return item
+      end
+    end
+  end
+
+  return nil
+end
+`;
+
+/** lib/sidekiq_unique_jobs/lua/queue_and_lock.lua */
+export const V8_QUEUE_AND_LOCK = `-------- BEGIN keys ---------
+local digest           = KEYS[1]
+local queued           = KEYS[2]
+local primed           = KEYS[3]
+local locked           = KEYS[4]
+local info             = KEYS[5]
+local changelog        = KEYS[6]
+local digests          = KEYS[7]
+local expiring_digests = KEYS[8]
+-------- END keys ---------
+
+
+-------- BEGIN lock arguments ---------
+local job_id       = ARGV[1]
+local pttl         = tonumber(ARGV[2])
+local lock_type    = ARGV[3]
+local limit        = tonumber(ARGV[4])
+local lock_score   = ARGV[5]
+-------- END lock arguments -----------
+
+
+--------  BEGIN injected arguments --------
+local current_time = tonumber(ARGV[6])
+local debug_lua    = tostring(ARGV[7]) == "1"
+local max_history  = tonumber(ARGV[8])
+local script_name  = tostring(ARGV[9]) .. ".lua"
+local redisversion = ARGV[10]
+---------  END injected arguments ---------
+
+
+--------  BEGIN local functions --------
+${V8_COMMON}
 ----------  END local functions ----------
 
 
@@ -180,7 +240,7 @@ return job_id
 ----------  END queue_and_lock.lua ----------
 `;
 
-/** lib/sidekiq_unique_jobs/lua/queue.lua (v8) */
+/** lib/sidekiq_unique_jobs/lua/queue.lua */
 export const V8_QUEUE = `-------- BEGIN keys ---------
 local digest    = KEYS[1]
 local queued    = KEYS[2]
@@ -215,43 +275,7 @@ local script_name  = tostring(ARGV[9]) .. ".lua"
 
 
 --------  BEGIN local functions --------
-local function toversion(version)
-  local _, _, maj, min, pat = string.find(version, "(%d+)%.(%d+)%.(%d+)")
-
-  return {
-    ["version"] = version,
-    ["major"]   = tonumber(maj),
-    ["minor"]   = tonumber(min),
-    ["patch"]   = tonumber(pat)
-  }
-end
-
-local function log_debug( ... )
-  if debug_lua ~= true then return end
-
-  local args = {...}
-  local result = ""
-  for _,v in ipairs(args) do
-    result = result .. " " .. tostring(v)
-  end
-  redis.log(redis.LOG_DEBUG, script_name .. " -" ..  result)
-end
-
-local function log(message, prev_jid)
-  if not max_history or max_history == 0 then return end
-  local entry = cjson.encode({digest = digest, job_id = job_id, script = script_name, message = message, time = current_time, prev_jid = prev_jid })
-
-  log_debug("ZADD", changelog, current_time, entry);
-  redis.call("ZADD", changelog, current_time, entry);
-  local total_entries = redis.call("ZCARD", changelog)
-  local removed_entries = redis.call("ZREMRANGEBYRANK", changelog, 0, -1 * max_history)
-  if removed_entries > 0 then
-    log_debug("Removing", removed_entries , "entries from changelog (total entries", total_entries, "exceeds max_history:", max_history ..")");
-  end
-  log_debug("PUBLISH", changelog, entry);
-  redis.call("PUBLISH", changelog, entry);
-end
-
+${V8_COMMON}
 ----------  END local functions ----------
 
 
@@ -311,7 +335,7 @@ return job_id
 --------  END queue.lua --------
 `;
 
-/** lib/sidekiq_unique_jobs/lua/lock.lua (v8) */
+/** lib/sidekiq_unique_jobs/lua/lock.lua */
 export const V8_LOCK = `-------- BEGIN keys ---------
 local digest           = KEYS[1]
 local queued           = KEYS[2]
@@ -343,43 +367,7 @@ local redisversion = ARGV[10]
 
 
 --------  BEGIN local functions --------
-local function toversion(version)
-  local _, _, maj, min, pat = string.find(version, "(%d+)%.(%d+)%.(%d+)")
-
-  return {
-    ["version"] = version,
-    ["major"]   = tonumber(maj),
-    ["minor"]   = tonumber(min),
-    ["patch"]   = tonumber(pat)
-  }
-end
-
-local function log_debug( ... )
-  if debug_lua ~= true then return end
-
-  local args = {...}
-  local result = ""
-  for _,v in ipairs(args) do
-    result = result .. " " .. tostring(v)
-  end
-  redis.log(redis.LOG_DEBUG, script_name .. " -" ..  result)
-end
-
-local function log(message, prev_jid)
-  if not max_history or max_history == 0 then return end
-  local entry = cjson.encode({digest = digest, job_id = job_id, script = script_name, message = message, time = current_time, prev_jid = prev_jid })
-
-  log_debug("ZADD", changelog, current_time, entry);
-  redis.call("ZADD", changelog, current_time, entry);
-  local total_entries = redis.call("ZCARD", changelog)
-  local removed_entries = redis.call("ZREMRANGEBYRANK", changelog, 0, -1 * max_history)
-  if removed_entries > 0 then
-    log_debug("Removing", removed_entries , "entries from changelog (total entries", total_entries, "exceeds max_history:", max_history ..")");
-  end
-  log_debug("PUBLISH", changelog, entry);
-  redis.call("PUBLISH", changelog, entry);
-end
-
+${V8_COMMON}
 ----------  END local functions ----------
 
 
@@ -462,7 +450,7 @@ return job_id
 ----------  END lock.lua  ----------
 `;
 
-/** lib/sidekiq_unique_jobs/lua/unlock.lua (v8) */
+/** lib/sidekiq_unique_jobs/lua/unlock.lua */
 export const V8_UNLOCK = `-------- BEGIN keys ---------
 local digest    = KEYS[1]
 local queued    = KEYS[2]
@@ -506,43 +494,7 @@ local redisversion = ARGV[10 + arg_offset]
 
 
 --------  BEGIN local functions --------
-local function toversion(version)
-  local _, _, maj, min, pat = string.find(version, "(%d+)%.(%d+)%.(%d+)")
-
-  return {
-    ["version"] = version,
-    ["major"]   = tonumber(maj),
-    ["minor"]   = tonumber(min),
-    ["patch"]   = tonumber(pat)
-  }
-end
-
-local function log_debug( ... )
-  if debug_lua ~= true then return end
-
-  local args = {...}
-  local result = ""
-  for _,v in ipairs(args) do
-    result = result .. " " .. tostring(v)
-  end
-  redis.log(redis.LOG_DEBUG, script_name .. " -" ..  result)
-end
-
-local function log(message, prev_jid)
-  if not max_history or max_history == 0 then return end
-  local entry = cjson.encode({digest = digest, job_id = job_id, script = script_name, message = message, time = current_time, prev_jid = prev_jid })
-
-  log_debug("ZADD", changelog, current_time, entry);
-  redis.call("ZADD", changelog, current_time, entry);
-  local total_entries = redis.call("ZCARD", changelog)
-  local removed_entries = redis.call("ZREMRANGEBYRANK", changelog, 0, -1 * max_history)
-  if removed_entries > 0 then
-    log_debug("Removing", removed_entries , "entries from changelog (total entries", total_entries, "exceeds max_history:", max_history ..")");
-  end
-  log_debug("PUBLISH", changelog, entry);
-  redis.call("PUBLISH", changelog, entry);
-end
-
+${V8_COMMON}
 ----------  END local functions ----------
 
 
@@ -645,7 +597,7 @@ return job_id
 ---------  END unlock.lua ---------
 `;
 
-/** lib/sidekiq_unique_jobs/lua/delete_by_digest.lua (v8) */
+/** lib/sidekiq_unique_jobs/lua/delete_by_digest.lua */
 export const V8_DELETE_BY_DIGEST = `-------- BEGIN keys ---------
 local digest     = KEYS[1]
 local queued     = KEYS[2]
@@ -667,43 +619,7 @@ local redisversion = tostring(ARGV[5])
 ---------  END injected arguments ---------
 
 --------  BEGIN local functions --------
-local function toversion(version)
-  local _, _, maj, min, pat = string.find(version, "(%d+)%.(%d+)%.(%d+)")
-
-  return {
-    ["version"] = version,
-    ["major"]   = tonumber(maj),
-    ["minor"]   = tonumber(min),
-    ["patch"]   = tonumber(pat)
-  }
-end
-
-local function log_debug( ... )
-  if debug_lua ~= true then return end
-
-  local args = {...}
-  local result = ""
-  for _,v in ipairs(args) do
-    result = result .. " " .. tostring(v)
-  end
-  redis.log(redis.LOG_DEBUG, script_name .. " -" ..  result)
-end
-
-local function log(message, prev_jid)
-  if not max_history or max_history == 0 then return end
-  local entry = cjson.encode({digest = digest, job_id = job_id, script = script_name, message = message, time = current_time, prev_jid = prev_jid })
-
-  log_debug("ZADD", changelog, current_time, entry);
-  redis.call("ZADD", changelog, current_time, entry);
-  local total_entries = redis.call("ZCARD", changelog)
-  local removed_entries = redis.call("ZREMRANGEBYRANK", changelog, 0, -1 * max_history)
-  if removed_entries > 0 then
-    log_debug("Removing", removed_entries , "entries from changelog (total entries", total_entries, "exceeds max_history:", max_history ..")");
-  end
-  log_debug("PUBLISH", changelog, entry);
-  redis.call("PUBLISH", changelog, entry);
-end
-
+${V8_COMMON}
 ----------  END local functions ----------
 
 --------  BEGIN delete_by_digest.lua --------
@@ -723,7 +639,7 @@ return counter
 --------   END delete_by_digest.lua  --------
 `;
 
-/** lib/sidekiq_unique_jobs/lua/delete_job_by_digest.lua (v8) */
+/** lib/sidekiq_unique_jobs/lua/delete_job_by_digest.lua */
 export const V8_DELETE_JOB_BY_DIGEST = `-------- BEGIN keys ---------
 local queue        = KEYS[1]
 local schedule_set = KEYS[2]
@@ -742,96 +658,9 @@ local script_name  = tostring(ARGV[5]) .. ".lua"
 ---------  END injected arguments ---------
 
 --------  BEGIN local functions --------
-local function toversion(version)
-  local _, _, maj, min, pat = string.find(version, "(%d+)%.(%d+)%.(%d+)")
-
-  return {
-    ["version"] = version,
-    ["major"]   = tonumber(maj),
-    ["minor"]   = tonumber(min),
-    ["patch"]   = tonumber(pat)
-  }
-end
-
-local function log_debug( ... )
-  if debug_lua ~= true then return end
-
-  local args = {...}
-  local result = ""
-  for _,v in ipairs(args) do
-    result = result .. " " .. tostring(v)
-  end
-  redis.log(redis.LOG_DEBUG, script_name .. " -" ..  result)
-end
-
-local function log(message, prev_jid)
-  if not max_history or max_history == 0 then return end
-  local entry = cjson.encode({digest = digest, job_id = job_id, script = script_name, message = message, time = current_time, prev_jid = prev_jid })
-
-  log_debug("ZADD", changelog, current_time, entry);
-  redis.call("ZADD", changelog, current_time, entry);
-  local total_entries = redis.call("ZCARD", changelog)
-  local removed_entries = redis.call("ZREMRANGEBYRANK", changelog, 0, -1 * max_history)
-  if removed_entries > 0 then
-    log_debug("Removing", removed_entries , "entries from changelog (total entries", total_entries, "exceeds max_history:", max_history ..")");
-  end
-  log_debug("PUBLISH", changelog, entry);
-  redis.call("PUBLISH", changelog, entry);
-end
-
-local function delete_from_queue(queue, digest)
-  local total = redis.call("LLEN", queue)
-  local per   = 50
-
-  for index = 0, total, per do
-    local items = redis.call("LRANGE", queue, index, index + per - 1)
-
-    if #items == 0 then
-      break
-    end
-
-    for _, item in pairs(items) do
-      if string.find(item, digest) then
-        redis.call("LREM", queue, 1, item)
-
-        return item
-      end
-    end
-  end
-
-  return nil
-end
-
-local function delete_from_sorted_set(name, digest)
-  local score  = redis.call("ZSCORE", "uniquejobs:digests", digest)
-  local total  = redis.call("ZCARD", name)
-  local per    = 50
-
-  for offset = 0, total, per do
-    local items
-
-    if score then
-      items = redis.call("ZRANGE", name, score, "+inf", "BYSCORE", "LIMIT", offset, per)
-    else
-      items = redis.call("ZRANGE", name, offset, offset + per -1)
-    end
-
-    if #items == 0 then
-      break
-    end
-
-    for _, item in pairs(items) do
-      if string.find(item, digest) then
-        redis.call("ZREM", name, item)
-
-        return item
-      end
-    end
-  end
-
-  return nil
-end
-
+${V8_COMMON}
+${V8_DELETE_FROM_QUEUE}
+${V8_DELETE_FROM_SORTED_SET}
 ----------  END local functions ----------
 
 

@@ -1,11 +1,92 @@
-// The Lua scripts of sidekiq-unique-jobs 9.0.0.alpha2, as the gem renders them (its
-// ERB partials from lua/shared/ inlined), so Node takes and releases locks
-// with the gem's own keys, changelog and atomicity. Unchanged from the gem
-// (https://github.com/mhenrixon/sidekiq-unique-jobs, tag v9.0.0.alpha2);
-// MIT licence, Copyright (c) 2017 Mikael Henriksson. Regenerate from the gem's
+// The Lua scripts of sidekiq-unique-jobs 9.0.0.alpha2, as the gem renders them: each
+// script with its ERB partials (lua/shared/) put in, so Node takes and releases
+// locks with the gem's own keys, changelog and atomicity. Text unchanged from
+// the gem (https://github.com/mhenrixon/sidekiq-unique-jobs, tag v9.0.0.alpha2); MIT
+// licence, Copyright (c) 2017 Mikael Henriksson. Regenerate from the gem's
 // lib/sidekiq_unique_jobs/lua/ when moving to another release.
 
-/** lib/sidekiq_unique_jobs/lua/lock.lua (v9) */
+/** lib/sidekiq_unique_jobs/lua/shared/_common.lua (a partial) */
+const V9_COMMON = `local function toversion(version)
+  local _, _, maj, min, pat = string.find(version, "(%d+)%.(%d+)%.(%d+)")
+
+  return {
+    ["version"] = version,
+    ["major"]   = tonumber(maj),
+    ["minor"]   = tonumber(min),
+    ["patch"]   = tonumber(pat)
+  }
+end
+
+local function log_debug( ... )
+  if debug_lua ~= true then return end
+
+  local args = {...}
+  local result = ""
+  for _,v in ipairs(args) do
+    result = result .. " " .. tostring(v)
+  end
+  redis.log(redis.LOG_DEBUG, script_name .. " -" ..  result)
+end
+`;
+
+/** lib/sidekiq_unique_jobs/lua/shared/_delete_from_queue.lua (a partial) */
+const V9_DELETE_FROM_QUEUE = `local function delete_from_queue(queue, digest)
+  local total = redis.call("LLEN", queue)
+  local per   = 50
+
+  for index = 0, total, per do
+    local items = redis.call("LRANGE", queue, index, index + per - 1)
+
+    if #items == 0 then
+      break
+    end
+
+    for _, item in pairs(items) do
+      if string.find(item, digest) then
+        redis.call("LREM", queue, 1, item)
+
+        return item
+      end
+    end
+  end
+
+  return nil
+end
+`;
+
+/** lib/sidekiq_unique_jobs/lua/shared/_delete_from_sorted_set.lua (a partial) */
+const V9_DELETE_FROM_SORTED_SET = `local function delete_from_sorted_set(name, digest)
+  local score  = redis.call("ZSCORE", "uniquejobs:digests", digest)
+  local total  = redis.call("ZCARD", name)
+  local per    = 50
+
+  for offset = 0, total, per do
+    local items
+
+    if score then
+      items = redis.call("ZRANGE", name, score, "+inf", "BYSCORE", "LIMIT", offset, per)
+    else
+      items = redis.call("ZRANGE", name, offset, offset + per -1)
+    end
+
+    if #items == 0 then
+      break
+    end
+
+    for _, item in pairs(items) do
+      if string.find(item, digest) then
+        redis.call("ZREM", name, item)
+
+        return item
+      end
+    end
+  end
+
+  return nil
+end
+`;
+
+/** lib/sidekiq_unique_jobs/lua/lock.lua */
 export const V9_LOCK = `local locked  = KEYS[1]
 local digests = KEYS[2]
 
@@ -46,7 +127,7 @@ end
 return job_id
 `;
 
-/** lib/sidekiq_unique_jobs/lua/unlock.lua (v9) */
+/** lib/sidekiq_unique_jobs/lua/unlock.lua */
 export const V9_UNLOCK = `local locked  = KEYS[1]
 local digests = KEYS[2]
 
@@ -78,7 +159,7 @@ end
 return job_id
 `;
 
-/** lib/sidekiq_unique_jobs/lua/delete_job_by_digest.lua (v9) */
+/** lib/sidekiq_unique_jobs/lua/delete_job_by_digest.lua */
 export const V9_DELETE_JOB_BY_DIGEST = `-------- BEGIN keys ---------
 local queue        = KEYS[1]
 local schedule_set = KEYS[2]
@@ -97,81 +178,9 @@ local script_name  = tostring(ARGV[5]) .. ".lua"
 ---------  END injected arguments ---------
 
 --------  BEGIN local functions --------
-local function toversion(version)
-  local _, _, maj, min, pat = string.find(version, "(%d+)%.(%d+)%.(%d+)")
-
-  return {
-    ["version"] = version,
-    ["major"]   = tonumber(maj),
-    ["minor"]   = tonumber(min),
-    ["patch"]   = tonumber(pat)
-  }
-end
-
-local function log_debug( ... )
-  if debug_lua ~= true then return end
-
-  local args = {...}
-  local result = ""
-  for _,v in ipairs(args) do
-    result = result .. " " .. tostring(v)
-  end
-  redis.log(redis.LOG_DEBUG, script_name .. " -" ..  result)
-end
-
-local function delete_from_queue(queue, digest)
-  local total = redis.call("LLEN", queue)
-  local per   = 50
-
-  for index = 0, total, per do
-    local items = redis.call("LRANGE", queue, index, index + per - 1)
-
-    if #items == 0 then
-      break
-    end
-
-    for _, item in pairs(items) do
-      if string.find(item, digest) then
-        redis.call("LREM", queue, 1, item)
-
-        return item
-      end
-    end
-  end
-
-  return nil
-end
-
-local function delete_from_sorted_set(name, digest)
-  local score  = redis.call("ZSCORE", "uniquejobs:digests", digest)
-  local total  = redis.call("ZCARD", name)
-  local per    = 50
-
-  for offset = 0, total, per do
-    local items
-
-    if score then
-      items = redis.call("ZRANGE", name, score, "+inf", "BYSCORE", "LIMIT", offset, per)
-    else
-      items = redis.call("ZRANGE", name, offset, offset + per -1)
-    end
-
-    if #items == 0 then
-      break
-    end
-
-    for _, item in pairs(items) do
-      if string.find(item, digest) then
-        redis.call("ZREM", name, item)
-
-        return item
-      end
-    end
-  end
-
-  return nil
-end
-
+${V9_COMMON}
+${V9_DELETE_FROM_QUEUE}
+${V9_DELETE_FROM_SORTED_SET}
 ----------  END local functions ----------
 
 
