@@ -5,7 +5,7 @@
 import type { ClientMiddleware } from "../client/middleware.js";
 import type { JobHash } from "../client/normalize.js";
 import type { JsonValue } from "../wire/json-scan.js";
-import { rubyFloatToS, toRubyJson, type RubyJsonValue } from "../wire/ruby-json.js";
+import { RubyFloat, rubyFloatToS, toRubyJson, type RubyJsonValue } from "../wire/ruby-json.js";
 import { resolveConfig, type UniqueJobsOptions } from "./config.js";
 import { onConflict } from "./conflict.js";
 import { lockDigest } from "./digest.js";
@@ -59,9 +59,10 @@ export function uniqueJobsClient(options: UniqueJobsClientOptions = {}): ClientM
     }
     if (!job.lock) return next();
     prepareJob(job, options);
+    // The payload's values as they are (bigints stay exact); a Float option is its number.
     const get = (k: string) => {
       const v = job[k];
-      return v === undefined ? undefined : (JSON.parse(toRubyJson(v)) as JsonValue);
+      return (v instanceof RubyFloat ? v.value : v) as JsonValue | undefined;
     };
     const lc = lockConfig(get, cfg);
     if (typeof job.at === "number") lc.lockScore = rubyFloatToS(job.at);
