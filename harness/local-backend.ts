@@ -14,9 +14,15 @@ export const FIXTURES_SRC = join(REPO_ROOT, "ruby-fixtures");
 /**
  * Real Ruby add-on gems (sidekiq-unique-jobs, sidekiq-cron, OpenTelemetry),
  * unmodified, kept beside the repository in shared/: tests load them with
- * RUBYLIB and nothing of them is copied into the repository.
+ * RUBYLIB and nothing of them is copied into the repository. A git worktree
+ * one level deeper (wt/<name>) finds them too; SIDEKIQ_BRIDGE_PEERS overrides.
  */
-export const PEERS_SRC = resolve(REPO_ROOT, "../shared/peers/ruby");
+export const PEERS_SRC =
+  process.env.SIDEKIQ_BRIDGE_PEERS ??
+  [resolve(REPO_ROOT, "../shared/peers/ruby"), resolve(REPO_ROOT, "../../shared/peers/ruby")].find((p) =>
+    existsSync(p),
+  ) ??
+  resolve(REPO_ROOT, "../shared/peers/ruby");
 
 /**
  * The RUBYLIB that loads the named peer gems (folder names under

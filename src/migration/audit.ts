@@ -7,6 +7,9 @@
 import type { Redis } from "ioredis";
 import { BRIDGE_LABEL } from "../wire/bridge-label.js";
 import { iterationKey } from "../server/iterable-state.js";
+import type { ServerMiddleware } from "../server/processor.js";
+import { isUniqueJobsMiddleware } from "../unique-jobs/marker.js";
+import type { JobRecord } from "../wire/job-record.js";
 import {
   fingerprint,
   identify,
@@ -26,6 +29,8 @@ export interface NodeHandlers {
   activeJobClasses: Set<string>;
   /** Of `classes`, those registered with registerIterable (IterableJob). */
   iterableClasses?: Set<string>;
+  /** The worker runs the sidekiq-unique-jobs middleware (`use(uniqueJobs().middleware)`). */
+  uniqueJobs?: boolean;
 }
 
 export function emptyHandlers(): NodeHandlers {
@@ -60,6 +65,11 @@ export async function collectHandlers(
             };
           if (prop === "registerActiveJob")
             return (name: unknown) => (into.activeJobClasses.add(String(name)), recorder);
+          if (prop === "use")
+            return (mw: unknown) => {
+              if (typeof mw === "function" && isUniqueJobsMiddleware(mw as ServerMiddleware)) into.uniqueJobs = true;
+              return recorder;
+            };
           if (prop === "then") return undefined; // not a thenable
           if (typeof prop === "symbol") return undefined;
           return () => recorder;
@@ -144,6 +154,8 @@ export interface ClassUsage {
   iterating?: number;
   /** Node's handler for it is iterable (registerIterable). */
   iterableHandler?: boolean;
+  /** Jobs (queued, scheduled, in retry) carrying a sidekiq-unique-jobs `lock`, by lock type. */
+  locks?: Record<string, number>;
 }
 
 export type Verdict = "READY" | "BLOCKED";
@@ -190,6 +202,15 @@ export interface AuditOptions {
   progress?: ProgressFn;
 }
 
+/** Counts the job, and its sidekiq-unique-jobs lock unless it is dead (a dead job's lock is gone). */
+function countLock(u: ClassUsage, record: JobRecord, where: "queued" | "scheduled" | "retry" | "dead"): void {
+  u[where]++;
+  const lock = record.get("lock");
+  if (where === "dead" || lock === undefined || lock === null || lock === false) return;
+  u.locks ??= {};
+  u.locks[String(lock)] = (u.locks[String(lock)] ?? 0) + 1;
+}
+
 function isHandled(h: NodeHandlers, name: string, activeJob: boolean): boolean {
   return activeJob ? h.activeJobClasses.has(name) || h.classes.has(name) : h.classes.has(name);
 }
@@ -209,12 +230,20 @@ export function judgeQueue(
   size: number,
   classes: ClassUsage[],
   processes: readonly ProcessSummary[],
-  opts: { deadBlocks?: boolean } = {},
+  opts: { deadBlocks?: boolean; uniqueJobs?: boolean } = {},
 ): QueueAudit {
   const reasons: string[] = [];
   const warnings: string[] = [];
   const missing: string[] = [];
   for (const c of classes) {
+    if (c.locks && !opts.uniqueJobs) {
+      const kinds = Object.entries(c.locks)
+        .map(([t, n]) => `${n} with lock: ${t}`)
+        .join(", ");
+      reasons.push(
+        `${c.name} jobs carry sidekiq-unique-jobs locks (${kinds}) but the Node worker does not run the unique-jobs middleware: their locks would never be released and later pushes rejected as duplicates (turn on uniqueJobs)`,
+      );
+    }
     const label = c.activeJob ? `${c.name} (ActiveJob)` : c.name;
     if (c.iterating && !c.iterableHandler) {
       const saved = `${c.iterating} job(s) with a saved IterableJob cursor (it-<jid>)`;
@@ -229,7 +258,7 @@ export function judgeQueue(
     if (c.handled) continue;
     const live = c.queued + c.scheduled + c.retry;
     if (live > 0 || opts.deadBlocks) {
-      missing.push(c.name);
+      if (!missing.includes(c.name)) missing.push(c.name);
       reasons.push(`no Node handler for ${label} (${describeCounts(c)})`);
     } else {
       warnings.push(
@@ -262,7 +291,7 @@ export function judgeQueue(
     classes,
     servedBy,
     missing,
-    verdict: missing.length === 0 ? "READY" : "BLOCKED",
+    verdict: reasons.length === 0 ? "READY" : "BLOCKED",
     reasons,
     warnings,
   };
@@ -341,7 +370,7 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
         if (!id) bad(key);
         else {
           const u = use(q, id.className, id.activeJob);
-          u.queued++;
+          countLock(u, p.record, "queued");
           if (id.jid) found.push([id.jid, u]);
         }
       }
@@ -354,8 +383,8 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
     const seen = new Set<string>(); // ZSCAN may return a member twice
     for await (const page of zsetPages(redis, s, pageSize)) {
       const found: Array<[string, ClassUsage]> = [];
-      const track = (u: ClassUsage, jid: string | undefined) => {
-        u[field[s]]++;
+      const track = (u: ClassUsage, record: JobRecord, jid: string | undefined) => {
+        countLock(u, record, field[s]);
         if (jid && s !== "dead") found.push([jid, u]);
       };
       for (const { member } of page) {
@@ -366,13 +395,13 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
         const id = p && identify(p.record);
         if (!id) bad(s);
         else if (id.queue !== undefined && nameSet.has(id.queue))
-          track(use(id.queue, id.className, id.activeJob), id.jid);
+          track(use(id.queue, id.className, id.activeJob), p.record, id.jid);
         else if (id.queue !== undefined && !only) {
           // A set entry bound for a queue with no list and no `queues` entry yet: audit it too.
           nameSet.add(id.queue);
           names.push(id.queue);
           sizes.set(id.queue, 0);
-          track(use(id.queue, id.className, id.activeJob), id.jid);
+          track(use(id.queue, id.className, id.activeJob), p.record, id.jid);
         }
       }
       await countIterating(found);
@@ -384,7 +413,10 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
     const classes = [...(usage.get(q)?.values() ?? [])].sort(
       (a, b) => a.name.localeCompare(b.name) || Number(a.activeJob) - Number(b.activeJob),
     );
-    return judgeQueue(q, sizes.get(q) ?? 0, classes, processes, { deadBlocks: !!o.deadBlocks });
+    return judgeQueue(q, sizes.get(q) ?? 0, classes, processes, {
+      deadBlocks: !!o.deadBlocks,
+      uniqueJobs: !!handlers.uniqueJobs,
+    });
   });
   return {
     queues,

@@ -157,10 +157,10 @@ function report(config: RetryConfig, error: unknown, context: string, job: JobRe
   }
 }
 
-async function runDeathHandlers(config: RetryConfig, job: JobRecord, error: unknown): Promise<void> {
+async function runDeathHandlers(redis: Redis, config: RetryConfig, job: JobRecord, error: unknown): Promise<void> {
   for (const handler of config.deathHandlers ?? []) {
     try {
-      await handler(job, error);
+      await handler(job, error, redis);
     } catch (e) {
       report(config, e, "Error calling death handler", job);
     }
@@ -212,10 +212,10 @@ async function retriesExhausted(
   // 7.2.0 - 8.0.6: `return if rv == :discard` skips the dead set and the handlers.
   if (discardReturned && !rules.discardRunsDeathHandlers) return { outcome: "discarded" };
   const toMorgue = !(rec.get("dead") === false || discardReturned);
-  if (!rules.deathHandlersAfterMorgue) await runDeathHandlers(config, rec, error);
+  if (!rules.deathHandlersAfterMorgue) await runDeathHandlers(redis, config, rec, error);
   if (toMorgue) await sendToDead(redis, rec.toString(), config, now);
   else if (rules.discardedAt) rec.set("discarded_at", Math.floor(now));
-  if (rules.deathHandlersAfterMorgue) await runDeathHandlers(config, rec, error);
+  if (rules.deathHandlersAfterMorgue) await runDeathHandlers(redis, config, rec, error);
   return { outcome: toMorgue ? "dead" : "discarded" };
 }
 
@@ -239,7 +239,7 @@ export async function handleFailure(
   const retry = rubyValue(rec, "retry");
   if (!truthy(retry)) {
     // `raise e unless msg["retry"]`: the global handler runs the death handlers only.
-    await runDeathHandlers(config, rec, error);
+    await runDeathHandlers(redis, config, rec, error);
     return { outcome: "dropped" };
   }
   const max = maxAttemptsFor(retry, config);
@@ -272,7 +272,7 @@ export async function handleFailure(
   const strategy = interpretRetryIn(p, count, rv);
   if (strategy.kind === "discard") {
     if (rules.discardedAt) rec.set("discarded_at", Math.floor(now));
-    if (rules.discardRunsDeathHandlers) await runDeathHandlers(config, rec, error);
+    if (rules.discardRunsDeathHandlers) await runDeathHandlers(redis, config, rec, error);
     return { outcome: "discarded" };
   }
   if (strategy.kind === "kill") return retriesExhausted(redis, rec, error, handler, config, now);

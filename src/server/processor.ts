@@ -13,6 +13,7 @@ import { handleFailure, sendToDead, type RetryConfig } from "./job-retry.js";
 import type { Logger } from "./logger.js";
 import type { Stats } from "./stats.js";
 import type { WorkEntry } from "./heartbeat.js";
+import { isUniqueJobsMiddleware, UNHANDLED_LOCK_WARNING } from "../unique-jobs/marker.js";
 import { describeError, JobRetrySkip, type JobContext, type RegisteredHandler } from "./types.js";
 
 export interface ServerMiddlewareContext {
@@ -21,6 +22,8 @@ export interface ServerMiddlewareContext {
   queue: string;
   /** The payload; changes here are seen by the handler's ctx.record, never stored. */
   job: JobRecord;
+  /** The worker's Redis connection. */
+  redis: Redis;
 }
 
 export type ServerMiddleware = (ctx: ServerMiddlewareContext, next: () => Promise<void>) => Promise<void> | void;
@@ -56,6 +59,9 @@ export interface ProcessorDeps {
  * far end of its queue for another process, and backs off.
  */
 export type ProcessResult = "ack" | "requeue" | "hand-back";
+
+/** Workers (by their middleware chain) that already warned about a job carrying a unique-jobs lock. */
+const lockWarned = new WeakSet<readonly ServerMiddleware[]>();
 
 export class UnknownJobClassError extends Error {
   override name = "NameError";
@@ -117,6 +123,10 @@ export async function processJob(
     return "hand-back";
   }
 
+  if (record.get("lock") && !lockWarned.has(deps.middleware) && !deps.middleware.some(isUniqueJobsMiddleware)) {
+    lockWarned.add(deps.middleware);
+    logger.warn(UNHANDLED_LOCK_WARNING, { class: className, jid, lock: String(record.get("lock")) });
+  }
   deps.work.set(tid, { tid, queue: uow.queueName, payload: jobstr, runAt: Math.floor(Date.now() / 1000) });
   const started = performance.now();
   try {
@@ -137,7 +147,7 @@ export async function processJob(
         return deps.stopping?.() ?? false;
       },
     };
-    await chain(deps.middleware, { jid, className, queue: uow.queueName, job: record }, async () => {
+    await chain(deps.middleware, { jid, className, queue: uow.queueName, job: record, redis: deps.redis }, async () => {
       await registered.handler(args as never, ctx);
     });
     deps.stats.record(className, performance.now() - started, true);

@@ -1,4 +1,5 @@
 // Shared shapes of the server side (Sidekiq's processor, retry, launcher).
+import type { Redis } from "ioredis";
 import type { JsonValue } from "../wire/json-scan.js";
 import type { JobRecord } from "../wire/job-record.js";
 
@@ -44,8 +45,8 @@ export interface RegisteredHandler {
   options: HandlerOptions;
 }
 
-/** Like Sidekiq's death handlers: called for every job that dies (or is discarded). */
-export type DeathHandler = (job: JobRecord, error: unknown) => void | Promise<void>;
+/** Like Sidekiq's death handlers: called for every job that dies (or is discarded), with the worker's Redis. */
+export type DeathHandler = (job: JobRecord, error: unknown, redis: Redis) => void | Promise<void>;
 
 /** The error Sidekiq reports for a job; JS errors map to their name. */
 export interface FailureSource {

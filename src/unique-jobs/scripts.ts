@@ -1,0 +1,45 @@
+// Runs the gem's Lua scripts by SHA, loading them on a NOSCRIPT reply, with
+// the arguments the gem's Script::Caller appends to every call.
+import { createHash } from "node:crypto";
+import type { Redis } from "ioredis";
+
+const shas = new Map<string, string>();
+
+function sha1(lua: string): string {
+  let sha = shas.get(lua);
+  if (!sha) shas.set(lua, (sha = createHash("sha1").update(lua).digest("hex")));
+  return sha;
+}
+
+export type ScriptArg = string | number;
+
+export async function runScript(
+  redis: Redis,
+  lua: string,
+  keys: readonly string[],
+  argv: readonly ScriptArg[],
+): Promise<unknown> {
+  try {
+    return await redis.evalsha(sha1(lua), keys.length, ...keys, ...argv);
+  } catch (e) {
+    if (!String((e as Error).message).startsWith("NOSCRIPT")) throw e;
+    return redis.eval(lua, keys.length, ...keys, ...argv);
+  }
+}
+
+/**
+ * The gem's `now_f`: epoch seconds as a float, to the microsecond as Ruby's
+ * Time.now.to_f (the changelog is ordered by it; ms would tie and reorder).
+ */
+export function nowF(): number {
+  return Math.round((performance.timeOrigin + performance.now()) * 1000) / 1e6;
+}
+
+/**
+ * What Script::Caller#do_call appends: now_f, debug_lua (off), max_history,
+ * the script's name (the changelog's `script` field) and the Redis version the
+ * gem read at boot ("0.0.0" until it has; only delete_by_digest parses it).
+ */
+export function injected(scriptName: string, maxHistory: number): ScriptArg[] {
+  return [nowF(), 0, maxHistory, scriptName, "0.0.0"];
+}
