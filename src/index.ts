@@ -4,3 +4,4 @@ export * from "./client/index.js";
 export * from "./server/index.js";
 export * from "./api/index.js";
 export * from "./migration/index.js";
+export * from "./cron/index.js";
