@@ -6,17 +6,8 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { Client } from "../src/client/client.js";
 import { CronApi, type CronJobInput } from "../src/cron/index.js";
-import { describeEachSidekiq, type SidekiqContext } from "./support/harness.js";
-
-const CRON_PEERS = ["sidekiq-cron-2.3.1", "fugit-1.13.0", "cronex-0.15.0"] as const;
-const PRELUDE = `require "sidekiq-cron"
-Sidekiq::Cron.configure { |c| c.available_namespaces = :auto }
-`;
-
-export function cronRuby(sk: SidekiqContext) {
-  const env = sk.peers(...CRON_PEERS);
-  return <T>(code: string) => sk.ruby<T>(PRELUDE + code, env);
-}
+import { cronRuby } from "./support/cron.js";
+import { describeEachSidekiq } from "./support/harness.js";
 
 // Jobs both sides create, for classes neither process has loaded.
 const INPUTS: Array<Omit<CronJobInput, "name">> = [

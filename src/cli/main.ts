@@ -24,6 +24,7 @@ const COMMANDS: Record<string, [file: string, exportName?: string]> = {
   migrate: ["migrate"],
   export: ["export"],
   import: ["import"],
+  cron: ["cron"],
 };
 
 async function load(name: string): Promise<CommandModule | undefined> {

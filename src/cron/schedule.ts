@@ -246,6 +246,10 @@ export function parseCronFields(input: string): CronFields {
   if (tokens.length === 6) attempts.push([true, tokens, undefined], [false, tokens.slice(0, 5), tokens[5]]);
   else if (tokens.length === 7) attempts.push([true, tokens.slice(0, 6), tokens[6]]);
   else if (tokens.length === 5) attempts.push([false, tokens, undefined]);
+  else if (/^[a-z]/i.test(s))
+    throw new CronSyntaxError(
+      "not a cron expression (fugit's natural language, such as 'every day at noon', is read by Ruby only)",
+    );
   else throw new CronSyntaxError(`expected 5 or 6 fields and an optional time zone, got ${tokens.length} parts`);
   let last: unknown;
   for (const [seconds, fields, tz] of attempts) {

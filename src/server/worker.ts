@@ -24,6 +24,7 @@ import {
   type UnknownClassPolicy,
 } from "./processor.js";
 import { Poller } from "./scheduled.js";
+import { CronPoller, type CronPollerOptions } from "../cron/poller.js";
 import { Stats } from "./stats.js";
 import type { DeathHandler, HandlerOptions, JobHandler, RegisteredHandler } from "./types.js";
 
@@ -63,6 +64,11 @@ export interface WorkerOptions {
   maxRetries?: number;
   deadTimeoutSeconds?: number;
   deadMaxJobs?: number;
+  /**
+   * sidekiq-cron's poller: on by default (it idles while Redis holds no cron
+   * jobs), `false` to turn it off, or its options (poll interval, namespaces...).
+   */
+  cron?: boolean | Omit<CronPollerOptions, "redis" | "client" | "logger">;
   /** Embedded processes hide Quiet/Stop in the Web UI and ignore remote signals' kill (default false). */
   embedded?: boolean;
   logger?: Logger;
@@ -114,6 +120,7 @@ export class Worker {
   private profile?: WireProfile;
   private heartbeat?: Heartbeat;
   private poller?: Poller;
+  private cron?: CronPoller;
   private loops: Promise<void>[] = [];
   private tidSeq = 0;
   private stopped?: Promise<void>;
@@ -223,6 +230,18 @@ export class Worker {
           : {}),
       });
       this.poller.start();
+    }
+    if (this.options.cron !== false) {
+      const opts = typeof this.options.cron === "object" ? this.options.cron : {};
+      const isActiveJob = (c: string) => this.activeJobHandlers.has(c);
+      this.cron = new CronPoller({
+        isActiveJob,
+        ...opts,
+        redis: this.conn.redis,
+        client: this.client,
+        logger: this.logger,
+      });
+      this.cron.start();
     }
     const reliable = (this.options.fetch ?? "reliable") === "reliable";
     const features = await detectFeatures(this.conn.redis);
@@ -467,6 +486,7 @@ export class Worker {
     for (const sl of this.slots) this.wakeLanes(sl);
     this.logger.info("Terminating quiet threads");
     await this.poller?.stop();
+    await this.cron?.stop();
     await this.heartbeat?.beat().catch(() => undefined);
   }
 
