@@ -3,6 +3,7 @@
 // stdout and stderr captured.
 import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { run } from "../src/cli/cron-command.js";
+import { auditQueues, emptyHandlers } from "../src/migration/audit.js";
 import { cronRuby } from "./support/cron.js";
 import { describeEachSidekiq } from "./support/harness.js";
 
@@ -83,6 +84,33 @@ describeEachSidekiq(
       r = await cron("show");
       expect(r.code).toBe(2);
       expect(r.stderr).toContain("needs the job's NAME");
+    });
+
+    it("migrate audit: a queue fed by cron names its jobs, and blocks on a cron class Node cannot run", async () => {
+      await cronRuby(sk)(`
+        Sidekiq::Cron::Job.create("name" => "report", "cron" => "0 6 * * *", "class" => "ReportJob", "queue" => "cron-audit")
+        Sidekiq::Cron::Job.create("name" => "old-report", "cron" => "0 7 * * *", "class" => "OldReportJob", "queue" => "cron-audit", "status" => "disabled")
+        true
+      `);
+      const blocked = (await auditQueues(sk.redis, { queues: ["cron-audit"] })).queues[0]!;
+      expect(blocked.verdict).toBe("BLOCKED");
+      expect(blocked.reasons).toEqual([
+        'no Node handler for ReportJob, which sidekiq-cron job "report" enqueues (0 6 * * *)',
+      ]);
+      expect(blocked.cron?.map((c) => [c.name, c.className, c.enabled])).toEqual(
+        [
+          ["old-report", "OldReportJob", false],
+          ["report", "ReportJob", true],
+        ].sort(),
+      );
+      const handlers = emptyHandlers();
+      handlers.classes.add("ReportJob");
+      const ready = (await auditQueues(sk.redis, { handlers })).queues.find((q) => q.queue === "cron-audit")!;
+      expect(ready.verdict).toBe("READY");
+      expect(ready.warnings).toContainEqual(
+        expect.stringMatching(/^fed by 1 sidekiq-cron job\(s\) \(report\): .* only a Node worker's cron poller will/),
+      );
+      expect(ready.warnings).toContainEqual(expect.stringContaining("OldReportJob of the disabled"));
     });
   },
   (t) => t.dialect !== 6,
