@@ -11,8 +11,7 @@ import { aj, AjValue } from "../client/activejob.js";
 import type { Client } from "../client/client.js";
 import type { PushItem } from "../client/normalize.js";
 import { parseJson, type JsonValue } from "../wire/json-scan.js";
-import { RubyFloat, type RubyJsonValue } from "../wire/ruby-json.js";
-import { toRubyJson } from "../wire/ruby-json.js";
+import { RubyFloat, type RubyJsonValue, toRubyJson } from "../wire/ruby-json.js";
 import { CronJobError, formatHistoryTime, formatLastEnqueueTime, type CronJob } from "./cron-job.js";
 import { jidHistoryKey, jobKey } from "./keys.js";
 

@@ -204,7 +204,7 @@ function fieldsFrom(tokens: string[], seconds: boolean, zone: string | number | 
   const [sec, min, hou, dom, mon, dow] = seconds ? tokens : ["0", ...tokens];
   const dayAnd = /&$/.test(dom!) || /&$/.test(dow!);
   const f: CronFields = {
-    seconds: determine("mos", sec!, 0, 59) ?? range(0, 59, 0, 59, 1) ?? [],
+    seconds: determine("mos", sec!, 0, 59) ?? Array.from({ length: 60 }, (_, i) => i),
     minutes: determine("mos", min!, 0, 59),
     hours: determine("hou", hou!, 0, 23),
     monthdays: determine("dom", dom!.replace(/&$/, ""), 1, 31),
@@ -213,7 +213,6 @@ function fieldsFrom(tokens: string[], seconds: boolean, zone: string | number | 
     dayAnd,
     ...(zone !== undefined ? { zone } : {}),
   };
-  if (f.seconds.length === 0) f.seconds = Array.from({ length: 60 }, (_, i) => i);
   // fugit's compact_month_days: months without any of the days go, and nothing left is invalid.
   if (f.months && f.monthdays) {
     const ms = new Set<number>();
