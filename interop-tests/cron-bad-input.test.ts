@@ -7,7 +7,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../src/client/client.js";
 import { CronApi, CronPoller } from "../src/cron/index.js";
-import type { Logger } from "../src/server/index.js";
+import { Worker, type Logger } from "../src/server/index.js";
 import { startRedis, type RedisServer } from "../harness/redis-server.js";
 
 describe("cron poller: bad input and the poller's rules", () => {
@@ -87,6 +87,30 @@ describe("cron poller: bad input and the poller's rules", () => {
     await running.stop();
     expect(running.enqueuedCount).toBeGreaterThan(0);
     expect(lines.filter((l) => l.startsWith("ERROR"))).toEqual([]);
+  });
+
+  it("the Worker runs the cron poller by default, and not with cron: false", async () => {
+    const api = new CronApi({ redis });
+    await api.create({ name: "w", namespace: "worker", cron: "* * * * * *", class: "W", queue: "cron-worker" });
+    const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+    const common = {
+      redis: `${server.url}/0`,
+      dialect: 7 as const,
+      queues: ["cron-none"],
+      scheduler: false,
+      timeout: 1,
+      logger: quiet,
+    };
+    const off = new Worker({ ...common, cron: false });
+    await off.start();
+    await new Promise((r) => setTimeout(r, 2500));
+    await off.stop();
+    expect(await redis.llen("queue:cron-worker")).toBe(0);
+    const on = new Worker({ ...common, cron: { pollInterval: 0.3, initialWait: 0, namespaces: ["worker"] } });
+    await on.start();
+    await new Promise((r) => setTimeout(r, 2500));
+    await on.stop();
+    expect(await redis.llen("queue:cron-worker")).toBeGreaterThan(0);
   });
 
   it("skips disabled jobs and fire times past the grace period; one push per fire time", async () => {
