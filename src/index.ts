@@ -5,3 +5,4 @@ export * from "./server/index.js";
 export * from "./api/index.js";
 export * from "./migration/index.js";
 export * from "./unique-jobs/index.js";
+export * from "./cron/index.js";

@@ -27,6 +27,7 @@ const COMMANDS: Record<string, Loader> = {
   export: () => import("./export-command.js"),
   import: () => import("./import-command.js"),
   web: () => import("./web-command.js"),
+  cron: () => import("./cron-command.js"),
 };
 
 function load(name: string): Promise<CommandModule> {

@@ -27,6 +27,7 @@ Options:
       --fallback D            dialect to use when auto finds no live Ruby process
       --unknown POLICY        job class without handler: retry (default, like Sidekiq), requeue, dead
       --label LABEL           extra label for the Web UI (repeatable)
+      --no-cron               do not run sidekiq-cron's poller (on by default; idle without cron jobs)
   -h, --help                  this help
 
 Signals: TERM/INT stop (jobs still running after the timeout go back to their queues),
@@ -55,6 +56,7 @@ export async function run(argv: string[]): Promise<number> {
       sentinel: { type: "string", multiple: true },
       "sentinel-name": { type: "string" },
       fetch: { type: "string" },
+      "no-cron": { type: "boolean" },
     },
     strict: true,
   });
@@ -88,6 +90,7 @@ export async function run(argv: string[]): Promise<number> {
     dialect: values.dialect ?? "auto",
   };
   if (values.fallback) opts.autoFallback = values.fallback;
+  if (values["no-cron"]) opts.cron = false;
   const worker = new Worker(opts);
   if (values.require) {
     const mod = (await import(pathToFileURL(resolve(values.require)).href)) as { default?: unknown };

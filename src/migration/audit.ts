@@ -10,6 +10,7 @@ import { iterationKey } from "../server/iterable-state.js";
 import type { ServerMiddleware } from "../server/processor.js";
 import { isUniqueJobsMiddleware } from "../unique-jobs/marker.js";
 import type { JobRecord } from "../wire/job-record.js";
+import { cronFeedsByQueue, judgeCronFeeds, type CronFeed } from "../cron/audit.js";
 import {
   fingerprint,
   identify,
@@ -172,6 +173,8 @@ export interface QueueAudit {
   verdict: Verdict;
   reasons: string[];
   warnings: string[];
+  /** sidekiq-cron jobs that push to this queue. */
+  cron?: CronFeed[];
 }
 
 export interface AuditReport {
@@ -310,6 +313,8 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
         redis,
         processes.flatMap((p) => p.queues),
       );
+  const cron = await cronFeedsByQueue(redis);
+  if (!only) for (const q of cron.keys()) if (!names.includes(q)) names.push(q);
   const nameSet = new Set(names);
 
   // queue -> "aj:"/"c:" + class -> usage
@@ -413,10 +418,14 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
     const classes = [...(usage.get(q)?.values() ?? [])].sort(
       (a, b) => a.name.localeCompare(b.name) || Number(a.activeJob) - Number(b.activeJob),
     );
-    return judgeQueue(q, sizes.get(q) ?? 0, classes, processes, {
+    const judged = judgeQueue(q, sizes.get(q) ?? 0, classes, processes, {
       deadBlocks: !!o.deadBlocks,
       uniqueJobs: !!handlers.uniqueJobs,
     });
+    const feeds = cron.get(q);
+    if (!feeds) return judged;
+    const nodes = processes.filter((p) => p.runtime === "node").length;
+    return judgeCronFeeds(judged, feeds, (n, aj) => isHandled(handlers, n, aj), nodes);
   });
   return {
     queues,

@@ -24,6 +24,7 @@ import type { Logger } from "./logger.js";
 import { Manager } from "./manager.js";
 import type { ServerMiddleware, UnknownClassPolicy } from "./processor.js";
 import { identityHost, recoverOrphans } from "./recovery.js";
+import { CronPoller, type CronPollerOptions } from "../cron/poller.js";
 import { Poller } from "./scheduled.js";
 import { detectFeatures } from "./server-features.js";
 import { Stats } from "./stats.js";
@@ -51,6 +52,8 @@ export interface LauncherOptions {
   fetchLanes?: number | undefined;
   recoveryIntervalMs: number;
   scheduler: boolean;
+  /** sidekiq-cron's poller options, or false for none. */
+  cron: false | Omit<CronPollerOptions, "redis" | "client" | "logger">;
   pollIntervalAverage?: number | undefined;
   averageScheduledPollInterval?: number | undefined;
   unknownClass: UnknownClassPolicy;
@@ -102,6 +105,7 @@ export class Launcher {
   /** The fleet's release, known once running. */
   profile?: WireProfile;
   private poller?: Poller;
+  private cron?: CronPoller;
   private recoveryTimer?: NodeJS.Timeout;
   private stopped?: Promise<StopResult>;
   private tidSeq = 0;
@@ -186,6 +190,17 @@ export class Launcher {
       });
       this.poller.start();
     }
+    if (o.cron !== false) {
+      // sidekiq-cron's poller: idle while Redis holds no cron jobs.
+      this.cron = new CronPoller({
+        isActiveJob: (c) => o.registry.activeJobHandlers.has(c),
+        ...o.cron,
+        redis: o.conn.redis,
+        client: o.client,
+        logger: this.log,
+      });
+      this.cron.start();
+    }
     const features = await detectFeatures(o.conn.redis);
     if (o.reliable) {
       // Our heartbeat exists now, so nobody mistakes our working lists for orphans.
@@ -250,7 +265,7 @@ export class Launcher {
     this.state = "quiet";
     for (const m of this.managers) m.quiet();
     this.o.logger.info("Terminating quiet threads");
-    const done = Promise.all([this.poller?.stop(), this.heartbeat?.beat()]).catch(() => undefined);
+    const done = Promise.all([this.poller?.stop(), this.cron?.stop(), this.heartbeat?.beat()]).catch(() => undefined);
     return (await bounded(done, deadline)) === TIMED_OUT ? TIMED_OUT : undefined;
   }
 

@@ -15,6 +15,7 @@ import { type CapsuleConfig, makeCapsule } from "./capsule.js";
 import { newIdentity } from "./heartbeat.js";
 import type { RetryConfig } from "./job-retry.js";
 import { type IterableJob, type IterableOptions, iterableHandler } from "./iterable.js";
+import type { CronPollerOptions } from "../cron/poller.js";
 import { Launcher, type StopResult } from "./launcher.js";
 
 export { EXIT_INCOMPLETE, EXIT_STOPPED, SHUTDOWN_GRACE_MS, type StopResult } from "./launcher.js";
@@ -64,6 +65,11 @@ export interface WorkerOptions {
   maxRetries?: number;
   deadTimeoutSeconds?: number;
   deadMaxJobs?: number;
+  /**
+   * sidekiq-cron's poller: on by default (it idles while Redis holds no cron
+   * jobs), `false` to turn it off, or its options (poll interval, namespaces...).
+   */
+  cron?: boolean | Omit<CronPollerOptions, "redis" | "client" | "logger">;
   /** Embedded processes hide Quiet/Stop in the Web UI and ignore remote signals' kill (default false). */
   embedded?: boolean;
   logger?: Logger;
@@ -116,6 +122,7 @@ export class Worker {
       fetchLanes: options.fetchLanes,
       recoveryIntervalMs: options.recoveryIntervalMs ?? 60_000,
       scheduler: options.scheduler !== false,
+      cron: options.cron === false ? false : typeof options.cron === "object" ? options.cron : {},
       pollIntervalAverage: options.pollIntervalAverage,
       averageScheduledPollInterval: options.averageScheduledPollInterval,
       unknownClass: options.unknownClass ?? "retry",

@@ -1,0 +1,164 @@
+// sidekiq-cron's poller (Sidekiq::Cron::Poller) for Node. Every poll it reads
+// all cron jobs and, for each enabled, valid job whose last fire time is at
+// most `reschedule_grace_period` old and later than its `last_enqueue_time`,
+// ZADDs that fire time to the job's `:enqueued` set: only the poller whose
+// ZADD adds the member pushes the job. Ruby pollers take the same lock with
+// the same member (the fire time in ISO 8601 UTC), so Ruby and Node pollers
+// running together enqueue each fire time once. Entries older than a day are
+// then trimmed from `:enqueued`.
+//
+// Unlike the gem's poller, one unreadable entry (a message that is not JSON,
+// a key of the wrong type) does not stop the others: it is logged once and
+// skipped, and invalid jobs are logged once too (Ruby skips them silently).
+import type { Redis } from "ioredis";
+import type { Client } from "../client/client.js";
+import type { Logger } from "../server/logger.js";
+import { rubyFloatToS } from "../wire/ruby-json.js";
+import { CronApi } from "./cron-api.js";
+import { iso8601, type CronJob } from "./cron-job.js";
+import { enqueueCronJob, type EnqueueOptions } from "./enqueue.js";
+import { enqueuedKey, jobKey, LEGACY_JOBS_KEY } from "./keys.js";
+
+/** How long `:enqueued` remembers fire times (REMEMBER_THRESHOLD). */
+const REMEMBER_SECONDS = 24 * 60 * 60;
+
+export interface CronPollerOptions extends EnqueueOptions {
+  redis: Redis;
+  client: Client;
+  logger: Logger;
+  /** `cron_poll_interval` in seconds (default 30); each wait is 0.5 to 1.5 times it, as Sidekiq's poller waits. */
+  pollInterval?: number;
+  /** Seconds before the first poll (default: Sidekiq's 10 + up to 5 at random). */
+  initialWait?: number;
+  /** `reschedule_grace_period`: fire times older than this many seconds are skipped (default 60). */
+  gracePeriod?: number;
+  /** Namespaces to poll, or "auto" (default): every `cron_jobs:<namespace>` set in Redis. */
+  namespaces?: string[] | "auto";
+  /** Epoch milliseconds (a clock for tests). */
+  now?: () => number;
+}
+
+export interface CronPollResult {
+  jobs: number;
+  enqueued: Array<{ name: string; namespace: string; fireTime: string; jid: string | null }>;
+}
+
+export class CronPoller {
+  private readonly api: CronApi;
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<unknown>;
+  private stopped = false;
+  /** The last problem logged per job key, so each is logged once (again when it changes). */
+  private readonly reported = new Map<string, string>();
+  private namespaceCache?: { value: string[]; until: number };
+  private active = false;
+  /** Jobs this poller has pushed since it started. */
+  enqueuedCount = 0;
+
+  constructor(private readonly options: CronPollerOptions) {
+    this.api = new CronApi({ ...options, redis: options.redis, client: options.client });
+  }
+
+  private now(): Date {
+    return new Date(this.options.now ? this.options.now() : Date.now());
+  }
+
+  start(): void {
+    this.stopped = false;
+    const initial = this.options.initialWait ?? 10 + 5 * Math.random();
+    this.schedule(initial * 1000, true);
+  }
+
+  private schedule(ms: number, first = false): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = (first ? this.migrateLegacy() : Promise.resolve())
+        .then(() => this.pollOnce())
+        .catch((e: Error) => this.options.logger.error(`cron poller: ${e.message}`))
+        .finally(() => {
+          this.running = undefined;
+          const interval = this.options.pollInterval ?? 30;
+          this.schedule(interval * (Math.random() + 0.5) * 1000);
+        });
+    }, ms);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private async migrateLegacy(): Promise<void> {
+    if ((await this.options.redis.exists(LEGACY_JOBS_KEY)) === 0) return;
+    const { moved, unreadable } = await this.api.migrateLegacyJobs();
+    if (moved.length)
+      this.options.logger.info(`cron: moved sidekiq-cron 1.x jobs into the default namespace`, { moved });
+    for (const u of unreadable) this.report(u.key, `cannot read legacy cron job ${u.key}: ${u.error}`);
+  }
+
+  private async namespaces(): Promise<string[]> {
+    const ns = this.options.namespaces ?? "auto";
+    if (ns !== "auto") return ns;
+    const now = Date.now();
+    if (this.namespaceCache && this.namespaceCache.until > now) return this.namespaceCache.value;
+    // A SCAN of the keyspace: done once a minute, not every poll.
+    const value = await this.api.namespaces();
+    this.namespaceCache = { value, until: now + 60_000 };
+    return value;
+  }
+
+  private report(key: string, problem: string): void {
+    if (this.reported.get(key) === problem) return;
+    this.reported.set(key, problem);
+    this.options.logger.warn(problem);
+  }
+
+  /** One poll (`Poller#enqueue`) at `now`: returns what this poller pushed. */
+  async pollOnce(now = this.now()): Promise<CronPollResult> {
+    const listing = await this.api.list(await this.namespaces());
+    const result: CronPollResult = { jobs: listing.jobs.length, enqueued: [] };
+    if (!this.active && listing.jobs.length > 0) {
+      this.active = true;
+      this.options.logger.info(`cron poller: ${listing.jobs.length} cron jobs to poll`);
+    }
+    for (const u of listing.unreadable) {
+      this.report(u.key, `cron job ${u.key} cannot be read, skipped (other cron jobs still run): ${u.error}`);
+    }
+    for (const job of listing.jobs) {
+      const key = jobKey(job.name, job.namespace);
+      try {
+        const errors = job.errors();
+        if (errors.length > 0) {
+          this.report(key, `cron job ${key} is invalid, skipped (other cron jobs still run): ${errors.join("; ")}`);
+          continue;
+        }
+        if (this.reported.delete(key)) this.options.logger.info(`cron job ${key} is valid again`);
+        const fired = await this.testAndEnqueue(job, now);
+        if (fired) result.enqueued.push(fired);
+      } catch (e) {
+        this.options.logger.error(`cron job ${key}: ${(e as Error).message}`);
+      }
+    }
+    return result;
+  }
+
+  /** `test_and_enqueue_for_time!`: the `:enqueued` ZADD decides which poller pushes this fire time. */
+  private async testAndEnqueue(job: CronJob, now: Date): Promise<CronPollResult["enqueued"][number] | undefined> {
+    if (!job.enabled) return undefined;
+    const last = job.lastTime(now);
+    const lastS = Math.floor(last.getTime() / 1000);
+    if (Math.floor(now.getTime() / 1000) - lastS > (this.options.gracePeriod ?? 60)) return undefined;
+    if (job.lastEnqueueTime && Math.floor(job.lastEnqueueTime.getTime() / 1000) >= lastS) return undefined;
+    const eKey = enqueuedKey(job.name, job.namespace);
+    const fireTime = iso8601(last);
+    const added = await this.options.redis.zadd(eKey, rubyFloatToS(last.getTime() / 1000), fireTime);
+    if (added !== 1) return undefined;
+    const jid = await enqueueCronJob(this.options.redis, this.options.client, job, this.options, this.now());
+    this.enqueuedCount++;
+    this.options.logger.debug(`cron: enqueued ${job.name}`, { namespace: job.namespace, fireTime, jid });
+    await this.options.redis.zremrangebyscore(eKey, 0, `(${rubyFloatToS(now.getTime() / 1000 - REMEMBER_SECONDS)}`);
+    return { name: job.name, namespace: job.namespace, fireTime, jid };
+  }
+}
