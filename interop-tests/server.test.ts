@@ -199,6 +199,8 @@ describeEachSidekiq("server: a Node worker in the Sidekiq fleet", (sk) => {
     });
     await w.start();
     try {
+      // Before the push: the failure, and so the retry's base time, comes after it.
+      const pushedBefore = Date.now() / 1000;
       const jid = await sk.ruby<string>(
         `Sidekiq::Client.push("class" => "FlakyJob", "queue" => "failing", "args" => [1], "retry" => 1, "backtrace" => true)`,
       );
@@ -214,7 +216,8 @@ describeEachSidekiq("server: a Node worker in the Sidekiq fleet", (sk) => {
       );
       expect(entry).toMatchObject({ count: 0, klass: "TypeError", msg: "nope 1" });
       expect(entry.bt).toBeGreaterThan(0);
-      expect(entry.at - Date.now() / 1000).toBeGreaterThan(10);
+      // The first retry waits count**4 + 15 s plus jitter (count 0): at least 15 s after the failure.
+      expect(entry.at - pushedBefore).toBeGreaterThanOrEqual(15);
       // Ruby's API retry: back to its queue with retry_count decremented; Node runs it again.
       await sk.ruby(`Sidekiq::RetrySet.new.find_job(${JSON.stringify(jid)}).retry`);
       await waitFor("the second attempt", async () => attempts >= 2 || undefined);
