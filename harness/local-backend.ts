@@ -36,7 +36,7 @@ export function peersRubyLib(fixturesDir: string, folders: readonly string[]): s
 }
 
 /** Builds (or finds in the cache) the root filesystem for a suite; returns its path. */
-export function buildRootfs(suite: Suite | "valkey"): string {
+export function buildRootfs(suite: Suite | "valkey" | "node24"): string {
   const r = spawnSync(join(FIXTURES_SRC, "bin/build-rootfs"), [suite], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
