@@ -55,4 +55,8 @@ export interface HarnessInfo {
   fixturesDir: string;
   logDir: string;
   composeFile?: string;
+  /** docker: service name -> container id of this run's compose project. */
+  containers?: Record<string, string>;
+  /** docker: why no engine could be started; every interop test is then skipped. */
+  unavailable?: string;
 }

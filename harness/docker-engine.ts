@@ -34,7 +34,9 @@ function firstLine(text: string): string {
 export function ensureComposePlugin(): void {
   if (ok("docker", ["compose", "version"])) return;
   if (process.getuid?.() !== 0)
-    throw new Error(`the Docker Compose v2 plugin is missing: install Debian's docker-compose (trixie or later) as root`);
+    throw new Error(
+      `the Docker Compose v2 plugin is missing: install Debian's docker-compose (trixie or later) as root`,
+    );
   const tree = buildRootfs("node24");
   const work = mkdtempSync(join(tmpdir(), "sidekiq-bridge-compose-"));
   try {
@@ -68,7 +70,13 @@ export function ensureComposePlugin(): void {
       throw new Error(`could not download Debian forky's docker-compose: ${firstLine(apt.stderr) || "no .deb"}`);
     const x = spawnSync(
       "sh",
-      ["-c", 'dpkg-deb --fsys-tarfile "$1" | tar -x -C "$2" ./usr/libexec/docker/cli-plugins/docker-compose', "sh", deb, work],
+      [
+        "-c",
+        'dpkg-deb --fsys-tarfile "$1" | tar -x -C "$2" ./usr/libexec/docker/cli-plugins/docker-compose',
+        "sh",
+        deb,
+        work,
+      ],
       { cwd: work, encoding: "utf8" },
     );
     if (x.status !== 0) throw new Error(`could not unpack ${deb}: ${firstLine(x.stderr)}`);
@@ -81,7 +89,8 @@ export function ensureComposePlugin(): void {
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
-  if (!ok("docker", ["compose", "version"])) throw new Error("`docker compose version` still fails after installing the plugin");
+  if (!ok("docker", ["compose", "version"]))
+    throw new Error("`docker compose version` still fails after installing the plugin");
 }
 
 export interface DockerEngine {
@@ -134,7 +143,9 @@ export async function ensureDockerEngine(logDir: string = tmpdir()): Promise<Doc
     if (gone || Date.now() > deadline) {
       child.kill("SIGKILL");
       const tail = spawnSync("tail", ["-n", "1", logPath], { encoding: "utf8" }).stdout.trim();
-      throw new Error(`dockerd did not start${gone ? ` (exit ${child.exitCode})` : " within 60 s"}: ${tail} (log ${logPath})`);
+      throw new Error(
+        `dockerd did not start${gone ? ` (exit ${child.exitCode})` : " within 60 s"}: ${tail} (log ${logPath})`,
+      );
     }
     await new Promise((r) => setTimeout(r, 500));
   }
@@ -167,7 +178,8 @@ export function ensureDebianBaseImages(suites: readonly string[]): void {
       ],
       { encoding: "utf8" },
     );
-    if (r.status !== 0 || !imageExists(ref)) throw new Error(`could not import ${tree} as ${ref}: ${firstLine(r.stderr)}`);
+    if (r.status !== 0 || !imageExists(ref))
+      throw new Error(`could not import ${tree} as ${ref}: ${firstLine(r.stderr)}`);
   }
 }
 
@@ -184,7 +196,9 @@ export async function aptOptionsForBuilds(suite = "forky"): Promise<string> {
   }).stdout.trim();
   if (!list) return "";
   try {
-    const res = await fetch(`${list.replace(/\/$/, "")}/dists/${suite}/InRelease`, { signal: AbortSignal.timeout(15_000) });
+    const res = await fetch(`${list.replace(/\/$/, "")}/dists/${suite}/InRelease`, {
+      signal: AbortSignal.timeout(15_000),
+    });
     const text = await res.text();
     const until = /^Valid-Until: (.+)$/m.exec(text)?.[1];
     if (until && Date.parse(until) < Date.now()) {
