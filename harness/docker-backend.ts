@@ -39,15 +39,20 @@ function reason(e: unknown): string {
   const text = `${r?.err ?? ""}\n${r?.out ?? ""}`.trim() || String((e as Error)?.message ?? e);
   const lines = text
     .split("\n")
-    .map((l) => l.trim())
+    // BuildKit echoes each RUN command (with the messages it may print) and prefixes output with "#12 0.53".
+    .filter((l) => !/\bRUN\b/.test(l))
+    .map((l) => l.replace(/^#\d+ [\d.]+ /, "").trim())
     .filter(Boolean);
-  return (
-    lines.find((l) =>
-      /(^| )(error|failed|unhealthy|exited|is not the version|not \d|address already in use)/i.test(l),
-    ) ??
-    lines.at(-1) ??
-    "unknown error"
-  ).slice(0, 400);
+  const patterns = [
+    /installed (Sidekiq|Node\.js) .*, not /,
+    /address already in use/i,
+    /\b(error|failed|unhealthy|exited)\b/i,
+  ];
+  for (const p of patterns) {
+    const hit = lines.find((l) => p.test(l));
+    if (hit) return hit.slice(0, 400);
+  }
+  return (lines.at(-1) ?? "unknown error").slice(0, 400);
 }
 
 /**
@@ -204,6 +209,9 @@ export class DockerBackend implements SidekiqBackend {
       pid,
       logPath,
       log: () => readFileSync(logPath, "utf8"),
+      async signal(signal: NodeJS.Signals) {
+        await kill(signal.replace(/^SIG/, ""));
+      },
       async stop(signal: NodeJS.Signals = "SIGTERM", timeoutMs = 30_000) {
         if (child.exitCode !== null || child.signalCode !== null) return;
         await kill(signal.replace(/^SIG/, ""));

@@ -170,6 +170,9 @@ export class LocalBackend implements SidekiqBackend {
       pid: child.pid!,
       logPath,
       log: () => readFileSync(logPath, "utf8"),
+      async signal(signal: NodeJS.Signals) {
+        child.kill(signal);
+      },
       async stop(signal: NodeJS.Signals = "SIGTERM", timeoutMs = 30_000) {
         if (child.exitCode !== null || child.signalCode !== null) return;
         child.kill(signal);
