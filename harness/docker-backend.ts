@@ -4,7 +4,7 @@
 // fleet is left alone). Ruby runs in the containers with `docker exec`; all
 // services share this machine's network, so Ruby and Node use the same URLs.
 import * as compose from "docker-compose";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -62,6 +62,7 @@ function reason(e: unknown): string {
  */
 export async function composeUp(services: string[], aptOptions: string): Promise<ComposeRun> {
   const project = `sidekiq-bridge-test-${process.pid}`;
+  await removeAbandonedProjects();
   const port = await freePort();
   const peers = existsSync(PEERS_SRC) ? PEERS_SRC : mkdtempSync(join(tmpdir(), "sidekiq-bridge-no-peers-"));
   // The read-only fixtures mount cannot grow a mount point: it must exist (git-ignored).
@@ -97,6 +98,20 @@ export async function composeUp(services: string[], aptOptions: string): Promise
     throw new Error(
       `docker compose up failed: ${why}${logs?.out ? `\n${logs.out.trim().split("\n").slice(-6).join("\n")}` : ""}`,
     );
+  }
+}
+
+/** Projects of earlier test runs whose process is gone (killed before it could clean up). */
+async function removeAbandonedProjects(): Promise<void> {
+  const r = spawnSync("docker", ["ps", "-a", "--format", '{{.Label "com.docker.compose.project"}}'], {
+    encoding: "utf8",
+  });
+  const names = new Set((r.stdout ?? "").split("\n").filter((n) => /^sidekiq-bridge-test-\d+$/.test(n)));
+  for (const name of names) {
+    const pid = Number(name.slice("sidekiq-bridge-test-".length));
+    if (pid === process.pid || existsSync(`/proc/${pid}`)) continue;
+    console.error(`[sidekiq-bridge] removing ${name}, left behind by a test run that is gone`);
+    await composeDown(name);
   }
 }
 
