@@ -9,7 +9,7 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RubyResult, RunRubyOptions, SidekiqBackend, SidekiqProcess, StartSidekiqOptions } from "./backend.js";
-import { FIXTURES_SRC, PEERS_SRC, REPO_ROOT } from "./local-backend.js";
+import { FIXTURES_SRC, PEERS_SRC, REPO_ROOT, runCaptured } from "./local-backend.js";
 import { freePort } from "./redis-server.js";
 import type { SidekiqTarget } from "./versions.js";
 
@@ -153,24 +153,8 @@ export class DockerBackend implements SidekiqBackend {
   }
 
   private exec(target: SidekiqTarget, cmd: string[], o: RunRubyOptions = {}): Promise<RubyResult> {
-    const argv = ["exec", "-i", ...envArgs(o.env ?? {}), this.container(target), ...cmd];
-    return new Promise((resolve, reject) => {
-      const child = spawn("docker", argv, { stdio: ["pipe", "pipe", "pipe"] });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d) => (stdout += d));
-      child.stderr.on("data", (d) => (stderr += d));
-      const timer = setTimeout(() => {
-        child.kill("SIGKILL");
-        reject(new Error(`${cmd.join(" ")} (Sidekiq ${target.version}) timed out after ${o.timeoutMs} ms\n${stderr}`));
-      }, o.timeoutMs ?? 120_000);
-      child.on("error", reject);
-      child.on("close", (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr });
-      });
-      child.stdin.end(o.input ?? "");
-    });
+    const argv = ["docker", "exec", "-i", ...envArgs(o.env ?? {}), this.container(target), ...cmd];
+    return runCaptured(argv, `${cmd.join(" ")} (Sidekiq ${target.version})`, o);
   }
 
   runRuby(target: SidekiqTarget, script: string, args: string[] = [], o: RunRubyOptions = {}): Promise<RubyResult> {

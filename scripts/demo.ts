@@ -2,12 +2,11 @@
 // Uses REDIS_URL when set, else starts a throwaway redis-server on a free port.
 // SIDEKIQ_VERSION picks the Ruby side (6.4.1, 7.3.2 or 8.1.7; default 8.1.7).
 import { Redis } from "ioredis";
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { RubyResult, SidekiqBackend } from "../harness/backend.js";
-import { LocalBackend, installFixtures, removeFixtures } from "../harness/local-backend.js";
+import type { SidekiqBackend } from "../harness/backend.js";
+import { LocalBackend, installFixtures, removeFixtures, runCaptured } from "../harness/local-backend.js";
 import { ensureDebianPackages, prepareRootfs } from "../harness/prepare.js";
 import { startRedis, type RedisServer } from "../harness/redis-server.js";
 import { selectedTargets } from "../harness/versions.js";
@@ -34,18 +33,7 @@ function fleetRuby(fixtures: string, url: string): Pick<SidekiqBackend, "runRuby
   return {
     rubyRedisUrl: (db) => `${url}/${db}`,
     runRuby: (_target, script, args = [], o = {}) =>
-      new Promise<RubyResult>((resolve, reject) => {
-        const child = spawn("ruby", [`${fixtures}/${script}`, ...args], {
-          env: { ...process.env, ...o.env },
-          stdio: ["ignore", "pipe", "pipe"],
-        });
-        let stdout = "";
-        let stderr = "";
-        child.stdout.on("data", (d) => (stdout += d));
-        child.stderr.on("data", (d) => (stderr += d));
-        child.on("error", reject);
-        child.on("close", (code) => resolve({ code, stdout, stderr }));
-      }),
+      runCaptured(["ruby", `${fixtures}/${script}`, ...args], `ruby ${script}`, o, { ...process.env, ...o.env }),
   };
 }
 const target = selectedTargets(process.env.SIDEKIQ_VERSION ?? "8.1.7")[0]!;
