@@ -4,7 +4,7 @@
 // vitest reported (npm ci, gen:check, typecheck) counts as one failure. Tests
 // of a pass that could not run (no Docker engine) are counted as skipped, with
 // the reason; any other skipped test counts as a failure.
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 
 const PASSES = [
   [".vitest-results.json", "unit + interop"],
@@ -31,7 +31,9 @@ for (const [file, projects] of PASSES) {
   passed += p;
   failed += f;
   skipped += s;
-  const minutes = r.startTime ? ((statSync(file).mtimeMs - r.startTime) / 60_000).toFixed(1) : "?";
+  // From the run's start to its last file's end (global setup and teardown not included).
+  const end = Math.max(0, ...(r.testResults ?? []).map((t) => t.endTime ?? 0));
+  const minutes = r.startTime && end ? ((end - r.startTime) / 60_000).toFixed(1) : "?";
   const what = [info.backend ?? "?", info.server, info.node ? `Node ${info.node.replace(/^v/, "")}` : undefined]
     .filter(Boolean)
     .join(", ");
