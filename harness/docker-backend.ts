@@ -95,9 +95,8 @@ export async function composeUp(services: string[], aptOptions: string): Promise
       .logs(["redis", ...services], { ...o, commandOptions: ["--tail", "3"] })
       .catch(() => null);
     await composeDown(project, env);
-    throw new Error(
-      `docker compose up failed: ${why}${logs?.out ? `\n${logs.out.trim().split("\n").slice(-6).join("\n")}` : ""}`,
-    );
+    const last = logs?.out.trim().split("\n").at(-1)?.trim();
+    throw new Error(`docker compose up failed: ${why}${last ? ` (last log line: ${last.slice(0, 300)})` : ""}`);
   }
 }
 
