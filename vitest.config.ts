@@ -1,20 +1,12 @@
 import { defineConfig } from "vitest/config";
+import { resultsFile } from "./harness/results.js";
 
 export default defineConfig({
   test: {
     // Ruby processes and Redis share 2 cores: keep file parallelism modest.
     maxWorkers: 3,
-    // The Valkey run (npm run test:valkey) reports to its own file; .ci/summary.mjs adds both.
-    reporters: [
-      "verbose",
-      [
-        "json",
-        {
-          outputFile:
-            process.env.SIDEKIQ_BRIDGE_SERVER === "valkey" ? ".vitest-results-valkey.json" : ".vitest-results.json",
-        },
-      ],
-    ],
+    // Each pass of npm test reports to its own file; .ci/summary.mjs adds them up.
+    reporters: ["verbose", ["json", { outputFile: resultsFile() }]],
     projects: [
       { test: { name: "unit", include: ["test/**/*.test.ts"] } },
       {

@@ -32,6 +32,8 @@ const cfg = loadConfig();
 const started = Date.now();
 const say = (m: string) =>
   process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)}s] ${m}\n`);
+// Node's version moves the figures: said first and with the table (scripts/node24 runs it on Node 24).
+say(`Node ${process.version} (${process.execPath})`);
 
 const FIGURES: Figure[] = [enqueueFigures(cfg), drainFigures(cfg), latencyFigures(cfg), scheduledFigures(cfg)]
   .flat()
@@ -215,7 +217,7 @@ async function main(): Promise<number> {
   const elapsed = (Date.now() - started) / 1000;
   const env = environment(rbVersion);
   const targets = judgeTargets(results);
-  console.log(`\n${renderTable(results, defs)}\n`);
+  console.log(`\nOn Node ${env.node}:\n${renderTable(results, defs)}\n`);
   if (targets.length) {
     console.log("Targets (medians):");
     for (const t of targets)

@@ -30,6 +30,8 @@ export interface SidekiqProcess {
   readonly pid: number;
   readonly logPath: string;
   log(): string;
+  /** Sends a signal and returns (TSTP: quiet); works for a process inside a container too. */
+  signal(signal: NodeJS.Signals): Promise<void>;
   /** Sends a signal (TERM by default) and waits for the process to exit. */
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<void>;
 }
@@ -55,4 +57,8 @@ export interface HarnessInfo {
   fixturesDir: string;
   logDir: string;
   composeFile?: string;
+  /** docker: service name -> container id of this run's compose project. */
+  containers?: Record<string, string>;
+  /** docker: why no engine could be started; every interop test is then skipped. */
+  unavailable?: string;
 }

@@ -42,7 +42,7 @@ export function peersRubyLib(fixturesDir: string, folders: readonly string[]): s
 }
 
 /** Builds (or finds in the cache) the root filesystem for a suite; returns its path. */
-export function buildRootfs(suite: Suite | "valkey"): string {
+export function buildRootfs(suite: Suite | "valkey" | "node24"): string {
   const r = spawnSync(join(FIXTURES_SRC, "bin/build-rootfs"), [suite], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
@@ -78,6 +78,36 @@ export function installFixtures(root: string, runId: string): string {
 
 export function removeFixtures(root: string, inside: string): void {
   rmSync(join(root, inside), { recursive: true, force: true });
+}
+
+/**
+ * Runs argv with `opts.input` on stdin and collects its output; kills it and
+ * rejects after `opts.timeoutMs` (120 s by default). `spawnEnv` is the
+ * process's environment (this process's by default).
+ */
+export function runCaptured(
+  argv: string[],
+  what: string,
+  opts: Pick<RunRubyOptions, "input" | "timeoutMs"> = {},
+  spawnEnv?: NodeJS.ProcessEnv,
+): Promise<RubyResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env: spawnEnv });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${what} timed out after ${opts.timeoutMs ?? 120_000} ms\n${stderr}`));
+    }, opts.timeoutMs ?? 120_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+    child.stdin.end(opts.input ?? "");
+  });
 }
 
 const ENTER = 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"';
@@ -130,23 +160,7 @@ export class LocalBackend implements SidekiqBackend {
 
   runRuby(target: SidekiqTarget, script: string, args: string[] = [], opts: RunRubyOptions = {}): Promise<RubyResult> {
     const argv = this.command(target, ["ruby", `${this.fixturesDir}/${script}`, ...args], opts.env ?? {});
-    return new Promise((resolvePromise, reject) => {
-      const child = spawn(argv[0]!, argv.slice(1), { stdio: ["pipe", "pipe", "pipe"] });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d) => (stdout += d));
-      child.stderr.on("data", (d) => (stderr += d));
-      const timer = setTimeout(() => {
-        child.kill("SIGKILL");
-        reject(new Error(`ruby ${script} (Sidekiq ${target.version}) timed out after ${opts.timeoutMs} ms\n${stderr}`));
-      }, opts.timeoutMs ?? 120_000);
-      child.on("error", reject);
-      child.on("close", (code) => {
-        clearTimeout(timer);
-        resolvePromise({ code, stdout, stderr });
-      });
-      child.stdin.end(opts.input ?? "");
-    });
+    return runCaptured(argv, `ruby ${script} (Sidekiq ${target.version})`, opts);
   }
 
   async startSidekiq(target: SidekiqTarget, opts: StartSidekiqOptions): Promise<SidekiqProcess> {
@@ -176,6 +190,9 @@ export class LocalBackend implements SidekiqBackend {
       pid: child.pid!,
       logPath,
       log: () => readFileSync(logPath, "utf8"),
+      async signal(signal: NodeJS.Signals) {
+        child.kill(signal);
+      },
       async stop(signal: NodeJS.Signals = "SIGTERM", timeoutMs = 30_000) {
         if (child.exitCode !== null || child.signalCode !== null) return;
         child.kill(signal);

@@ -1021,7 +1021,7 @@ describeEachSidekiq(
       );
       await node.start();
       // Ruby stops fetching at once (TSTP: quiet), then restarts without b.
-      process.kill(r1.pid, "SIGTSTP");
+      await r1.signal("SIGTSTP");
       await r1.stop();
       const tHandover = Date.now() / 1000;
       r1 = await sk.startSidekiq({ queues: ["a", "c"], ...opts });

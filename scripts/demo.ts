@@ -5,7 +5,8 @@ import { Redis } from "ioredis";
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LocalBackend, installFixtures, removeFixtures } from "../harness/local-backend.js";
+import type { SidekiqBackend } from "../harness/backend.js";
+import { LocalBackend, installFixtures, removeFixtures, runCaptured } from "../harness/local-backend.js";
 import { ensureDebianPackages, prepareRootfs } from "../harness/prepare.js";
 import { startRedis, type RedisServer } from "../harness/redis-server.js";
 import { selectedTargets } from "../harness/versions.js";
@@ -26,15 +27,33 @@ async function until<T>(fn: () => Promise<T | undefined>, ms = 30_000): Promise<
 }
 
 const say = (s: string) => console.log(s);
+
+/** Ruby in this very container (the compose fleet's demo service): `ruby` on PATH. */
+function fleetRuby(fixtures: string, url: string): Pick<SidekiqBackend, "runRuby" | "rubyRedisUrl"> {
+  return {
+    rubyRedisUrl: (db) => `${url}/${db}`,
+    runRuby: (_target, script, args = [], o = {}) =>
+      runCaptured(["ruby", `${fixtures}/${script}`, ...args], `ruby ${script}`, o, { ...process.env, ...o.env }),
+  };
+}
 const target = selectedTargets(process.env.SIDEKIQ_VERSION ?? "8.1.7")[0]!;
 const profile = profileForVersion(target.version);
 
 say(`sidekiq-bridge demo: Node <-> real Ruby Sidekiq ${target.version} (Debian ${target.suite})`);
-say("Preparing the Ruby side (the first run builds a Debian root filesystem, about a minute)...");
-const roots = await prepareRootfs([target]);
-const root = roots[target.suite]!;
+// In docker-compose.yml's demo service (SIDEKIQ_BRIDGE_DEMO_RUBY=fleet) Ruby is
+// at hand already: this container's Sidekiq for Ruby's client calls, the
+// fleet's sidekiq-8 service for running jobs. Elsewhere the demo builds its own.
+const inFleet = process.env.SIDEKIQ_BRIDGE_DEMO_RUBY === "fleet";
+let roots: Record<string, string> = {};
+let root = "";
+let fixtures = "/opt/sidekiq-bridge/fixtures";
 const runId = `demo-${randomBytes(3).toString("hex")}`;
-const fixtures = installFixtures(root, runId);
+if (!inFleet) {
+  say("Preparing the Ruby side (the first run builds a Debian root filesystem, about a minute)...");
+  roots = await prepareRootfs([target]);
+  root = roots[target.suite]!;
+  fixtures = installFixtures(root, runId);
+}
 
 let server: RedisServer | undefined;
 let url = process.env.REDIS_URL;
@@ -49,12 +68,17 @@ if (!url) {
 url = url.replace(/\/\d+$/, "");
 const db = Number(process.env.DEMO_DB ?? (server ? 0 : 15));
 const redis = new Redis(`${url}/${db}`);
-const backend = new LocalBackend(roots, fixtures, join(tmpdir(), runId), url);
-const sidekiq = await backend.startSidekiq(target, {
-  queues: ["demo"],
-  concurrency: 2,
-  env: { REDIS_URL: backend.rubyRedisUrl(db) },
-});
+const backend: Pick<SidekiqBackend, "runRuby" | "rubyRedisUrl"> = inFleet
+  ? fleetRuby(fixtures, url)
+  : new LocalBackend(roots, fixtures, join(tmpdir(), runId), url);
+const sidekiq = inFleet
+  ? undefined
+  : await (backend as LocalBackend).startSidekiq(target, {
+      queues: ["demo"],
+      concurrency: 2,
+      env: { REDIS_URL: backend.rubyRedisUrl(db) },
+    });
+const rubyLog = () => sidekiq?.log() ?? "(the sidekiq-8 service's: docker compose logs sidekiq-8)";
 try {
   await redis.del("queue:to-node", "bridge:received");
 
@@ -92,7 +116,7 @@ try {
   const got = await until(async () =>
     (await redis.lrange("bridge:received", 0, -1)).find((s) => s.includes(job.get("jid") as string)),
   ).catch(() => {
-    throw new Error(`Ruby did not run the job; its log:\n${sidekiq.log()}`);
+    throw new Error(`Ruby did not run the job; its log:\n${rubyLog()}`);
   });
   const rec = JSON.parse(got) as { args_json: string; job: { retry_count: number; error_class: string } };
   say(
@@ -149,8 +173,8 @@ try {
   await client.close();
   say("\nDone.");
 } finally {
-  await sidekiq.stop();
+  await sidekiq?.stop();
   redis.disconnect();
   await server?.stop();
-  removeFixtures(root, fixtures);
+  if (root) removeFixtures(root, fixtures);
 }

@@ -14,7 +14,7 @@ export function backend(): SidekiqBackend {
     const h = inject("harness");
     backendSingleton =
       h.backend === "docker"
-        ? new DockerBackend()
+        ? new DockerBackend(h.containers ?? {}, h.logDir, h.rubyRedisBase)
         : new LocalBackend(h.rootfs, h.fixturesDir, h.logDir, h.rubyRedisBase);
   }
   return backendSingleton;
