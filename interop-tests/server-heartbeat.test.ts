@@ -11,7 +11,7 @@ import {
   type RemoteSignal,
   type WorkEntry,
 } from "../src/server/heartbeat.js";
-import { Stats } from "../src/server/stats.js";
+import { Stats } from "../src/server/execution-stats.js";
 import { intSeconds, nowMs, profileForVersion } from "../src/wire/index.js";
 import { describeEachSidekiq } from "./support/harness.js";
 

@@ -6,7 +6,7 @@ import type { Redis } from "ioredis";
 import { auditQueues, collectHandlers, emptyHandlers, type AuditReport, type QueueAudit } from "../migration/audit.js";
 import { moveJobs, type MoveReport } from "../migration/move.js";
 import { migrateTimestamps, type TimestampReport, type TimestampTarget } from "../migration/convert-timestamps.js";
-import { JOB_SETS, type JobSet } from "../migration/common.js";
+import { JOB_SETS, type JobSet } from "../migration/stored-jobs.js";
 import { progressLine } from "../migration/progress.js";
 import { connectCli } from "./connect.js";
 import { UsageError } from "./errors.js";

@@ -22,7 +22,7 @@ import {
   zsetPages,
   type JobSet,
   type ProgressFn,
-} from "./common.js";
+} from "./stored-jobs.js";
 
 /** The classes Node can run: plain Sidekiq job classes and ActiveJob classes. */
 export interface NodeHandlers {

@@ -41,7 +41,7 @@ import {
   zsetPages,
   type JobSet,
   type ProgressFn,
-} from "./common.js";
+} from "./stored-jobs.js";
 
 /** The dialect whose unit to write: 6 and 7 float seconds, 8 integer milliseconds. */
 export type TimestampTarget = 6 | 7 | 8;

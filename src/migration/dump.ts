@@ -22,7 +22,7 @@ import {
   type ExportRecord,
   type KeyType,
 } from "./export-format.js";
-import { keyTypes, scanKeys, type ProgressFn } from "./common.js";
+import { keyTypes, scanKeys, type ProgressFn } from "./stored-jobs.js";
 
 /** What an export takes by default: every queue, the queue registry and the job sets. */
 export const DEFAULT_EXPORT_PATTERNS = ["queue:*", "queues", "schedule", "retry", "dead"] as const;

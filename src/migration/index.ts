@@ -2,7 +2,7 @@
 // queues, rewrite payload timestamps between Sidekiq 7 and 8, and export /
 // import queues and job sets byte for byte. All safe under live traffic
 // (see each module's header for the argument).
-export * from "./common.js";
+export * from "./stored-jobs.js";
 export * from "./audit.js";
 export * from "./move.js";
 export * from "./convert-timestamps.js";

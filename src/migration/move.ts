@@ -27,7 +27,7 @@ import {
   zsetPages,
   type JobSet,
   type ProgressFn,
-} from "./common.js";
+} from "./stored-jobs.js";
 
 export interface MoveOptions {
   from: string;

@@ -1,6 +1,6 @@
 // A percentage line on stderr for long work: rewritten in place on a
 // terminal, one line every 10 % (or 5 s) otherwise, so logs stay short.
-import type { Progress, ProgressFn } from "./common.js";
+import type { Progress, ProgressFn } from "./stored-jobs.js";
 
 export interface ProgressLine {
   update: ProgressFn;

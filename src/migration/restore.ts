@@ -25,7 +25,7 @@ import {
   type KeyRecord,
   type KeyType,
 } from "./export-format.js";
-import type { ProgressFn } from "./common.js";
+import type { ProgressFn } from "./stored-jobs.js";
 
 export class ImportRefusedError extends Error {
   override name = "ImportRefusedError";

@@ -35,7 +35,7 @@ import { execReplies } from "../redis/replies.js";
 import { RawJson, RubyFloat, toRubyJson, type RubyJsonValue } from "../wire/ruby-json.js";
 import { nowMs, secondsString } from "../wire/timestamps.js";
 import { isConnectionError } from "../redis/availability.js";
-import { queueStatCommands, type StatCounts, type Stats } from "./stats.js";
+import { queueStatCommands, type StatCounts, type Stats } from "./execution-stats.js";
 
 /** A job running in this process, as Processor#stats records it in WORK_STATE. */
 export interface WorkEntry {

@@ -7,7 +7,7 @@ export * from "./fetch.js";
 export * from "./scheduled.js";
 export * from "./job-retry.js";
 export * from "./heartbeat.js";
-export * from "./stats.js";
+export * from "./execution-stats.js";
 export * from "./logger.js";
 export * from "./activejob-args.js";
 export * from "./iterable.js";

@@ -27,7 +27,7 @@ import { identityHost, recoverOrphans } from "./recovery.js";
 import { CronPoller, type CronPollerOptions } from "../cron/poller.js";
 import { Poller } from "./scheduled.js";
 import { detectFeatures } from "./server-features.js";
-import { Stats } from "./stats.js";
+import { Stats } from "./execution-stats.js";
 import type { DeathHandler, RegisteredHandler } from "./types.js";
 
 /** What the user registered on the worker: handlers, middleware, death handlers. */

@@ -11,7 +11,7 @@ import type { UnitOfWork } from "./fetch.js";
 import type { LazyAbort } from "./lazy-abort.js";
 import { handleFailure, sendToDead, type RetryConfig } from "./job-retry.js";
 import type { Logger } from "./logger.js";
-import type { Stats } from "./stats.js";
+import type { Stats } from "./execution-stats.js";
 import type { WorkEntry } from "./heartbeat.js";
 import { isUniqueJobsMiddleware, UNHANDLED_LOCK_WARNING } from "../unique-jobs/marker.js";
 import { describeError, JobRetrySkip, type JobContext, type RegisteredHandler } from "./types.js";

@@ -1,7 +1,7 @@
 // `Sidekiq::Stats::History`: processed and failed per day from the
 // `stat:processed:<YYYY-MM-DD>` and `stat:failed:<YYYY-MM-DD>` keys, newest day first.
 import type { Redis } from "ioredis";
-import { statsDate } from "../server/stats.js";
+import { statsDate } from "../server/execution-stats.js";
 
 export interface DayCount {
   /** YYYY-MM-DD (UTC). */

@@ -12,7 +12,7 @@ import {
   type CapsuleInfo,
   type WorkEntry,
 } from "../../src/server/heartbeat.js";
-import { Stats, histogramBucket, metricsKeys, statKeys, STATS_TTL } from "../../src/server/stats.js";
+import { Stats, histogramBucket, metricsKeys, statKeys, STATS_TTL } from "../../src/server/execution-stats.js";
 import { profileForVersion, validateRecord, validateRaw, type WireProfile } from "../../src/wire/index.js";
 import { loadCaptures } from "../captures.js";
 
