@@ -2,8 +2,9 @@
 // packs the clone, which needs dist/) and also on every `npm ci` in this
 // repository, where a build is not needed: tests run from src/ with tsx and
 // the interop setup builds dist/ itself. So `npm ci` skips it and stays fast.
+// `npm pack` and `npm publish` run it too, right after `prepack` built dist/.
 import { spawnSync } from "node:child_process";
 
-if (process.env.npm_command === "ci") process.exit(0);
+if (["ci", "pack", "publish"].includes(process.env.npm_command ?? "")) process.exit(0);
 const r = spawnSync("npm", ["run", "build"], { stdio: "inherit", shell: process.platform === "win32" });
 process.exit(r.status ?? 1);

@@ -5,6 +5,8 @@ import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 import { Worker, type WorkerOptions } from "../server/worker.js";
 import type { UnknownClassPolicy } from "../server/processor.js";
+import { DialectDetectionError } from "../client/errors.js";
+import { jsonLogger } from "./json-logger.js";
 
 export const summary = "run a Node worker in the Sidekiq fleet";
 
@@ -27,7 +29,9 @@ Options:
       --fallback D            dialect to use when auto finds no live Ruby process
       --unknown POLICY        job class without handler: retry (default, like Sidekiq), requeue, dead
       --label LABEL           extra label for the Web UI (repeatable)
+      --json                  log one JSON object per line on stderr ({"time","level","pid","msg",...})
   -h, --help                  this help
+      --version               the version of sidekiq-bridge
 
 Signals: TERM/INT stop (jobs still running after the timeout go back to their queues),
 TSTP quiets, TTIN logs what each slot is doing. Quiet and Stop from the Web UI work too.
@@ -55,6 +59,7 @@ export async function run(argv: string[]): Promise<number> {
       sentinel: { type: "string", multiple: true },
       "sentinel-name": { type: "string" },
       fetch: { type: "string" },
+      json: { type: "boolean" },
     },
     strict: true,
   });
@@ -88,6 +93,7 @@ export async function run(argv: string[]): Promise<number> {
     dialect: values.dialect ?? "auto",
   };
   if (values.fallback) opts.autoFallback = values.fallback;
+  if (values.json) opts.logger = jsonLogger();
   const worker = new Worker(opts);
   if (values.require) {
     const mod = (await import(pathToFileURL(resolve(values.require)).href)) as { default?: unknown };
@@ -98,6 +104,15 @@ export async function run(argv: string[]): Promise<number> {
     } else throw new Error(`${values.require} exports neither a function nor an object of handlers`);
   }
   worker.handleSignals();
-  await worker.start();
+  try {
+    await worker.start();
+  } catch (e) {
+    // The library's message names its options (dialect, autoFallback); name the flags here.
+    if (e instanceof DialectDetectionError)
+      throw new Error(
+        "--dialect auto found no live Ruby Sidekiq process in this Redis, so it cannot tell which timestamp format the fleet reads. Pass --dialect 6, 7, 8 (or an exact version such as 7.3.2), or --fallback D for when no Ruby process is live.",
+      );
+    throw e;
+  }
   return new Promise<number>(() => {}); // runs until a signal stops it
 }
