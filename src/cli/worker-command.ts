@@ -111,6 +111,7 @@ export async function run(argv: string[]): Promise<number> {
     if (e instanceof DialectDetectionError)
       throw new Error(
         "--dialect auto found no live Ruby Sidekiq process in this Redis, so it cannot tell which timestamp format the fleet reads. Pass --dialect 6, 7, 8 (or an exact version such as 7.3.2), or --fallback D for when no Ruby process is live.",
+        { cause: e },
       );
     throw e;
   }
