@@ -17,7 +17,7 @@ export const ENTRY_POINTS: ReadonlyArray<{ subpath: string; source: string }> = 
 
 export const API_MD = new URL("docs/API.md", ROOT);
 
-interface Entry {
+export interface Entry {
   name: string;
   kind: string;
   signature: string;

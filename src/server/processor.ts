@@ -15,6 +15,7 @@ import type { Stats } from "./stats.js";
 import type { WorkEntry } from "./heartbeat.js";
 import { describeError, JobRetrySkip, type JobContext, type RegisteredHandler } from "./types.js";
 
+/** What server middleware sees: jid, class, queue and the payload. */
 export interface ServerMiddlewareContext {
   jid: string;
   className: string;
@@ -23,6 +24,7 @@ export interface ServerMiddlewareContext {
   job: JobRecord;
 }
 
+/** Server middleware: wraps each job's run; call `next()` to run it (Sidekiq's server middleware). */
 export type ServerMiddleware = (ctx: ServerMiddlewareContext, next: () => Promise<void>) => Promise<void> | void;
 
 /**
@@ -57,6 +59,7 @@ export interface ProcessorDeps {
  */
 export type ProcessResult = "ack" | "requeue" | "hand-back";
 
+/** A job whose class has no Node handler (Ruby's NameError in Sidekiq's retry records). */
 export class UnknownJobClassError extends Error {
   override name = "NameError";
 }
