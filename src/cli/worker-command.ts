@@ -7,6 +7,7 @@ import { Worker, type WorkerOptions } from "../server/worker.js";
 import type { UnknownClassPolicy } from "../server/processor.js";
 import { DialectDetectionError } from "../client/errors.js";
 import { jsonLogger } from "./json-logger.js";
+import { profileFor } from "../wire/dialect.js";
 
 export const summary = "run a Node worker in the Sidekiq fleet";
 
@@ -93,6 +94,18 @@ export async function run(argv: string[]): Promise<number> {
     dialect: values.dialect ?? "auto",
   };
   if (values.fallback) opts.autoFallback = values.fallback;
+  // A bad value is named by its flag, not by the library option it feeds.
+  for (const [flag, value] of [
+    ["--dialect", values.dialect === "auto" ? undefined : values.dialect],
+    ["--fallback", values.fallback],
+  ] as const) {
+    if (value === undefined) continue;
+    try {
+      profileFor(value);
+    } catch (e) {
+      throw new Error(`${flag}: ${(e as Error).message}`, { cause: e });
+    }
+  }
   if (values.json) opts.logger = jsonLogger();
   const worker = new Worker(opts);
   if (values.require) {

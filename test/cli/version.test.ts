@@ -1,5 +1,5 @@
 // `sidekiq-bridge --version` and `<command> --version` print package.json's version;
-// `worker --json` logs one JSON object per line.
+// a worker flag's bad value is named by the flag; `worker --json` logs one JSON object per line.
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -22,6 +22,19 @@ describe("sidekiq-bridge --version", () => {
       const r = cli(args);
       expect(r.stdout).toBe(`${VERSION}\n`);
       expect(r.status).toBe(0);
+    }
+  }, 120_000);
+});
+
+describe("worker flag errors", () => {
+  it("a bad --dialect or --fallback is named by its flag, before any connection (exit 1)", () => {
+    for (const [flag, value] of [
+      ["--dialect", "9"],
+      ["--fallback", "5"],
+    ]) {
+      const r = cli(["worker", flag!, value!, "--redis", "redis://127.0.0.1:1"]);
+      expect(r.stderr).toMatch(new RegExp(`^sidekiq-bridge: ${flag}: `));
+      expect(r.status).toBe(1);
     }
   }, 120_000);
 });
