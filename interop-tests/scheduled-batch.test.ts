@@ -222,7 +222,8 @@ describe("scheduled poller: batched promotion against a real Redis", () => {
       pipe.zadd("schedule", (Date.now() / 1000 - 300 + i).toFixed(6), payload(i, "killed", Date.now()));
     await pipe.exec();
     // A child process (the built package) pops a batch of 100, then dies with SIGKILL while preparing it.
-    const dist = fileURLToPath(new URL("../dist/index.js", import.meta.url));
+    // Poller is internal, so its module is imported directly rather than through the package entry.
+    const built = (m: string) => JSON.stringify(fileURLToPath(new URL(`../dist/${m}`, import.meta.url)));
     const child = spawnSync(
       process.execPath,
       [
@@ -231,7 +232,9 @@ describe("scheduled poller: batched promotion against a real Redis", () => {
         `
       import { hostname } from "node:os";
       import { Redis } from "ioredis";
-      import { Client, Poller, profileForVersion } from ${JSON.stringify(dist)};
+      import { Client } from ${built("client/client.js")};
+      import { Poller } from ${built("server/scheduled.js")};
+      import { profileForVersion } from ${built("wire/dialect.js")};
       const redis = new Redis(${JSON.stringify(url)});
       const client = new Client({ redis, dialect: "8.1.7", validate: false });
       client.use(async () => { process.kill(process.pid, "SIGKILL"); await new Promise(() => {}); });

@@ -1,8 +1,142 @@
 // sidekiq-bridge: Node.js in a Ruby Sidekiq fleet, on the same Redis.
-export * from "./wire/index.js";
-export * from "./client/index.js";
-export * from "./server/index.js";
-export * from "./api/index.js";
-export * from "./migration/index.js";
-export * from "./unique-jobs/index.js";
-export * from "./cron/index.js";
+//
+// The package's public API: every name here is a promise kept across minor
+// releases (see CHANGELOG.md). Each is listed by name, never `export *`, so an
+// internal module can change without breaking users. docs/API.md is generated
+// from this file (npm run api:docs); a unit test fails when they differ.
+// The wire codec is its own entry point, "sidekiq-bridge/wire"; the web
+// dashboard is "sidekiq-bridge/web".
+
+// Client: enqueue from Node, for Ruby (or Node) workers.
+export { Client, type ClientOptions, type BulkItem } from "./client/client.js";
+export type { PushItem } from "./client/normalize.js";
+export { JobDefinition, type SetOptions, type BulkOptions } from "./client/job.js";
+export type { JobOptions, JobHash } from "./client/normalize.js";
+export type { ClientMiddleware, ClientMiddlewareContext } from "./client/middleware.js";
+export type { StrictArgsMode } from "./client/strict-args.js";
+export {
+  aj,
+  AjValue,
+  ActiveJobDefinition,
+  ActiveJobSerializationError,
+  type ActiveJobOptions,
+  type ActiveJobSet,
+  type Enqueued,
+} from "./client/activejob.js";
+export { SidekiqArgumentError, DialectDetectionError } from "./client/errors.js";
+export type { RedisSource, RedisConnectionOptions } from "./redis/connection.js";
+export { RedisUnavailableError } from "./redis/availability.js";
+export type { Dialect, DialectLike } from "./wire/dialect.js";
+
+// Worker: process Sidekiq jobs in Node.
+export { Worker, type WorkerOptions } from "./server/worker.js";
+export { EXIT_STOPPED, EXIT_INCOMPLETE, SHUTDOWN_GRACE_MS, type StopResult } from "./server/launcher.js";
+export {
+  JobRetrySkip,
+  type JobContext,
+  type JobHandler,
+  type HandlerOptions,
+  type RetryInResult,
+  type DeathHandler,
+  type FailureSource,
+} from "./server/types.js";
+export {
+  UnknownJobClassError,
+  type ServerMiddleware,
+  type ServerMiddlewareContext,
+  type UnknownClassPolicy,
+} from "./server/processor.js";
+export { consoleLogger, type Logger } from "./server/logger.js";
+export { GlobalIdRef, AjSerialized } from "./server/activejob-args.js";
+export {
+  arrayEnumerator,
+  type IterableJob,
+  type IterableOptions,
+  type IterationContext,
+  type IterationPair,
+  type IterationSource,
+} from "./server/iterable.js";
+export {
+  cancelIterableJob,
+  iterationProgress,
+  IterationStateError,
+  type IterationProgress,
+} from "./server/iterable-state.js";
+
+// API: Sidekiq's Ruby API (Sidekiq::Stats, Queue, sets, processes) for Node.
+export { SidekiqApi, type ApiOptions } from "./api/sidekiq-api.js";
+export type { StatsSnapshot, QueueSummary } from "./api/stats.js";
+export { Queue, type QueueEntry } from "./api/queue.js";
+export type { JobView, JobFilter } from "./api/job-entry.js";
+export {
+  SortedJobSet,
+  ScheduledSet,
+  RetrySet,
+  DeadSet,
+  JobSetError,
+  type JobSetName,
+  type SortedEntry,
+  type BulkResult,
+} from "./api/sorted-set.js";
+export {
+  ProcessSet,
+  ProcessNotFoundError,
+  EmbeddedProcessError,
+  type ProcessInfo,
+  type RunningWork,
+  type RemoteSignalName,
+  type Runtime,
+} from "./api/process-set.js";
+
+// Migration: audit, move, rewrite timestamps, export and import.
+export type { Progress, ProgressFn } from "./migration/stored-jobs.js";
+export {
+  auditQueues,
+  collectHandlers,
+  type NodeHandlers,
+  type AuditOptions,
+  type AuditReport,
+  type QueueAudit,
+  type Verdict,
+} from "./migration/audit.js";
+export { moveJobs, type MoveOptions, type MoveReport, type MoveLocationReport } from "./migration/move.js";
+export {
+  migrateTimestamps,
+  type TimestampOptions,
+  type TimestampReport,
+  type TimestampKeyReport,
+  type TimestampTarget,
+} from "./migration/convert-timestamps.js";
+export { exportToFile, exportToStream, type ExportOptions, type ExportSummary } from "./migration/dump.js";
+export {
+  importFromFile,
+  importFromStream,
+  ImportRefusedError,
+  type ImportOptions,
+  type ImportSummary,
+} from "./migration/restore.js";
+export { ExportFormatError } from "./migration/export-format.js";
+
+// sidekiq-unique-jobs: its locks taken and released by Node as the gem does.
+export {
+  uniqueJobs,
+  uniqueJobsClient,
+  lockDigest,
+  deleteByDigest,
+  UniqueJobsConflict,
+  UnknownLockError,
+  UniqueJobsLockError,
+  LOCK_TYPES,
+  type UniqueJobs,
+  type UniqueJobsOptions,
+  type UniqueJobsClientOptions,
+  type DigestInput,
+  type DigestAlgorithm,
+  type JsonFloats,
+} from "./unique-jobs/index.js";
+
+// sidekiq-cron: its jobs (CronApi), its poller, its schedule syntax.
+export { CronApi, type CronApiOptions, type CronListing, type UnreadableCronJob } from "./cron/cron-api.js";
+export { CronJob, CronJobError, type CronJobInput, type CronJobHash } from "./cron/cron-job.js";
+export { CronPoller, type CronPollerOptions, type CronPollResult } from "./cron/poller.js";
+export { CronSchedule, CronSyntaxError, parseCron } from "./cron/schedule.js";

@@ -9,6 +9,7 @@ import { ACTIVEJOB_WRAPPER_CLASSES, truthy } from "../wire/sidekiq-constants.js"
 
 const MAILER_JOBS: readonly string[] = ["ActionMailer::DeliveryJob", "ActionMailer::MailDeliveryJob"];
 
+/** A job as Sidekiq's API shows it (`Sidekiq::JobRecord`): class, args, queue, jid and times, decoded for the fleet's release. */
 export interface JobView {
   /** The string stored in Redis, byte for byte. */
   raw: string;
@@ -78,6 +79,7 @@ export function viewOf(raw: string): JobView {
   };
 }
 
+/** Which jobs a listing or bulk action applies to: by class and by queue. */
 export interface JobFilter {
   /** Matches the display class (the ActiveJob class for wrapped jobs) or the stored `class`. */
   className?: string;

@@ -21,8 +21,10 @@ import { byteCompare, sscanAll, toF, toI, type ApiContext } from "./context.js";
 import { execReplies } from "../redis/replies.js";
 import { displayClassOf, parseStored } from "./job-entry.js";
 
+/** Whether a process in the fleet is Ruby Sidekiq or a sidekiq-bridge worker. */
 export type Runtime = "ruby" | "node";
 
+/** One live process, from its heartbeat (`Sidekiq::Process`). */
 export interface ProcessInfo {
   identity: string;
   hostname: string | undefined;
@@ -53,6 +55,7 @@ export interface ProcessInfo {
   info: { [key: string]: JsonValue };
 }
 
+/** A job a process is running now (`Sidekiq::WorkSet` entry). */
 export interface RunningWork {
   /** The process identity. */
   process: string;
@@ -68,12 +71,15 @@ export interface RunningWork {
   displayClass: string | undefined;
 }
 
+/** The remote signals Sidekiq's API sends a process: TSTP quiets, TERM stops, TTIN dumps its threads. */
 export type RemoteSignalName = "TSTP" | "TERM" | "TTIN";
 
+/** No live process has this identity. */
 export class ProcessNotFoundError extends Error {
   override name = "ProcessNotFoundError";
 }
 
+/** The process is embedded in an application and does not take Stop (or Quiet) from outside, as in Sidekiq. */
 export class EmbeddedProcessError extends Error {
   override name = "EmbeddedProcessError";
 }
@@ -132,6 +138,7 @@ export function processFromHash(identity: string, values: ReadonlyArray<string |
   };
 }
 
+/** `Sidekiq::ProcessSet`: the live Ruby and Node processes, what they run, and their Quiet/Stop signals. */
 export class ProcessSet {
   constructor(private readonly ctx: ApiContext) {}
 

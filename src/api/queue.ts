@@ -6,6 +6,7 @@ import { execReplies } from "../redis/replies.js";
 import { viewOf, type JobView } from "./job-entry.js";
 import { jobLatency, latencyRuleFor } from "./latency.js";
 
+/** A job waiting in a queue. */
 export interface QueueEntry extends JobView {
   /** The queue (list) the entry was read from, which may differ from the payload's `queue`. */
   list: string;
@@ -18,6 +19,7 @@ export async function allQueueNames(ctx: ApiContext): Promise<string[]> {
   return (await sscanAll(ctx.redis, "queues")).sort(byteCompare);
 }
 
+/** `Sidekiq::Queue`: size, latency, listing, deleting and clearing the jobs of one queue. */
 export class Queue {
   readonly key: string;
 

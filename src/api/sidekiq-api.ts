@@ -26,6 +26,7 @@ import {
 } from "./sorted-set.js";
 import { fetchStats, queueSummaries, type QueueSummary, type StatsSnapshot } from "./stats.js";
 
+/** Options of `SidekiqApi`: the Redis, the release whose API rules to follow, the client for re-queued jobs, and the dead set's limits. */
 export interface ApiOptions extends DeadSetConfig {
   /** The Redis (ioredis instance, URL, or connection options). */
   redis: RedisSource;
@@ -58,6 +59,7 @@ export function ownDialect(rec: JobRecord): 7 | 8 {
   return 8;
 }
 
+/** Sidekiq's Ruby API for Node (`Sidekiq::Stats`, `Queue`, `ScheduledSet`, `RetrySet`, `DeadSet`, `ProcessSet`), with the semantics of the fleet's release. */
 export class SidekiqApi implements ApiContext {
   readonly redis: Redis;
   readonly rules: WireProfile;

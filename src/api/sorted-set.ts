@@ -44,11 +44,13 @@ import {
   type JobView,
 } from "./job-entry.js";
 
+/** The Redis key of a sorted job set: `schedule`, `retry` or `dead`. */
 export type JobSetName = "schedule" | "retry" | "dead";
 
 /** What can be done to one entry of a job set (the Web UI's buttons). */
 export type EntryAction = "retry" | "add-to-queue" | "kill" | "delete";
 
+/** A job in a sorted set, with its score (when it is due, or when it died). */
 export interface SortedEntry extends JobView {
   /** The sorted set's key. */
   set: string;
@@ -58,6 +60,7 @@ export interface SortedEntry extends JobView {
   at: number;
 }
 
+/** What a bulk action did: how many jobs it changed, and which it could not. */
 export interface BulkResult {
   /** Jobs acted on. */
   done: number;
@@ -72,6 +75,7 @@ export interface DeadSetConfig {
   deadMaxJobs?: number;
 }
 
+/** A job-set action that cannot be done, as Ruby's API raises (e.g. decrementing a `retry_count` that is not a number). */
 export class JobSetError extends Error {
   override name = "JobSetError";
 }
@@ -112,6 +116,7 @@ function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
+/** A sorted job set (`Sidekiq::SortedSet`): list, find, retry, kill, delete and reschedule its jobs. */
 export class SortedJobSet {
   constructor(
     protected readonly ctx: ApiContext,
@@ -387,18 +392,21 @@ export class SortedJobSet {
   }
 }
 
+/** `Sidekiq::ScheduledSet`: jobs waiting for their time. */
 export class ScheduledSet extends SortedJobSet {
   constructor(ctx: ApiContext, config: DeadSetConfig = {}) {
     super(ctx, "schedule", config);
   }
 }
 
+/** `Sidekiq::RetrySet`: failed jobs waiting to be retried. */
 export class RetrySet extends SortedJobSet {
   constructor(ctx: ApiContext, config: DeadSetConfig = {}) {
     super(ctx, "retry", config);
   }
 }
 
+/** `Sidekiq::DeadSet` (the Morgue): jobs that ran out of retries. */
 export class DeadSet extends SortedJobSet {
   constructor(ctx: ApiContext, config: DeadSetConfig = {}) {
     super(ctx, "dead", config);

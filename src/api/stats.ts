@@ -5,6 +5,7 @@ import { sscanAll, toI, type ApiContext } from "./context.js";
 import { execReplies } from "../redis/replies.js";
 import { jobLatency, latencyRuleFor } from "./latency.js";
 
+/** `Sidekiq::Stats`: processed and failed counts, the sets' sizes, enqueued jobs and the oldest queue latency. */
 export interface StatsSnapshot {
   /** GET stat:processed (`to_i`). */
   processed: number;
@@ -23,6 +24,7 @@ export interface StatsSnapshot {
   defaultQueueLatency: number;
 }
 
+/** One queue's size, latency and paused flag, as `sidekiq-bridge queues` prints them. */
 export interface QueueSummary {
   name: string;
   size: number;

@@ -16,7 +16,8 @@ export const COMMON_OPTIONS = {
 
 export const COMMON_HELP = `      --redis URL             Redis URL (default: $REDIS_URL or ${DEFAULT_REDIS_URL})
       --json                  machine output: one JSON document on stdout
-  -h, --help                  this help`;
+  -h, --help                  this help
+      --version               the version of sidekiq-bridge`;
 
 /** parseArgs (strict unless said otherwise), with its errors turned into UsageErrors. */
 export function parseFlags<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {

@@ -8,6 +8,8 @@ interface CommandModule {
   run(argv: string[]): Promise<number>;
 }
 
+import { cliVersion } from "./version.js";
+
 type Loader = () => Promise<CommandModule>;
 
 // name -> its module, loaded only when run (a literal import() each, so tools
@@ -39,13 +41,17 @@ async function help(): Promise<string> {
   for (const name of Object.keys(COMMANDS)) {
     lines.push(`  ${name.padEnd(10)} ${(await load(name)).summary}`);
   }
-  return `Usage: sidekiq-bridge <command> [options]\n\nCommands:\n${lines.join("\n")}\n\nRun sidekiq-bridge <command> --help for a command's options.\nREDIS_URL (or --redis) names the Redis; passwords in it are never printed.`;
+  return `Usage: sidekiq-bridge <command> [options]\n\nCommands:\n${lines.join("\n")}\n\nRun sidekiq-bridge <command> --help for a command's options, --version for the version.\nREDIS_URL (or --redis) names the Redis; passwords in it are never printed.`;
 }
 
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   if (cmd === undefined || cmd === "-h" || cmd === "--help" || cmd === "help") {
     console.log(await help());
+    return 0;
+  }
+  if (cmd === "--version") {
+    console.log(cliVersion());
     return 0;
   }
   const mod = Object.hasOwn(COMMANDS, cmd) ? await load(cmd) : undefined;
@@ -55,6 +61,10 @@ async function main(argv: string[]): Promise<number> {
   }
   if (rest.includes("--help") || rest.includes("-h")) {
     console.log(mod.help);
+    return 0;
+  }
+  if (rest.includes("--version")) {
+    console.log(cliVersion());
     return 0;
   }
   return mod.run(rest);

@@ -22,7 +22,8 @@ Options:
       --read-only             show everything, change nothing
       --poll N                seconds between live updates (default 5)
       --redis URL             Redis URL (default: $REDIS_URL or redis://127.0.0.1:6379/0)
-  -h, --help                  this help`;
+  -h, --help                  this help
+      --version               the version of sidekiq-bridge`;
 
 export async function run(argv: string[]): Promise<number> {
   return runCommand("web", async ({ setUrl }) => {

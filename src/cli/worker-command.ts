@@ -5,6 +5,9 @@ import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 import { Worker, type WorkerOptions } from "../server/worker.js";
 import type { UnknownClassPolicy } from "../server/processor.js";
+import { DialectDetectionError } from "../client/errors.js";
+import { jsonLogger } from "./json-logger.js";
+import { profileFor } from "../wire/dialect.js";
 
 export const summary = "run a Node worker in the Sidekiq fleet";
 
@@ -28,7 +31,9 @@ Options:
       --unknown POLICY        job class without handler: retry (default, like Sidekiq), requeue, dead
       --label LABEL           extra label for the Web UI (repeatable)
       --no-cron               do not run sidekiq-cron's poller (on by default; idle without cron jobs)
+      --json                  log one JSON object per line on stderr ({"time","level","pid","msg",...})
   -h, --help                  this help
+      --version               the version of sidekiq-bridge
 
 Signals: TERM/INT stop (jobs still running after the timeout go back to their queues),
 TSTP quiets, TTIN logs what each slot is doing. Quiet and Stop from the Web UI work too.
@@ -57,6 +62,7 @@ export async function run(argv: string[]): Promise<number> {
       "sentinel-name": { type: "string" },
       fetch: { type: "string" },
       "no-cron": { type: "boolean" },
+      json: { type: "boolean" },
     },
     strict: true,
   });
@@ -91,6 +97,19 @@ export async function run(argv: string[]): Promise<number> {
   };
   if (values.fallback) opts.autoFallback = values.fallback;
   if (values["no-cron"]) opts.cron = false;
+  // A bad value is named by its flag, not by the library option it feeds.
+  for (const [flag, value] of [
+    ["--dialect", values.dialect === "auto" ? undefined : values.dialect],
+    ["--fallback", values.fallback],
+  ] as const) {
+    if (value === undefined) continue;
+    try {
+      profileFor(value);
+    } catch (e) {
+      throw new Error(`${flag}: ${(e as Error).message}`, { cause: e });
+    }
+  }
+  if (values.json) opts.logger = jsonLogger();
   const worker = new Worker(opts);
   if (values.require) {
     const mod = (await import(pathToFileURL(resolve(values.require)).href)) as { default?: unknown };
@@ -101,6 +120,16 @@ export async function run(argv: string[]): Promise<number> {
     } else throw new Error(`${values.require} exports neither a function nor an object of handlers`);
   }
   worker.handleSignals();
-  await worker.start();
+  try {
+    await worker.start();
+  } catch (e) {
+    // The library's message names its options (dialect, autoFallback); name the flags here.
+    if (e instanceof DialectDetectionError)
+      throw new Error(
+        "--dialect auto found no live Ruby Sidekiq process in this Redis, so it cannot tell which timestamp format the fleet reads. Pass --dialect 6, 7, 8 (or an exact version such as 7.3.2), or --fallback D for when no Ruby process is live.",
+        { cause: e },
+      );
+    throw e;
+  }
   return new Promise<number>(() => {}); // runs until a signal stops it
 }

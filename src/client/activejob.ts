@@ -12,6 +12,7 @@ export class AjValue {
   constructor(readonly json: RubyJsonValue) {}
 }
 
+/** An argument ActiveJob cannot serialize (ActiveJob::SerializationError in Ruby). */
 export class ActiveJobSerializationError extends Error {
   override name = "ActiveJobSerializationError";
 }
@@ -89,6 +90,7 @@ export const aj = {
     new AjValue({ ...serializeHash(h), _aj_hash_with_indifferent_access: true }),
 };
 
+/** Options of an ActiveJob class: queue, priority, locale, timezone, its `sidekiq_options`, and the Rails payload format. */
 export interface ActiveJobOptions {
   queue?: string;
   priority?: number | null;
@@ -105,6 +107,7 @@ export interface ActiveJobOptions {
   rails?: "6.1" | "7.1";
 }
 
+/** Options of `ActiveJobDefinition.set`, as ActiveJob's `set`: wait, waitUntil, queue, priority. */
 export interface ActiveJobSet {
   wait?: number;
   waitUntil?: Date | number;
@@ -112,6 +115,7 @@ export interface ActiveJobSet {
   priority?: number;
 }
 
+/** What `performLater` enqueued: the ActiveJob job id and the Sidekiq jid. */
 export interface Enqueued {
   /** ActiveJob's job_id (a UUID). */
   jobId: string;
@@ -119,6 +123,7 @@ export interface Enqueued {
   jid: string | null;
 }
 
+/** An ActiveJob class to enqueue through Sidekiq's ActiveJob adapter (`perform_later`); from `client.activeJob(name)`. */
 export class ActiveJobDefinition<A extends unknown[] = unknown[]> {
   constructor(
     private readonly client: Client,

@@ -35,6 +35,7 @@ import type { RubyJsonValue } from "../wire/ruby-json.js";
 import { JobDefinition } from "./job.js";
 import { ActiveJobDefinition, type ActiveJobOptions } from "./activejob.js";
 
+/** Options of `Client`: the Redis, the wire dialect (`6`, `7`, `8`, an exact version, or `"auto"` with `autoFallback`), argument checks, validation and routing of queues to Redis shards. */
 export interface ClientOptions {
   /** The Redis to push to (ioredis instance, URL, or connection options). */
   redis: RedisSource;
@@ -64,6 +65,7 @@ export interface ClientOptions {
   connectWaitMs?: number;
 }
 
+/** A bulk push (`Sidekiq::Client.push_bulk`): one class, many argument lists, optional per-job `at`. */
 export interface BulkItem extends JobOptions {
   class: string;
   /** One args array per job. */
@@ -91,6 +93,7 @@ interface Shard {
 
 const underTest = () => process.env.VITEST !== undefined || process.env.NODE_ENV === "test";
 
+/** Sidekiq's client in Node: pushes jobs in the wire format the fleet reads (`Sidekiq::Client`). `close()` releases the connections it opened. */
 export class Client {
   private readonly shards = new Map<RedisSource, Shard>();
   private readonly defaultShard: Shard;

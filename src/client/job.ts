@@ -4,6 +4,7 @@ import type { RubyJsonValue } from "../wire/ruby-json.js";
 import type { BulkItem, Client } from "./client.js";
 import { DEFAULT_JOB_OPTIONS, type JobHash, type JobOptions, type PushItem } from "./normalize.js";
 
+/** Per-push options of `set(...)`: `sidekiq_options` plus Sidekiq's `wait`/`wait_until`. */
 export interface SetOptions extends JobOptions {
   /** Run this many seconds from now (Sidekiq's `set(wait:)`). */
   wait?: number;
@@ -11,6 +12,7 @@ export interface SetOptions extends JobOptions {
   wait_until?: number;
 }
 
+/** Options of `performBulk`, as `perform_bulk`: `at` (one time or one per job), `spreadInterval`, `batchSize`. */
 export interface BulkOptions {
   at?: number | number[];
   spreadInterval?: number;
@@ -28,6 +30,7 @@ export function scheduleAt(interval: number | Date, now = Date.now() / 1000): nu
   return ts > now ? ts : undefined;
 }
 
+/** A Sidekiq job class to enqueue (`Sidekiq::Job`'s `perform_async`, `perform_in`, `perform_at`, `set`, `perform_bulk`); from `client.job(name)`. */
 export class JobDefinition<A extends RubyJsonValue[] = RubyJsonValue[]> {
   constructor(
     private readonly client: Client,

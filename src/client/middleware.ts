@@ -3,6 +3,7 @@
 import type { Redis } from "ioredis";
 import type { JobHash } from "./normalize.js";
 
+/** What client middleware sees: the job hash about to be pushed, its class and queue, and the connection. */
 export interface ClientMiddlewareContext {
   /** The job class name (`wrapped` is in the job for ActiveJob). */
   jobClass: string;
@@ -12,6 +13,7 @@ export interface ClientMiddlewareContext {
   redis: Redis;
 }
 
+/** Client middleware: change `ctx.job` and call `next()`; not calling it stops the push (Sidekiq's client middleware). */
 export type ClientMiddleware = (ctx: ClientMiddlewareContext, next: () => Promise<void>) => Promise<void> | void;
 
 /**

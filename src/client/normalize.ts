@@ -24,6 +24,7 @@ export interface JobOptions {
   [option: string]: RubyJsonValue | undefined;
 }
 
+/** One job for `client.push` (`Sidekiq::Client.push`'s item hash). */
 export interface PushItem extends JobOptions {
   /** The Ruby class name, e.g. "HardJob" or "Billing::InvoiceJob". */
   class: string;

@@ -3,6 +3,7 @@
 import { RubyFloat } from "../wire/ruby-json.js";
 import { SidekiqArgumentError } from "./errors.js";
 
+/** What to do with arguments that are not JSON-native (Sidekiq's `strict_args!`): raise, warn, or off. */
 export type StrictArgsMode = "raise" | "warn" | "off";
 
 export interface UnsafeArg {

@@ -22,6 +22,7 @@ import {
   namespaceOfJobsKey,
 } from "./keys.js";
 
+/** Options of {@link CronApi}: the Redis and how an enqueue writes the job. */
 export interface CronApiOptions extends EnqueueOptions {
   redis: Redis;
   /** The client that pushes enqueued jobs (needed only by `enqueue`). */
@@ -37,11 +38,13 @@ export interface UnreadableCronJob {
   error: string;
 }
 
+/** What {@link CronApi} lists: the readable jobs and those it could not read. */
 export interface CronListing {
   jobs: CronJob[];
   unreadable: UnreadableCronJob[];
 }
 
+/** sidekiq-cron's jobs in Redis, read and written as the gem does: list, find, create, enable, disable, delete, enqueue now. */
 export class CronApi {
   readonly redis: Redis;
   private readonly client?: Client;

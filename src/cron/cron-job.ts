@@ -29,6 +29,7 @@ export const CRON_JOB_FIELDS = [
   "symbolize_args",
 ] as const;
 
+/** A cron job's hash in Redis, field by field, as the gem writes it. */
 export type CronJobHash = Record<(typeof CRON_JOB_FIELDS)[number], string>;
 
 /** What a cron job is made from (`Sidekiq::Cron::Job.new` / `.create` arguments). */
@@ -59,6 +60,7 @@ export interface CronJobInput {
   message?: string | { [k: string]: JsonValue };
 }
 
+/** A cron job that cannot be read or written (a missing field, an invalid schedule). */
 export class CronJobError extends Error {
   override name = "CronJobError";
 }
@@ -128,6 +130,7 @@ function objectMessage(raw: string): { [k: string]: JsonValue } {
   return v;
 }
 
+/** One sidekiq-cron job: its hash fields as the gem stores them, its schedule and its message. */
 export class CronJob {
   name: string;
   namespace: string;

@@ -22,6 +22,7 @@ import { enqueuedKey, jobKey, LEGACY_JOBS_KEY } from "./keys.js";
 /** How long `:enqueued` remembers fire times (REMEMBER_THRESHOLD). */
 const REMEMBER_SECONDS = 24 * 60 * 60;
 
+/** Options of the cron poller: poll interval, grace period, history size, namespaces. */
 export interface CronPollerOptions extends EnqueueOptions {
   redis: Redis;
   client: Client;
@@ -38,11 +39,13 @@ export interface CronPollerOptions extends EnqueueOptions {
   now?: () => number;
 }
 
+/** What one poll did: the jobs enqueued and the entries skipped. */
 export interface CronPollResult {
   jobs: number;
   enqueued: Array<{ name: string; namespace: string; fireTime: string; jid: string | null }>;
 }
 
+/** sidekiq-cron's poller in Node: enqueues each due fire time once, claimed with the gem's own ZADD. */
 export class CronPoller {
   private readonly api: CronApi;
   private timer?: NodeJS.Timeout;

@@ -20,6 +20,7 @@
 // ("every day at noon"), which sidekiq-cron also accepts.
 import { Cron } from "croner";
 
+/** A cron expression fugit would refuse. */
 export class CronSyntaxError extends Error {
   override name = "CronSyntaxError";
 }

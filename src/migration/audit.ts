@@ -159,8 +159,10 @@ export interface ClassUsage {
   locks?: Record<string, number>;
 }
 
+/** Whether Node can take a queue: READY, or BLOCKED with the reasons. */
 export type Verdict = "READY" | "BLOCKED";
 
+/** The audit of one queue: the job classes waiting in it, in the retry and scheduled sets, and which have a Node handler. */
 export interface QueueAudit {
   queue: string;
   /** Jobs in `queue:<name>` now. */
@@ -177,6 +179,7 @@ export interface QueueAudit {
   cron?: CronFeed[];
 }
 
+/** The audit of the queues asked for, with the live processes. */
 export interface AuditReport {
   queues: QueueAudit[];
   processes: ProcessSummary[];
@@ -194,6 +197,7 @@ export interface AuditReport {
   durationMs: number;
 }
 
+/** Options of `auditQueues`: the queues, and the Node handlers to judge them by. */
 export interface AuditOptions {
   /** Queues to report (default: every queue known to Redis or served by a live process). */
   queues?: string[];

@@ -129,6 +129,7 @@ export function needsConversion(raw: string, to: TimestampTarget): boolean {
   return convertPayloadTimes(raw, to).status === "convert";
 }
 
+/** What the timestamp migration did to one key (a queue or job set). */
 export interface TimestampKeyReport {
   key: string;
   type: "list" | "zset";
@@ -146,6 +147,7 @@ export interface TimestampKeyReport {
   remaining: number;
 }
 
+/** What `migrateTimestamps` did, key by key. */
 export interface TimestampReport {
   to: TimestampTarget;
   unit: "seconds" | "milliseconds";
@@ -156,6 +158,7 @@ export interface TimestampReport {
   durationMs: number;
 }
 
+/** Options of `migrateTimestamps`: the target dialect, keys, dry run, progress. */
 export interface TimestampOptions {
   to: TimestampTarget;
   dryRun?: boolean;

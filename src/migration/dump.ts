@@ -29,6 +29,7 @@ export const DEFAULT_EXPORT_PATTERNS = ["queue:*", "queues", "schedule", "retry"
 /** With `stats`: Sidekiq's counters (stat:processed, stat:failed and their daily keys). */
 export const STATS_PATTERNS = ["stat:*"] as const;
 
+/** Options of `exportToFile` / `exportToStream`: `stats` keys, more key patterns, the source's name, progress. */
 export interface ExportOptions {
   /** Add `stat:*`. */
   stats?: boolean;
@@ -45,6 +46,7 @@ export interface ExportedKey {
   count: number;
 }
 
+/** What an export wrote: the keys, entries, bytes and time taken. */
 export interface ExportSummary {
   keys: ExportedKey[];
   entries: number;

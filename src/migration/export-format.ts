@@ -64,6 +64,7 @@ export interface EndRecord {
 
 export type ExportRecord = ExportHeader | KeyRecord | ItemsRecord | EndRecord;
 
+/** A file that is not a sidekiq-bridge export, or a damaged one. */
 export class ExportFormatError extends Error {
   override name = "ExportFormatError";
 }

@@ -29,6 +29,7 @@ import {
   type ProgressFn,
 } from "./stored-jobs.js";
 
+/** Options of `moveJobs`: from and to queues, which classes, which sorted sets, dry run. */
 export interface MoveOptions {
   from: string;
   to: string;
@@ -45,6 +46,7 @@ export interface MoveOptions {
   progress?: ProgressFn;
 }
 
+/** What a move did in one queue or set. */
 export interface MoveLocationReport {
   key: string;
   scanned: number;
@@ -60,6 +62,7 @@ export interface MoveLocationReport {
   remaining: number;
 }
 
+/** What `moveJobs` did, location by location. */
 export interface MoveReport {
   from: string;
   to: string;
@@ -94,6 +97,7 @@ function location(key: string): MoveLocationReport {
   return { key, scanned: 0, matched: 0, moved: 0, gone: 0, conflicts: 0, remaining: 0 };
 }
 
+/** Moves jobs between queues (or out of the retry and scheduled sets into a queue) under live traffic, never losing or duplicating one. */
 export async function moveJobs(redis: Redis, o: MoveOptions): Promise<MoveReport> {
   if (!o.from || !o.to) throw new Error("move needs a source and a destination queue");
   if (o.from === o.to) throw new Error(`source and destination are the same queue ("${o.from}")`);

@@ -27,10 +27,12 @@ import {
 } from "./export-format.js";
 import type { ProgressFn } from "./stored-jobs.js";
 
+/** An import refused before it writes: e.g. the target already holds keys of the export and `force` is not set. */
 export class ImportRefusedError extends Error {
   override name = "ImportRefusedError";
 }
 
+/** Options of `importFromFile` / `importFromStream`: `force` to replace keys the target holds, progress. */
 export interface ImportOptions {
   /** Replace keys the target already holds. */
   force?: boolean;
@@ -39,6 +41,7 @@ export interface ImportOptions {
   totalBytes?: number;
 }
 
+/** What an import wrote. */
 export interface ImportSummary {
   header: Pick<ExportHeader, "createdAt" | "source" | "redisVersion" | "patterns">;
   keys: ExportedKey[];

@@ -28,6 +28,7 @@ export interface Progress {
   done: number;
   total: number;
 }
+/** Called with each progress report of a long migration step. */
 export type ProgressFn = (p: Progress) => void;
 
 /** A short digest of a payload, for de-duplicating re-read elements without keeping them. */

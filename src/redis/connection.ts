@@ -4,6 +4,7 @@ import { Redis, type RedisOptions } from "ioredis";
 import { RECONNECT_ERRORS } from "./retry-once.js";
 import { recordErrors } from "./availability.js";
 
+/** Connection options: host and port or Sentinel (`sentinels`, `name`), TLS, ACL user and password, database. */
 export interface RedisConnectionOptions {
   /** redis:// or rediss:// (TLS); user and password in the URL are the ACL login. */
   url?: string;
@@ -20,6 +21,7 @@ export interface RedisConnectionOptions {
   ioredis?: RedisOptions;
 }
 
+/** A Redis to use: an ioredis instance (used as is, never closed by the bridge), a `redis://` / `rediss://` URL, or connection options. */
 export type RedisSource = Redis | string | RedisConnectionOptions;
 
 export interface OwnedRedis {

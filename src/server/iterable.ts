@@ -32,6 +32,7 @@ import { JobRetrySkip, type JobContext, type JobHandler } from "./types.js";
 
 /** An item and the cursor that resumes iteration at it. */
 export type IterationPair<Item> = readonly [item: Item, cursor: JsonValue];
+/** What `buildEnumerator` returns: `[item, cursor]` pairs, sync or async. */
 export type IterationSource<Item> = Iterable<IterationPair<Item>> | AsyncIterable<IterationPair<Item>>;
 
 /** The handler's view of one execution of an iterable job. */
@@ -72,6 +73,7 @@ export interface IterableJob<A extends unknown[] = JsonValue[], Item = unknown> 
   onComplete?: Hook<A>;
 }
 
+/** Options of `registerIterable`: Sidekiq 8's `maxIterationRuntime`. */
 export interface IterableOptions {
   /**
    * Sidekiq 8's `max_iteration_runtime`, seconds: an execution running longer

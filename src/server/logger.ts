@@ -1,5 +1,6 @@
 // A small logger interface; the default writes one line per event to stderr,
 // like Sidekiq's `pid=… tid=… LEVEL: message` lines.
+/** Where the worker logs: any object with debug, info, warn and error. */
 export interface Logger {
   debug(msg: string, ctx?: Record<string, unknown>): void;
   info(msg: string, ctx?: Record<string, unknown>): void;
@@ -7,6 +8,7 @@ export interface Logger {
   error(msg: string, ctx?: Record<string, unknown>): void;
 }
 
+/** The default logger: one line per event on stderr, like Sidekiq's, at or above `level`. */
 export function consoleLogger(level: "debug" | "info" | "warn" | "error" = "info"): Logger {
   const order = ["debug", "info", "warn", "error"];
   const min = order.indexOf(level);

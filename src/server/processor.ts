@@ -16,6 +16,7 @@ import type { WorkEntry } from "./heartbeat.js";
 import { isUniqueJobsMiddleware, UNHANDLED_LOCK_WARNING } from "../unique-jobs/marker.js";
 import { describeError, JobRetrySkip, type JobContext, type RegisteredHandler } from "./types.js";
 
+/** What server middleware sees: jid, class, queue and the payload. */
 export interface ServerMiddlewareContext {
   jid: string;
   className: string;
@@ -26,6 +27,7 @@ export interface ServerMiddlewareContext {
   redis: Redis;
 }
 
+/** Server middleware: wraps each job's run; call `next()` to run it (Sidekiq's server middleware). */
 export type ServerMiddleware = (ctx: ServerMiddlewareContext, next: () => Promise<void>) => Promise<void> | void;
 
 /**
@@ -63,6 +65,7 @@ export type ProcessResult = "ack" | "requeue" | "hand-back";
 /** Workers (by their middleware chain) that already warned about a job carrying a unique-jobs lock. */
 const lockWarned = new WeakSet<readonly ServerMiddleware[]>();
 
+/** A job whose class has no Node handler (Ruby's NameError in Sidekiq's retry records). */
 export class UnknownJobClassError extends Error {
   override name = "NameError";
 }

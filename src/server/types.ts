@@ -28,11 +28,13 @@ export class JobRetrySkip extends Error {
   override name = "Sidekiq::JobRetry::Skip";
 }
 
+/** A job's handler: gets the job's arguments and context; a throw fails the job with Sidekiq's retry rules. */
 export type JobHandler<A extends unknown[] = JsonValue[]> = (args: A, ctx: JobContext) => unknown | Promise<unknown>;
 
 /** Sidekiq's `sidekiq_retry_in` answer: seconds until the next try, or what to do instead. */
 export type RetryInResult = number | "discard" | "kill" | undefined | null;
 
+/** Per-class hooks: `retryIn` (`sidekiq_retry_in`) and `retriesExhausted` (`sidekiq_retries_exhausted`). */
 export interface HandlerOptions {
   /** Like `sidekiq_retry_in { |count, exception, job| ... }`; undefined means the default delay. */
   retryIn?: (count: number, error: unknown, job: JobRecord) => RetryInResult;

@@ -23,6 +23,7 @@ import { consoleLogger, type Logger } from "./logger.js";
 import type { ServerMiddleware, UnknownClassPolicy } from "./processor.js";
 import type { DeathHandler, HandlerOptions, JobHandler, RegisteredHandler } from "./types.js";
 
+/** Options of `Worker`: the Redis, the dialect, queues and concurrency (or capsules), the shutdown timeout, fetch mode, poller and logger. */
 export interface WorkerOptions {
   redis: RedisSource;
   /** 6, 7, 8, an exact version, or "auto" (default): the oldest live Ruby process's. */

@@ -13,6 +13,7 @@ import { UnknownLockError } from "./errors.js";
 import { lockConfig, rubyToI } from "./lock-config.js";
 import { locksmith } from "./locksmith.js";
 
+/** Options of the client middleware that pushes unique jobs for Ruby workers. */
 export interface UniqueJobsClientOptions extends UniqueJobsOptions {
   /**
    * A class's `lock_args_method`, by class name: the arguments that make a

@@ -6,6 +6,7 @@ import { consoleLogger } from "../server/logger.js";
 import type { JobRecord } from "../wire/job-record.js";
 import { DEFAULT_LOCK_PREFIX, type DigestAlgorithm, type JsonFloats } from "./digest.js";
 
+/** sidekiq-unique-jobs settings: gem version (8 or 9), digest algorithm, lock prefix, float spelling. */
 export interface UniqueJobsOptions {
   /** The sidekiq-unique-jobs major version the Ruby fleet runs (default 8). */
   gem?: 8 | 9;

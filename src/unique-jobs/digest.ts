@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { fpconvFloat } from "./fpconv.js";
 import { RawJson, RubyFloat, toRubyJson, type RubyJsonValue } from "../wire/ruby-json.js";
 
+/** The digest sidekiq-unique-jobs uses for lock digests: MD5 (legacy) or SHA3-256. */
 export type DigestAlgorithm = "legacy" | "modern";
 
 /**
@@ -33,6 +34,7 @@ function withFpconvFloats(v: RubyJsonValue): RubyJsonValue {
 /** The gem's default `lock_prefix`. */
 export const DEFAULT_LOCK_PREFIX = "uniquejobs";
 
+/** What a lock digest is computed from: class, queue, lock arguments and the gem's options. */
 export interface DigestInput {
   class: string;
   queue: string;
@@ -47,6 +49,7 @@ export interface DigestInput {
   jsonFloats?: JsonFloats;
 }
 
+/** The `lock_digest` sidekiq-unique-jobs computes for a job: the same string for the same class, queue and arguments. */
 export function lockDigest(input: DigestInput): string {
   // Ruby's Hash#slice(class, queue, lock_args, apartment).sort: [key, value]
   // pairs ordered by key.

@@ -6,6 +6,7 @@ import { DIGESTS } from "./locksmith.js";
 import { V8_DELETE_BY_DIGEST } from "./lua-v8.js";
 import { injected, runScript } from "./scripts.js";
 
+/** Deletes one sidekiq-unique-jobs lock (all its keys) by digest, as the gem's Digests#delete_by_digest. */
 export async function deleteByDigest(
   redis: Redis,
   digest: string,

@@ -13,6 +13,7 @@ import { type LockConfig, lockConfig } from "./lock-config.js";
 import { locksmith } from "./locksmith.js";
 import { markUniqueJobs } from "./marker.js";
 
+/** The worker side of sidekiq-unique-jobs: a server middleware and a death handler. */
 export interface UniqueJobs {
   /** For `worker.use(...)`. */
   middleware: ServerMiddleware;

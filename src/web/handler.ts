@@ -38,6 +38,7 @@ import { queuePage, queuesPage } from "./pages/queues.js";
 import type { WebRequest } from "./request.js";
 import { entriesForKey } from "./set-entries.js";
 
+/** Options of the dashboard: the Redis, base path, read-only mode and the `authorize` hook. */
 export interface WebOptions {
   /** The Redis to read (a URL, options, or your app's ioredis instance, which is never closed). */
   redis?: RedisSource;
@@ -61,6 +62,7 @@ export interface WebOptions {
   csrfSecret?: string | Buffer;
 }
 
+/** A request handler serving the dashboard under its base path. */
 export interface WebHandler {
   (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): Promise<void>;
   /** Closes the Redis connection if the handler opened it. */
@@ -70,6 +72,7 @@ export interface WebHandler {
 /** The most a form body may hold. */
 const MAX_BODY = 1024 * 1024;
 
+/** The Content-Security-Policy header the dashboard sends (no inline script or style). */
 export const CONTENT_SECURITY_POLICY =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
@@ -159,6 +162,7 @@ function normalizeBase(b: string | undefined): string {
   return `/${b.replace(/^\/+|\/+$/g, "")}`;
 }
 
+/** The dashboard as a `(req, res, next?)` handler for node:http, Express, Fastify or Hono (docs/WEB.md). */
 export function createWebHandler(options: WebOptions): WebHandler {
   if (!options.api && options.redis === undefined) throw new Error("createWebHandler: pass `redis` or `api`");
   const api = options.api ?? new SidekiqApi({ ...options.apiOptions, redis: options.redis! });

@@ -3,6 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createWebHandler, type WebHandler, type WebOptions } from "./handler.js";
 
+/** A running dashboard server (`startWebServer`): its URL, the HTTP server, the handler and `close()`. */
 export interface WebServer {
   server: Server;
   handler: WebHandler;

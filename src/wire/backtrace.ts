@@ -6,12 +6,14 @@ import { parseJson } from "./json-scan.js";
 import { toRubyJson } from "./ruby-json.js";
 import { profileFor, type DialectLike } from "./dialect.js";
 
+/** Encodes backtrace lines as the dialect's `error_backtrace` (base64 of zlib-compressed JSON). */
 export function encodeBacktrace(lines: readonly string[], profile: DialectLike): string {
   const b64 = deflateSync(Buffer.from(toRubyJson([...lines]), "utf8")).toString("base64");
   if (profileFor(profile).backtraceBase64 === "strict") return b64;
   return (b64.match(/.{1,60}/g) ?? []).map((l) => `${l}\n`).join("");
 }
 
+/** An `error_backtrace` that is not what Sidekiq writes (base64 of zlib of JSON). */
 export class BacktraceDecodeError extends Error {
   override name = "BacktraceDecodeError";
 }

@@ -6,11 +6,14 @@ import { releaseRules } from "./release-rules.js";
 
 export { versionAtLeast } from "./release-rules.js";
 
+/** A wire dialect: 6, 7 or 8 (float-second timestamps before 8, integer milliseconds from 8). */
 export type Dialect = 6 | 7 | 8;
+/** The wire dialects: Sidekiq 6, 7 and 8. */
 export const DIALECTS: readonly Dialect[] = [6, 7, 8];
 
 /** Record kinds that have a schema in every dialect (see schema/dialects.json). */
 export type RecordKind = "job" | "scheduled" | "retry" | "dead" | "activejob" | "process" | "process-info" | "work";
+/** Every kind of record Sidekiq keeps in Redis that has a schema in `schema/`. */
 export const RECORD_KINDS: readonly RecordKind[] = [
   "job",
   "scheduled",
@@ -22,6 +25,7 @@ export const RECORD_KINDS: readonly RecordKind[] = [
   "work",
 ];
 
+/** A resolved dialect: the exact Sidekiq version written and its dialect. */
 export interface WireProfile {
   /** The Sidekiq release whose writer this profile reproduces. */
   version: string;
@@ -39,6 +43,7 @@ export interface WireProfile {
   activeJobWrapper: string;
 }
 
+/** A Sidekiq version the bridge does not speak. */
 export class UnsupportedVersionError extends Error {
   override name = "UnsupportedVersionError";
 }

@@ -20,4 +20,5 @@ export function newJid(): string {
   return pool.toString("hex", start, offset);
 }
 
+/** A Sidekiq jid: 24 lowercase hex digits. */
 export const JID_PATTERN = /^[0-9a-f]{24}$/;

@@ -5,6 +5,7 @@
 import { parseJson, splitObject, WireParseError, type JsonValue, type RawMember } from "./json-scan.js";
 import { toRubyJson, type RubyJsonValue } from "./ruby-json.js";
 
+/** A job payload read losslessly: get and set fields; `toString()` writes every untouched byte as it was (unknown keys, key order, big integers, `1.0`). */
 export class JobRecord {
   private members: RawMember[];
   private dirty = false;

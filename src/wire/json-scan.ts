@@ -2,6 +2,7 @@
 // are rewritten by splicing raw member text, so unknown keys, key order, big
 // integers and float lexemes (`1.0`) survive a round trip byte for byte.
 
+/** Text that is not valid JSON. */
 export class WireParseError extends Error {
   override name = "WireParseError";
   constructor(
@@ -160,6 +161,7 @@ export function splitObject(text: string): RawMember[] {
   return members;
 }
 
+/** A JSON value as the codec reads it (integers beyond 2^53 as bigint). */
 export type JsonValue = null | boolean | number | bigint | string | JsonValue[] | { [key: string]: JsonValue };
 
 /**

@@ -18,6 +18,7 @@
  */
 export type LatencyRule = "enqueued-seconds" | "enqueued-typed" | "enqueued-or-created-typed";
 
+/** How a release writes job payloads (timestamp units and fields). */
 export interface PayloadRules {
   /** 8.0.0: `created_at`, `enqueued_at`, `failed_at`, `retried_at` are Integer epoch ms (Float seconds before). */
   readonly time: "seconds" | "millis";
@@ -28,6 +29,7 @@ export interface PayloadRules {
   readonly backtraceBase64: "mime" | "strict";
 }
 
+/** How a release's client pushes (argument checks, fields). */
 export interface ClientRules {
   /** 7.1.2: `Client` deletes `enqueued_at` before `ZADD schedule` (a caller's value was kept before). */
   readonly scheduledDropsEnqueuedAt: boolean;
@@ -38,6 +40,7 @@ export interface ClientRules {
   readonly strictArgs: "warn" | "raise";
 }
 
+/** How a release's ActiveJob adapter writes jobs. */
 export interface ActiveJobRules {
   /**
    * 8.0.0: the adapter writes `Sidekiq::ActiveJob::Wrapper` (before:
@@ -52,6 +55,7 @@ export interface ActiveJobRules {
   readonly defaultRails: "6.1" | "7.1";
 }
 
+/** A release's retry rules (delays, fields, dead set). */
 export interface RetryRules {
   /**
    * The jitter added to a retry delay, as Ruby spells it (`count` is the new
@@ -95,6 +99,7 @@ export interface RetryRules {
   readonly discardedAt: boolean;
 }
 
+/** How a release's poller promotes scheduled and retry jobs. */
 export interface ScheduledRules {
   /**
    * `random_poll_interval` with 10 or more processes. 8.0.10: `interval * rand * 2`
@@ -103,6 +108,7 @@ export interface ScheduledRules {
   readonly largeFleetPollInterval: "interval*rand" | "interval*rand*2";
 }
 
+/** How a release records metrics (keys, buckets, TTLs). */
 export interface MetricsRules {
   /** 7.0.0: execution metrics are tracked by default (6.5.2's opt-in is not assumed). */
   readonly enabled: boolean;
@@ -179,6 +185,7 @@ export interface IterationRules {
   readonly maxIterationRuntime: boolean;
 }
 
+/** Everything that differs between Sidekiq releases on the wire, for one release (`releaseRules(profile)`). */
 export interface ReleaseRules {
   /** The release these rules describe. */
   readonly version: string;

@@ -8,6 +8,7 @@ import type { JobRecord } from "./job-record.js";
 import { RawJson } from "./ruby-json.js";
 import { encodePayloadTime, nowMs } from "./timestamps.js";
 
+/** A failure to record on a job: error class, message and optional backtrace. */
 export interface Failure {
   /** Ruby's `exception.class.name`, e.g. "NoMethodError"; for JS errors, the error's name. */
   errorClass: string;
@@ -16,6 +17,7 @@ export interface Failure {
   backtrace?: readonly string[];
 }
 
+/** Longest `error_message` Sidekiq keeps (longer ones are truncated). */
 export const MAX_ERROR_MESSAGE = 10_000;
 
 /** Ruby's `message.to_s[0, 10_000]` counts characters (code points), not UTF-16 units. */

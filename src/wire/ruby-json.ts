@@ -14,10 +14,12 @@ export class RawJson {
   constructor(readonly text: string) {}
 }
 
+/** A value that Ruby's JSON cannot represent. */
 export class WireEncodeError extends Error {
   override name = "WireEncodeError";
 }
 
+/** A value `toRubyJson` writes as Ruby's `JSON.generate` would. */
 export type RubyJsonValue =
   | null
   | boolean

@@ -8,6 +8,7 @@ import { isFloatLexeme } from "./json-scan.js";
 import { RubyFloat } from "./ruby-json.js";
 import { MILLIS_THRESHOLD, PAYLOAD_TIME_FIELDS } from "./timestamps.js";
 
+/** What `migratePayloadTimes` changed in a payload. */
 export interface MigrationResult {
   record: JobRecord;
   /** Names of the fields that were rewritten. */

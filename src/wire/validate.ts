@@ -37,8 +37,10 @@ export interface WireSchemaIssue {
   message: string;
 }
 
+/** The result of validating a record: ok, or the schema issues. */
 export type WireValidationResult = { ok: true } | { ok: false; errors: WireSchemaIssue[] };
 
+/** A record that does not match its schema (`assertValidRecord`). */
 export class WireValidationError extends Error {
   override name = "WireValidationError";
   constructor(

@@ -1,0 +1,229 @@
+// The package as users get it: `npm pack` from a copy of this checkout (its
+// prepack builds dist/), the tarball installed into throwaway projects, each
+// importing the package its own way (ESM, CommonJS require, TypeScript under
+// nodenext as ESM and as CommonJS, TypeScript with bundler resolution), type
+// checked with this repo's tsc and run against a real Redis: a Client pushes a
+// job, a Worker runs it, both close, and the process exits on its own.
+import { spawnSync, type SpawnSyncReturns } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../harness/local-backend.js";
+import { startRedis, type RedisServer } from "../harness/redis-server.js";
+
+const TSC = join(REPO_ROOT, "node_modules/typescript/bin/tsc");
+const VERSION = (await import("../package.json", { with: { type: "json" } })).default.version;
+
+let tmp: string;
+let tarball: string;
+let files: string[];
+let app: string;
+let redis: RedisServer;
+
+function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
+  const r = spawnSync(cmd, args, { cwd, encoding: "utf8", timeout: 300_000, env: { ...process.env, ...env } });
+  if (r.status !== 0)
+    throw new Error(`${cmd} ${args.join(" ")} in ${cwd}: exit ${r.status} ${r.signal ?? ""}\n${r.stdout}${r.stderr}`);
+  return r;
+}
+
+/** The program each consumer runs: push with Client, run with Worker, close both, print what the handler saw. */
+function program(kind: string, typed: boolean): string {
+  const t = (s: string) => (typed ? s : "");
+  return `
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+async function main()${t(": Promise<void>")} {
+  const redis = process.env.REDIS_URL${t("!")};
+  const client = new Client({ redis, dialect: 8 });
+  const worker = new Worker({ redis, dialect: 8, queues: ["consumer-${kind}"], concurrency: 1, logger: quiet });
+  const seen = new Promise${t("<unknown[]>")}((resolve) => {
+    worker.register${t("<[string, number]>")}("ConsumerJob", async (args${t(": [string, number]")}) => resolve(args));
+  });
+  await worker.start();
+  await client.job${t("<[string, number]>")}("ConsumerJob", { queue: "consumer-${kind}" }).performAsync("hello", 42);
+  const args = await seen;
+  const stopped = await worker.stop();
+  await client.close();
+  const record = JobRecord.parse('{"class":"X","args":[1],"jid":"0123456789abcdef01234567","created_at":1.5}');
+  console.log(JSON.stringify({ args, clean: stopped.clean, wire: record.get("class"), web: typeof createWebHandler }));
+}
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
+`;
+}
+
+const ESM_IMPORTS = `import { Client, Worker } from "sidekiq-bridge";
+import { JobRecord } from "sidekiq-bridge/wire";
+import { createWebHandler } from "sidekiq-bridge/web";
+`;
+const CJS_REQUIRES = `const { Client, Worker } = require("sidekiq-bridge");
+const { JobRecord } = require("sidekiq-bridge/wire");
+const { createWebHandler } = require("sidekiq-bridge/web");
+`;
+
+function tsconfig(module: string, moduleResolution: string, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    compilerOptions: {
+      module,
+      moduleResolution,
+      target: "ES2022",
+      strict: true,
+      // Type-check the package's declarations too, not only this program.
+      skipLibCheck: false,
+      typeRoots: [join(REPO_ROOT, "node_modules/@types")],
+      types: ["node"],
+      outDir: "out",
+      ...extra,
+    },
+    include: ["main.ts"],
+  });
+}
+
+interface Consumer {
+  dir: string;
+  type: "module" | "commonjs";
+  file: string;
+  source: string;
+  tsconfig?: string;
+  /** What node runs (absent: type-check only). */
+  entry?: string;
+}
+
+const CONSUMERS: Consumer[] = [
+  { dir: "esm", type: "module", file: "main.js", source: ESM_IMPORTS + program("esm", false), entry: "main.js" },
+  { dir: "cjs", type: "commonjs", file: "main.js", source: CJS_REQUIRES + program("cjs", false), entry: "main.js" },
+  {
+    dir: "ts-nodenext-esm",
+    type: "module",
+    file: "main.ts",
+    source: ESM_IMPORTS + program("ts-esm", true),
+    tsconfig: tsconfig("nodenext", "nodenext"),
+    entry: "out/main.js",
+  },
+  {
+    dir: "ts-nodenext-cjs",
+    type: "commonjs",
+    file: "main.ts",
+    source: ESM_IMPORTS + program("ts-cjs", true),
+    tsconfig: tsconfig("nodenext", "nodenext"),
+    entry: "out/main.js",
+  },
+  {
+    dir: "ts-bundler",
+    type: "module",
+    file: "main.ts",
+    source: ESM_IMPORTS + program("ts-bundler", true),
+    tsconfig: tsconfig("esnext", "bundler", { noEmit: true }),
+  },
+];
+
+beforeAll(async () => {
+  tmp = mkdtempSync(join(tmpdir(), "sidekiq-bridge-package-"));
+  // A copy of the checkout (tracked and new files, as a clean clone has them),
+  // so prepack's clean build never touches this repo's dist/ under other suites.
+  const copy = join(tmp, "checkout");
+  const listed = run("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], REPO_ROOT);
+  for (const f of listed.stdout.split("\0").filter(Boolean)) {
+    mkdirSync(dirname(join(copy, f)), { recursive: true });
+    try {
+      cpSync(join(REPO_ROOT, f), join(copy, f));
+    } catch {} // a file deleted in the work tree but not yet in the index
+  }
+  symlinkSync(join(REPO_ROOT, "node_modules"), join(copy, "node_modules"));
+  const packed = run("npm", ["pack", "--json", "--pack-destination", tmp], copy);
+  const info = JSON.parse(packed.stdout.slice(packed.stdout.indexOf("["))) as Array<{
+    filename: string;
+    files: Array<{ path: string }>;
+  }>;
+  tarball = join(tmp, info[0]!.filename);
+  files = info[0]!.files.map((f) => f.path);
+
+  app = join(tmp, "app");
+  mkdirSync(app);
+  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "consumers", private: true }));
+  // The dependencies come from npm's cache, filled by this repo's npm ci.
+  run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", tarball], app);
+  for (const c of CONSUMERS) {
+    const dir = join(app, c.dir);
+    mkdirSync(dir);
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: c.dir, private: true, type: c.type }));
+    writeFileSync(join(dir, c.file), c.source);
+    if (c.tsconfig) writeFileSync(join(dir, "tsconfig.json"), c.tsconfig);
+  }
+  redis = await startRedis();
+}, 900_000);
+
+afterAll(async () => {
+  await redis?.stop();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+describe("the packed tarball", () => {
+  it("holds the build, the schemas, README, LICENSE and CHANGELOG, and no sources, tests or source maps", () => {
+    for (const f of [
+      "package.json",
+      "README.md",
+      "LICENSE",
+      "CHANGELOG.md",
+      "dist/index.js",
+      "dist/index.d.ts",
+      "dist/wire/public.js",
+      "dist/web/index.js",
+      "dist/cli/main.js",
+      "schema/dialects.json",
+      "schema/v8/job.schema.json",
+    ])
+      expect(files).toContain(f);
+    const stray = files.filter(
+      (f) => f.endsWith(".map") || /^(src|test|interop-tests|harness|scripts|bench|chaos|ruby-fixtures|docs)\//.test(f),
+    );
+    expect(stray).toEqual([]);
+    expect(files.filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))).toEqual([]);
+  });
+
+  it("installs a working sidekiq-bridge command: --version prints the package's version", () => {
+    const r = run(join(app, "node_modules/.bin/sidekiq-bridge"), ["--version"], app);
+    expect(r.stdout.trim()).toBe(VERSION);
+  });
+
+  it("its worker, without a dialect on a Redis with no Ruby process, exits 1 naming the CLI's --dialect and --fallback", () => {
+    const r = spawnSync(join(app, "node_modules/.bin/sidekiq-bridge"), ["worker", "--redis", redis.url], {
+      cwd: app,
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/^sidekiq-bridge: --dialect auto found no live Ruby Sidekiq process/);
+    expect(r.stderr).toContain("--fallback");
+    expect(r.stderr).not.toContain("autoFallback");
+  });
+
+  it("exposes only its entry points: an internal module is not importable", () => {
+    const r = spawnSync(process.execPath, ["-e", 'require("sidekiq-bridge/dist/server/fetch.js")'], {
+      cwd: app,
+      encoding: "utf8",
+    });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain("ERR_PACKAGE_PATH_NOT_EXPORTED");
+    const names = run(process.execPath, ["-e", 'console.log(Object.keys(require("sidekiq-bridge")).join(","))'], app);
+    for (const internal of ["processJob", "BasicFetch", "wipKey", "chunks", "Poller"])
+      expect(names.stdout.split(",")).not.toContain(internal);
+  });
+
+  for (const c of CONSUMERS) {
+    it(`${c.dir}: ${c.tsconfig ? "type-checks with tsc" : "loads"}${c.entry ? " and runs a job through Redis with Client and Worker, then exits by itself" : ""}`, () => {
+      const dir = join(app, c.dir);
+      if (c.tsconfig) run(process.execPath, [TSC, "-p", "tsconfig.json"], dir);
+      if (!c.entry) {
+        expect(readdirSync(dir)).not.toContain("out");
+        return;
+      }
+      // No process.exit on success: the exit proves Client and Worker left nothing open.
+      const r = run(process.execPath, [c.entry], dir, { REDIS_URL: redis.url });
+      expect(JSON.parse(r.stdout.trim())).toEqual({ args: ["hello", 42], clean: true, wire: "X", web: "function" });
+    }, 240_000);
+  }
+});

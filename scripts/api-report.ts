@@ -1,0 +1,171 @@
+// Writes docs/API.md, the API reference, from the package's entry points and
+// their TSDoc. `--check` exits 1 when docs/API.md is not what this would write,
+// so a public name or signature cannot change without the reference (and the
+// reviewer) seeing it. test/package/api-report.test.ts runs the same check.
+import { readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import ts from "typescript";
+
+const ROOT = new URL("../", import.meta.url);
+
+/** The package's entry points: export-map subpath -> source file. */
+export const ENTRY_POINTS: ReadonlyArray<{ subpath: string; source: string }> = [
+  { subpath: "sidekiq-bridge", source: "src/index.ts" },
+  { subpath: "sidekiq-bridge/wire", source: "src/wire/public.ts" },
+  { subpath: "sidekiq-bridge/web", source: "src/web/index.ts" },
+];
+
+export const API_MD = new URL("docs/API.md", ROOT);
+
+export interface Entry {
+  name: string;
+  kind: string;
+  signature: string;
+  doc: string;
+}
+
+const FLAGS = ts.TypeFormatFlags.NoTruncation | ts.TypeFormatFlags.UseAliasDefinedOutsideCurrentScope;
+
+function kindOf(s: ts.Symbol): string {
+  if (s.flags & ts.SymbolFlags.Class) return "class";
+  if (s.flags & ts.SymbolFlags.Function) return "function";
+  if (s.flags & ts.SymbolFlags.Interface) return "interface";
+  if (s.flags & ts.SymbolFlags.TypeAlias) return "type";
+  if (s.flags & ts.SymbolFlags.Enum) return "enum";
+  if (s.flags & ts.SymbolFlags.Variable) return "const";
+  return "other";
+}
+
+function docOf(s: ts.Symbol, c: ts.TypeChecker): string {
+  return ts.displayPartsToString(s.getDocumentationComment(c)).trim();
+}
+
+function memberLines(s: ts.Symbol, c: ts.TypeChecker, decl: ts.Declaration): string[] {
+  const lines: string[] = [];
+  const members = s.members ? [...s.members.values()] : [];
+  for (const m of members) {
+    const d = m.declarations?.[0];
+    if (!d) continue;
+    const mods = ts.getCombinedModifierFlags(d);
+    if (mods & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected)) continue;
+    if (m.name.startsWith("#") || m.name === "__constructor") continue;
+    const t = c.getTypeOfSymbolAtLocation(m, decl);
+    const opt = m.flags & ts.SymbolFlags.Optional ? "?" : "";
+    if (m.flags & ts.SymbolFlags.Method) {
+      for (const sig of t.getCallSignatures()) lines.push(`${m.name}${c.signatureToString(sig, undefined, FLAGS)}`);
+    } else if (m.flags & (ts.SymbolFlags.Property | ts.SymbolFlags.GetAccessor)) {
+      const ro = mods & ts.ModifierFlags.Readonly ? "readonly " : "";
+      lines.push(`${ro}${m.name}${opt}: ${c.typeToString(t, undefined, FLAGS)}`);
+    }
+  }
+  return lines;
+}
+
+function describe(name: string, s: ts.Symbol, c: ts.TypeChecker): Entry {
+  const decl = s.declarations?.[0];
+  const kind = kindOf(s);
+  let signature = "";
+  if (decl) {
+    if (kind === "function") {
+      const t = c.getTypeOfSymbolAtLocation(s, decl);
+      signature = t
+        .getCallSignatures()
+        .map((sig) => `function ${name}${c.signatureToString(sig, undefined, FLAGS)}`)
+        .join("\n");
+    } else if (kind === "const") {
+      signature = `const ${name}: ${c.typeToString(c.getTypeOfSymbolAtLocation(s, decl), undefined, FLAGS)}`;
+    } else if (kind === "type") {
+      const node = decl as ts.TypeAliasDeclaration;
+      signature = `type ${name}${node.typeParameters ? `<${node.typeParameters.map((p) => p.getText()).join(", ")}>` : ""} = ${node.type.getText()}`;
+    } else if (kind === "class" || kind === "interface") {
+      const lines: string[] = [];
+      if (kind === "class") {
+        const ctor = c.getTypeOfSymbolAtLocation(s, decl);
+        for (const sig of ctor.getConstructSignatures())
+          lines.push(`constructor${c.signatureToString(sig, undefined, FLAGS).replace(/: \S+$/, "")}`);
+        for (const st of c.getPropertiesOfType(ctor)) {
+          if (st.name === "prototype") continue;
+          const sd = st.declarations?.[0];
+          if (!sd || ts.getCombinedModifierFlags(sd) & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected))
+            continue;
+          lines.push(`static ${st.name}: ${c.typeToString(c.getTypeOfSymbolAtLocation(st, decl), undefined, FLAGS)}`);
+        }
+      }
+      lines.push(...memberLines(s, c, decl));
+      const head = (decl as ts.ClassDeclaration | ts.InterfaceDeclaration).typeParameters;
+      const tp = head ? `<${head.map((p) => p.getText()).join(", ")}>` : "";
+      signature = `${kind} ${name}${tp} {\n${lines.map((l) => `  ${l};`).join("\n")}\n}`;
+    }
+  }
+  return { name, kind, signature, doc: docOf(s, c) };
+}
+
+/** The public names of each entry point, with kind, signature and TSDoc summary. */
+export function collectApi(): Map<string, Entry[]> {
+  const files = ENTRY_POINTS.map((e) => fileURLToPath(new URL(e.source, ROOT)));
+  const config = ts.readConfigFile(fileURLToPath(new URL("tsconfig.json", ROOT)), ts.sys.readFile).config;
+  const { options } = ts.parseJsonConfigFileContent(config, ts.sys, fileURLToPath(ROOT));
+  const program = ts.createProgram(files, { ...options, noEmit: true });
+  const c = program.getTypeChecker();
+  const out = new Map<string, Entry[]>();
+  ENTRY_POINTS.forEach((e, i) => {
+    const sf = program.getSourceFile(files[i]!)!;
+    const mod = c.getSymbolAtLocation(sf)!;
+    const entries = c.getExportsOfModule(mod).map((x) => {
+      const target = x.flags & ts.SymbolFlags.Alias ? c.getAliasedSymbol(x) : x;
+      return describe(x.name, target, c);
+    });
+    entries.sort((a, b) => a.name.localeCompare(b.name, "en"));
+    out.set(e.subpath, entries);
+  });
+  return out;
+}
+
+/** docs/API.md's text. */
+export function renderApi(api: Map<string, Entry[]>): string {
+  const parts = [
+    "# API reference",
+    "",
+    "<!-- generated by npm run api:docs from the entry points' TSDoc: do not edit -->",
+    "",
+    "Everything a program can import from the package, by entry point. Any other",
+    "module under `dist/` is internal and may change in any release.",
+    "",
+  ];
+  for (const [subpath, entries] of api) {
+    parts.push(
+      `## \`${subpath}\``,
+      "",
+      entries.map((e) => `[\`${e.name}\`](#${anchor(subpath, e.name)})`).join(" · "),
+      "",
+    );
+    for (const e of entries) {
+      parts.push(`<a id="${anchor(subpath, e.name)}"></a>`, `### ${e.kind} \`${e.name}\``, "");
+      parts.push(e.doc || "_(no description)_", "");
+      if (e.signature) parts.push("```ts", e.signature, "```", "");
+    }
+  }
+  return parts.join("\n");
+}
+
+function anchor(subpath: string, name: string): string {
+  return `${subpath.replace(/[^a-z]+/gi, "-")}-${name}`.toLowerCase();
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const api = collectApi();
+  const text = renderApi(api);
+  if (process.argv.includes("--check")) {
+    let current = "";
+    try {
+      current = readFileSync(API_MD, "utf8");
+    } catch {}
+    if (current !== text) {
+      console.error("docs/API.md is out of date with the public API: run npm run api:docs and review the diff.");
+      process.exit(1);
+    }
+  } else {
+    writeFileSync(API_MD, text);
+    console.log(`wrote docs/API.md (${[...api.values()].reduce((n, e) => n + e.length, 0)} names)`);
+  }
+}

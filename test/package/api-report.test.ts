@@ -1,0 +1,40 @@
+// The public API is the documented one: docs/API.md is generated from the
+// package's entry points (npm run api:docs), and the export map in
+// package.json points at exactly those entry points' build.
+import { readFileSync } from "node:fs";
+import { beforeAll, describe, expect, it } from "vitest";
+import { API_MD, collectApi, ENTRY_POINTS, renderApi, type Entry } from "../../scripts/api-report.js";
+
+const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+  exports: Record<string, Record<string, string> | string>;
+};
+
+describe("public API", () => {
+  let api: Map<string, Entry[]>;
+  beforeAll(() => {
+    api = collectApi(); // one TypeScript program for every check
+  }, 120_000);
+
+  it("docs/API.md is what npm run api:docs writes from the entry points (regenerate it when a public name changes)", () => {
+    expect(readFileSync(API_MD, "utf8")).toBe(renderApi(api));
+  }, 120_000);
+
+  it("every public name has TSDoc", () => {
+    const undocumented = [...api].flatMap(([sub, entries]) =>
+      entries.filter((e) => e.doc === "").map((e) => `${sub}: ${e.name}`),
+    );
+    expect(undocumented).toEqual([]);
+  }, 120_000);
+
+  it("each entry point is in the export map, with types, import, require and default conditions on its build", () => {
+    const subpaths = Object.keys(pkg.exports).filter((k) => k !== "./package.json");
+    expect(subpaths.map((s) => (s === "." ? "sidekiq-bridge" : `sidekiq-bridge/${s.slice(2)}`)).sort()).toEqual(
+      ENTRY_POINTS.map((e) => e.subpath).sort(),
+    );
+    for (const e of ENTRY_POINTS) {
+      const key = e.subpath === "sidekiq-bridge" ? "." : `./${e.subpath.slice("sidekiq-bridge/".length)}`;
+      const js = `./${e.source.replace(/^src\//, "dist/").replace(/\.ts$/, ".js")}`;
+      expect(pkg.exports[key]).toEqual({ types: js.replace(/\.js$/, ".d.ts"), import: js, require: js, default: js });
+    }
+  });
+});
