@@ -9,6 +9,8 @@ import type { WireProfile } from "../wire/dialect.js";
 import type { Capsule } from "./capsule.js";
 import { Heartbeat, type RemoteSignal, type WorkEntry } from "./heartbeat.js";
 import type { RetryConfig } from "./job-retry.js";
+import type { WorkerEvents } from "./events.js";
+import type { JobLogger } from "./job-logger.js";
 import type { Logger } from "./logger.js";
 import { Manager } from "./manager.js";
 import type { ServerMiddleware, UnknownClassPolicy } from "./processor.js";
@@ -48,6 +50,9 @@ export interface LauncherOptions {
   tag: string;
   labels: string[];
   embedded: boolean;
+  /** Job lines, events and error handlers; lifecycle events. */
+  jobLogger?: JobLogger;
+  events?: WorkerEvents;
 }
 
 type State = "new" | "running" | "quiet" | "stopping" | "stopped";
@@ -133,6 +138,7 @@ export class Launcher {
         features,
         fetchLanes: o.fetchLanes,
         logger: o.logger,
+        events: o.events,
         nextTid: () => (++this.tidSeq).toString(36),
         processor: {
           redis: o.conn.redis,
@@ -145,6 +151,7 @@ export class Launcher {
           logger: o.logger,
           work: this.work,
           stopping: () => this.state !== "running",
+          jobLogger: o.jobLogger,
         },
       });
       this.managers.push(m);
@@ -169,6 +176,7 @@ export class Launcher {
   async quietDown(): Promise<void> {
     if (this.state !== "running") return;
     this.state = "quiet";
+    this.o.events?.emit("quiet", {});
     for (const m of this.managers) m.quiet();
     this.o.logger.info("Terminating quiet threads");
     await this.poller?.stop();
@@ -192,6 +200,7 @@ export class Launcher {
     }
     await this.quietDown();
     this.state = "stopping";
+    this.o.events?.emit("stopping", {});
     const pushed = await Promise.all(this.managers.map((m) => m.stop(this.o.timeout * 1000)));
     const total = pushed.reduce((a, b) => a + b, 0);
     if (total > 0) this.o.logger.info(`Pushed ${total} jobs back to Redis`);
@@ -210,6 +219,15 @@ export class Launcher {
     for (const m of this.managers) await m.close();
     await this.o.client.close();
     if (this.o.conn.owned) await this.o.conn.redis.quit().catch(() => undefined);
+  }
+
+  /** Busy slots and concurrency per capsule. */
+  slots(): Array<{ capsule: string; busy: number; concurrency: number }> {
+    return this.managers.map((m) => ({
+      capsule: m.capsule.name,
+      busy: m.dump().length,
+      concurrency: m.capsule.concurrency,
+    }));
   }
 
   /** What each slot is doing (Sidekiq's TTIN dump). */

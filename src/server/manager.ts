@@ -6,6 +6,7 @@ import type { Redis } from "ioredis";
 import type { Capsule } from "./capsule.js";
 import { AckQueue, BasicFetch, type Fetcher, ReliableFetch, type UnitOfWork } from "./fetch.js";
 import { LazyAbort } from "./lazy-abort.js";
+import type { WorkerEvents } from "./events.js";
 import type { Logger } from "./logger.js";
 import { type ProcessorDeps, type ProcessResult, processJob } from "./processor.js";
 import type { ServerFeatures } from "./server-features.js";
@@ -20,6 +21,8 @@ export interface ManagerOptions {
   fetchLanes?: number;
   processor: ProcessorDeps;
   logger: Logger;
+  /** fetch and fetch:error events (round-trip times for metrics). */
+  events?: WorkerEvents | undefined;
   /** Thread ids, unique across the process's managers. */
   nextTid: () => string;
 }
@@ -188,11 +191,15 @@ export class Manager {
       let fetched: UnitOfWork[] | undefined;
       slots.reserved += want;
       slots.fetching++;
+      const sent = performance.now();
       try {
         // As many as there are free slots: each starts at once, none waits here.
         fetched = await fetch.retrieveWork(want);
+        const seconds = (performance.now() - sent) / 1000;
+        this.o.events?.emit("fetch", { capsule: cap.name, seconds, jobs: fetched.length });
       } catch (e) {
         if (this.state === "running") {
+          this.o.events?.emit("fetch:error", { capsule: cap.name, error: e });
           slots.reclaimNeeded = true;
           this.o.logger.warn("fetch failed; retrying", { error: (e as Error).message });
         }

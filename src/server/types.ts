@@ -1,6 +1,7 @@
 // Shared shapes of the server side (Sidekiq's processor, retry, launcher).
 import type { JsonValue } from "../wire/json-scan.js";
 import type { JobRecord } from "../wire/job-record.js";
+import type { Logger } from "./logger.js";
 
 /** What a handler gets besides its arguments. */
 export interface JobContext {
@@ -12,6 +13,8 @@ export interface JobContext {
   record: JobRecord;
   /** The raw job string fetched from Redis. */
   raw: string;
+  /** The worker's logger with this job's context (tid, class, jid) on every line. */
+  logger: Logger;
   /** Aborted when the worker hard-stops (timeout after TERM): finish or give up quickly. */
   signal: AbortSignal;
   /** True once the worker quiets or stops (Ruby's `interrupted?`): long jobs may stop early and hand back. */
