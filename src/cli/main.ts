@@ -26,6 +26,7 @@ const COMMANDS: Record<string, Loader> = {
   migrate: () => import("./migrate-command.js"),
   export: () => import("./export-command.js"),
   import: () => import("./import-command.js"),
+  metrics: () => import("./metrics-command.js"),
 };
 
 function load(name: string): Promise<CommandModule> {

@@ -31,6 +31,8 @@ Options:
       --label LABEL           extra label for the Web UI (repeatable)
       --log-level LEVEL       debug, info (default), warn or error
       --log-format FORMAT     text (Sidekiq's lines, default) or json (Sidekiq's JSON formatter)
+      --metrics-port N        serve this worker's Prometheus metrics on 127.0.0.1:N/metrics
+                              (needs the prom-client package)
   -h, --help                  this help
 
 Signals: TERM/INT stop (jobs still running after the timeout go back to their queues),
@@ -55,6 +57,7 @@ export async function run(argv: string[]): Promise<number> {
       fetch: { type: "string" },
       "log-level": { type: "string" },
       "log-format": { type: "string" },
+      "metrics-port": { type: "string" },
     },
     strict: true,
   });
@@ -116,6 +119,12 @@ export async function run(argv: string[]): Promise<number> {
       for (const [name, fn] of Object.entries(exp))
         if (typeof fn === "function" && name !== "logger") worker.register(name, fn as never);
     } else throw new Error(`${values.require} exports neither a function nor an object of handlers`);
+  }
+  if (values["metrics-port"] !== undefined) {
+    const port = num("metrics-port", values["metrics-port"], 0);
+    const { instrumentWorker, serveMetrics } = await import("../metrics/prometheus.js");
+    const server = await serveMetrics({ port }, await instrumentWorker(worker));
+    server.unref();
   }
   worker.handleSignals();
   await worker.start();
