@@ -56,11 +56,15 @@ export function formatContext(ctx: LogContext): string {
   for (const k in ctx) {
     const v = ctx[k];
     if (v === undefined) continue;
-    const s = Array.isArray(v)
-      ? v.map((x) => (typeof x === "object" && x !== null ? JSON.stringify(x, jsonSafe) : String(x))).join(",")
-      : typeof v === "object" && v !== null
-        ? JSON.stringify(v, jsonSafe)
-        : String(v);
+    // Ruby prints a whole Float with its ".0" (elapsed=0.0).
+    const s =
+      k === "elapsed" && Number.isInteger(v)
+        ? `${v as number}.0`
+        : Array.isArray(v)
+          ? v.map((x) => (typeof x === "object" && x !== null ? JSON.stringify(x, jsonSafe) : String(x))).join(",")
+          : typeof v === "object" && v !== null
+            ? JSON.stringify(v, jsonSafe)
+            : String(v);
     out += ` ${k}=${s}`;
   }
   return out;
