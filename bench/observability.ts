@@ -77,8 +77,11 @@ async function drain(url: string, on: boolean): Promise<Figure> {
   });
   let scraper: NodeJS.Timeout | undefined;
   if (on && PARTS.has("tracing")) {
-    contextManager.enable();
-    api.context.setGlobalContextManager(contextManager);
+    // BENCH_OBS_NO_CONTEXT=1: spans without an async context manager, to see what it costs.
+    if (!process.env.BENCH_OBS_NO_CONTEXT) {
+      contextManager.enable();
+      api.context.setGlobalContextManager(contextManager);
+    }
     worker.use(tracingServerMiddleware({ api, tracerProvider: tracer }));
   }
   if (on && PARTS.has("metrics")) {
