@@ -52,30 +52,17 @@ export async function instrumentWorker(worker: Worker, opts: MetricsOptions = {}
   const prom = await loadPromClient();
   const registers = [opts.registry ?? new prom.Registry()];
   const labelNames = ["class", "queue"] as const;
-  const processed = new prom.Counter({
-    name: "sidekiq_jobs_processed_total",
-    help: "Jobs this worker ran (succeeded or failed), by class and queue.",
-    labelNames,
-    registers,
-  });
-  const failed = new prom.Counter({
-    name: "sidekiq_jobs_failed_total",
-    help: "Jobs whose handler raised, by class and queue.",
-    labelNames,
-    registers,
-  });
-  const retried = new prom.Counter({
-    name: "sidekiq_jobs_retried_total",
-    help: "Failed jobs scheduled for a retry, by class and queue.",
-    labelNames,
-    registers,
-  });
-  const dead = new prom.Counter({
-    name: "sidekiq_jobs_dead_total",
-    help: "Failed jobs that died (dead set) or were discarded, by class and queue.",
-    labelNames,
-    registers,
-  });
+  const jobCounter = (name: string, help: string) => new prom.Counter({ name, help, labelNames, registers });
+  const processed = jobCounter(
+    "sidekiq_jobs_processed_total",
+    "Jobs this worker ran (succeeded or failed), by class and queue.",
+  );
+  const failed = jobCounter("sidekiq_jobs_failed_total", "Jobs whose handler raised, by class and queue.");
+  const retried = jobCounter("sidekiq_jobs_retried_total", "Failed jobs scheduled for a retry, by class and queue.");
+  const dead = jobCounter(
+    "sidekiq_jobs_dead_total",
+    "Failed jobs that died (dead set) or were discarded, by class and queue.",
+  );
   const duration = new prom.Histogram({
     name: "sidekiq_job_duration_seconds",
     help: "How long handlers (with their server middleware) ran, by class and queue.",
