@@ -103,6 +103,40 @@ describeEachSidekiq(
       }
     });
 
+    it("a logger that throws on every line loses no job", async () => {
+      const boom = () => {
+        throw new Error("log sink down");
+      };
+      const w = new Worker({
+        redis: sk.url,
+        dialect: sk.target.version,
+        queues: ["obs-bad-log"],
+        concurrency: 5,
+        timeout: 5,
+        logger: { debug: boom, info: boom, warn: boom, error: boom },
+      });
+      let ran = 0;
+      w.register("RecordJob", (_args, ctx) => {
+        ctx.logger.info("inside");
+        ran++;
+      });
+      w.on("job:success", boom);
+      const failedBefore = await sk.ruby<number>("Sidekiq::RetrySet.new.size + Sidekiq::DeadSet.new.size");
+      await w.start();
+      try {
+        await sk.ruby(
+          `Sidekiq::Client.push_bulk("class" => "RecordJob", "queue" => "obs-bad-log", "args" => Array.new(300) { |i| [i] })`,
+        );
+        await waitFor("300 jobs", async () => ran >= 300 || undefined);
+        await new Promise((r) => setTimeout(r, 200));
+        expect(ran).toBe(300);
+        expect(await sk.ruby<number>("Sidekiq::RetrySet.new.size + Sidekiq::DeadSet.new.size")).toBe(failedBefore);
+        expect(await sk.redis.llen("queue:obs-bad-log")).toBe(0);
+      } finally {
+        await w.stop();
+      }
+    });
+
     it("the CLI worker writes Sidekiq's JSON lines with --log-format json, or uses the module's exported logger", async () => {
       await sk.redis.del("queue:obs-cli");
       const dir = mkdtempSync(join(tmpdir(), "obs-cli-"));
