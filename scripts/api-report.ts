@@ -13,6 +13,8 @@ export const ENTRY_POINTS: ReadonlyArray<{ subpath: string; source: string }> = 
   { subpath: "sidekiq-bridge", source: "src/index.ts" },
   { subpath: "sidekiq-bridge/wire", source: "src/wire/public.ts" },
   { subpath: "sidekiq-bridge/web", source: "src/web/index.ts" },
+  { subpath: "sidekiq-bridge/metrics", source: "src/metrics/index.ts" },
+  { subpath: "sidekiq-bridge/tracing", source: "src/tracing/index.ts" },
 ];
 
 export const API_MD = new URL("docs/API.md", ROOT);

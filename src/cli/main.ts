@@ -30,6 +30,7 @@ const COMMANDS: Record<string, Loader> = {
   import: () => import("./import-command.js"),
   web: () => import("./web-command.js"),
   cron: () => import("./cron-command.js"),
+  metrics: () => import("./metrics-command.js"),
 };
 
 function load(name: string): Promise<CommandModule> {

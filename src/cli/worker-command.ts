@@ -6,8 +6,8 @@ import { resolve } from "node:path";
 import { Worker, type WorkerOptions } from "../server/worker.js";
 import type { UnknownClassPolicy } from "../server/processor.js";
 import { DialectDetectionError } from "../client/errors.js";
-import { jsonLogger } from "./json-logger.js";
 import { profileFor } from "../wire/dialect.js";
+import { isLogLevel, type LoggerLike } from "../server/logger.js";
 
 export const summary = "run a Node worker in the Sidekiq fleet";
 
@@ -21,7 +21,8 @@ Options:
   -g, --tag TAG               process tag shown in the Web UI
   -t, --timeout SECONDS       shutdown timeout before running jobs are pushed back (default 25)
   -r, --require MODULE        module registering handlers: export default (worker) => { worker.register(...) }
-                              or export an object { ClassName: handler }
+                              or export an object { ClassName: handler }; an exported \`logger\`
+                              (pino or any (msg, ctx) logger) replaces the default one
       --redis URL             Redis URL (default: $REDIS_URL or redis://127.0.0.1:6379/0)
       --sentinel HOST:PORT    use Redis Sentinel (repeatable) instead of --redis
       --sentinel-name NAME    the master's name in Sentinel (default mymaster)
@@ -31,7 +32,11 @@ Options:
       --unknown POLICY        job class without handler: retry (default, like Sidekiq), requeue, dead
       --label LABEL           extra label for the Web UI (repeatable)
       --no-cron               do not run sidekiq-cron's poller (on by default; idle without cron jobs)
-      --json                  log one JSON object per line on stderr ({"time","level","pid","msg",...})
+      --log-level LEVEL       debug, info (default), warn or error
+      --log-format FORMAT     text (Sidekiq's lines, default) or json (Sidekiq's JSON formatter)
+      --json                  the same as --log-format json
+      --metrics-port N        serve this worker's Prometheus metrics on 127.0.0.1:N/metrics
+                              (needs the prom-client package)
   -h, --help                  this help
       --version               the version of sidekiq-bridge
 
@@ -63,6 +68,9 @@ export async function run(argv: string[]): Promise<number> {
       fetch: { type: "string" },
       "no-cron": { type: "boolean" },
       json: { type: "boolean" },
+      "log-level": { type: "string" },
+      "log-format": { type: "string" },
+      "metrics-port": { type: "string" },
     },
     strict: true,
   });
@@ -82,7 +90,14 @@ export async function run(argv: string[]): Promise<number> {
     if (!m) throw new Error(`--sentinel must be HOST:PORT, got "${s}"`);
     return { host: m[1]!, port: Number(m[2]) };
   });
+  const logLevel = values["log-level"] ?? "info";
+  if (!isLogLevel(logLevel)) throw new Error(`--log-level must be debug, info, warn or error, got "${logLevel}"`);
+  const logFormat = values["log-format"] ?? (values.json ? "json" : "text");
+  if (logFormat !== "text" && logFormat !== "json")
+    throw new Error(`--log-format must be text or json, got "${logFormat}"`);
   const opts: WorkerOptions = {
+    logLevel,
+    logFormat,
     redis: sentinels.length
       ? { sentinels, name: values["sentinel-name"] ?? "mymaster" }
       : (values.redis ?? process.env.REDIS_URL ?? "redis://127.0.0.1:6379/0"),
@@ -109,15 +124,33 @@ export async function run(argv: string[]): Promise<number> {
       throw new Error(`${flag}: ${(e as Error).message}`, { cause: e });
     }
   }
-  if (values.json) opts.logger = jsonLogger();
+  // The handlers module is loaded first: its exported `logger` is the worker's.
+  const mod = values.require
+    ? ((await import(pathToFileURL(resolve(values.require)).href)) as { default?: unknown; logger?: unknown })
+    : undefined;
+  if (mod?.logger !== undefined) {
+    if (
+      typeof mod.logger !== "object" ||
+      mod.logger === null ||
+      typeof (mod.logger as { info?: unknown }).info !== "function"
+    )
+      throw new Error(`${values.require} exports a \`logger\` without an info method`);
+    opts.logger = mod.logger as LoggerLike;
+  }
   const worker = new Worker(opts);
-  if (values.require) {
-    const mod = (await import(pathToFileURL(resolve(values.require)).href)) as { default?: unknown };
+  if (mod) {
     const exp = mod.default ?? mod;
     if (typeof exp === "function") await (exp as (w: Worker) => unknown)(worker);
     else if (exp && typeof exp === "object") {
-      for (const [name, fn] of Object.entries(exp)) if (typeof fn === "function") worker.register(name, fn as never);
+      for (const [name, fn] of Object.entries(exp))
+        if (typeof fn === "function" && name !== "logger") worker.register(name, fn as never);
     } else throw new Error(`${values.require} exports neither a function nor an object of handlers`);
+  }
+  if (values["metrics-port"] !== undefined) {
+    const port = num("metrics-port", values["metrics-port"], 0);
+    const { instrumentWorker, serveMetrics } = await import("../metrics/prometheus.js");
+    const server = await serveMetrics({ port }, await instrumentWorker(worker));
+    server.unref();
   }
   worker.handleSignals();
   try {

@@ -9,6 +9,8 @@ export * from "./job-retry.js";
 export * from "./heartbeat.js";
 export * from "./execution-stats.js";
 export * from "./logger.js";
+export * from "./events.js";
+export * from "./job-logger.js";
 export * from "./activejob-args.js";
 export * from "./iterable.js";
 export * from "./iterable-state.js";

@@ -20,6 +20,8 @@ import type { WireProfile } from "../wire/dialect.js";
 import type { Capsule } from "./capsule.js";
 import { Heartbeat, type RemoteSignal, type WorkEntry } from "./heartbeat.js";
 import type { RetryConfig } from "./job-retry.js";
+import type { WorkerEvents } from "./events.js";
+import type { JobLogger } from "./job-logger.js";
 import type { Logger } from "./logger.js";
 import { Manager } from "./manager.js";
 import type { ServerMiddleware, UnknownClassPolicy } from "./processor.js";
@@ -64,6 +66,9 @@ export interface LauncherOptions {
   embedded: boolean;
   /** How long start() waits for an unreachable Redis before it rejects. */
   connectWaitMs: number;
+  /** Job lines, events and error handlers; lifecycle events. */
+  jobLogger?: JobLogger;
+  events?: WorkerEvents;
 }
 
 /**
@@ -218,6 +223,7 @@ export class Launcher {
         fetchLanes: o.fetchLanes,
         logger: this.log,
         watch: this.watch,
+        events: o.events,
         nextTid: () => (++this.tidSeq).toString(36),
         processor: {
           redis: o.conn.redis,
@@ -230,6 +236,7 @@ export class Launcher {
           logger: this.log,
           work: this.work,
           stopping: () => this.state !== "running",
+          jobLogger: o.jobLogger,
         },
       });
       this.managers.push(m);
@@ -263,6 +270,7 @@ export class Launcher {
   private async quietBy(deadline: number): Promise<void | typeof TIMED_OUT> {
     if (this.state !== "running") return;
     this.state = "quiet";
+    this.o.events?.emit("quiet", {});
     for (const m of this.managers) m.quiet();
     this.o.logger.info("Terminating quiet threads");
     const done = Promise.all([this.poller?.stop(), this.cron?.stop(), this.heartbeat?.beat()]).catch(() => undefined);
@@ -292,6 +300,7 @@ export class Launcher {
     // Quiet's Redis calls (the poller's last pass, a beat) overlap the wait for jobs.
     const quieted = this.quietBy(deadline);
     this.state = "stopping";
+    this.o.events?.emit("stopping", {});
     if (this.recoveryTimer) clearInterval(this.recoveryTimer);
     const stops = await Promise.all(this.managers.map((m) => m.stop(jobsDeadline, deadline)));
     for (const s of stops) {
@@ -373,6 +382,15 @@ export class Launcher {
     this.watch.mute();
     for (const m of this.managers) m.dropConnections();
     if (this.o.conn.owned) this.o.conn.redis.disconnect();
+  }
+
+  /** Busy slots and concurrency per capsule. */
+  slots(): Array<{ capsule: string; busy: number; concurrency: number }> {
+    return this.managers.map((m) => ({
+      capsule: m.capsule.name,
+      busy: m.dump().length,
+      concurrency: m.capsule.concurrency,
+    }));
   }
 
   /** What each slot is doing (Sidekiq's TTIN dump). */

@@ -7,6 +7,7 @@ import { bounded, type ConnectionWatch, isConnectionError } from "../redis/avail
 import type { Capsule } from "./capsule.js";
 import { AckQueue, BasicFetch, type Fetcher, ReliableFetch, type UnitOfWork } from "./fetch.js";
 import { LazyAbort } from "./lazy-abort.js";
+import type { WorkerEvents } from "./events.js";
 import type { Logger } from "./logger.js";
 import { type ProcessorDeps, type ProcessResult, processJob } from "./processor.js";
 import type { ServerFeatures } from "./server-features.js";
@@ -21,6 +22,8 @@ export interface ManagerOptions {
   fetchLanes?: number;
   processor: ProcessorDeps;
   logger: Logger;
+  /** fetch and fetch:error events (round-trip times for metrics). */
+  events?: WorkerEvents | undefined;
   /** Thread ids, unique across the process's managers. */
   nextTid: () => string;
   /** Reports an outage of the fetch connections once, with the worker's others. */
@@ -227,11 +230,15 @@ export class Manager {
       let fetched: UnitOfWork[] | undefined;
       slots.reserved += want;
       slots.fetching++;
+      const sent = performance.now();
       try {
         // As many as there are free slots: each starts at once, none waits here.
         fetched = await fetch.retrieveWork(want);
+        const seconds = (performance.now() - sent) / 1000;
+        this.o.events?.emit("fetch", { capsule: cap.name, seconds, jobs: fetched.length });
       } catch (e) {
         if (this.state === "running") {
+          this.o.events?.emit("fetch:error", { capsule: cap.name, error: e });
           slots.reclaimNeeded = true;
           // An outage is reported once, by the connection watch.
           if (!isConnectionError(e)) this.o.logger.warn("fetch failed; retrying", { error: (e as Error).message });

@@ -10,6 +10,7 @@ import { activeJobArguments } from "./activejob-args.js";
 import type { UnitOfWork } from "./fetch.js";
 import type { LazyAbort } from "./lazy-abort.js";
 import { handleFailure, sendToDead, type RetryConfig } from "./job-retry.js";
+import type { JobLogger, JobRun } from "./job-logger.js";
 import type { Logger } from "./logger.js";
 import type { Stats } from "./execution-stats.js";
 import type { WorkEntry } from "./heartbeat.js";
@@ -51,6 +52,8 @@ export interface ProcessorDeps {
   work: Map<string, WorkEntry>;
   /** The worker is quieting or stopping (handlers read it as ctx.stopping). */
   stopping?: () => boolean;
+  /** The start/done/fail lines, job events and error handlers. */
+  jobLogger?: JobLogger;
 }
 
 /**
@@ -131,6 +134,7 @@ export async function processJob(
     logger.warn(UNHANDLED_LOCK_WARNING, { class: className, jid, lock: String(record.get("lock")) });
   }
   deps.work.set(tid, { tid, queue: uow.queueName, payload: jobstr, runAt: Math.floor(Date.now() / 1000) });
+  const run: JobRun | undefined = deps.jobLogger?.start({ jid, className, queue: uow.queueName, tid, record });
   const started = performance.now();
   try {
     if (!registered) throw new UnknownJobClassError(`uninitialized constant ${className}`);
@@ -143,6 +147,7 @@ export async function processJob(
       queue: uow.queueName,
       record,
       raw: jobstr,
+      logger: run?.logger ?? logger,
       get signal() {
         return abort.signal;
       },
@@ -153,20 +158,26 @@ export async function processJob(
     await chain(deps.middleware, { jid, className, queue: uow.queueName, job: record, redis: deps.redis }, async () => {
       await registered.handler(args as never, ctx);
     });
-    deps.stats.record(className, performance.now() - started, true);
+    const ms = performance.now() - started;
+    deps.stats.record(className, ms, true);
+    if (run) deps.jobLogger!.success(run, ms);
     return "ack";
   } catch (error) {
     if (abort.aborted) {
       // Hard shutdown: not finished, so not acknowledged; the launcher requeues it.
       return "requeue";
     }
+    const ms = performance.now() - started;
     if (error instanceof JobRetrySkip) {
-      deps.stats.recordSkip(className, performance.now() - started);
+      deps.stats.recordSkip(className, ms);
+      if (run) deps.jobLogger!.failure(run, ms, error, false);
       return "ack";
     }
-    deps.stats.record(className, performance.now() - started, false);
+    deps.stats.record(className, ms, false);
+    if (run) deps.jobLogger!.failure(run, ms, error);
     const err = describeError(error);
     logger.warn("Job raised exception", {
+      tid,
       class: className,
       jid,
       queue: uow.queueName,
@@ -179,14 +190,16 @@ export async function processJob(
       if (!registered && deps.unknownClass === "dead") {
         applyFailure(original, { ...err, backtrace: err.backtrace }, deps.retry.profile);
         await sendToDead(deps.redis, original.toString(), deps.retry);
+        if (run) deps.jobLogger!.outcome(run, "dead", error);
         logger.warn("No handler for job class; sent to the dead set", { class: className, jid });
         return "ack";
       }
-      const { outcome } = await handleFailure(deps.redis, original, error, {
+      const { outcome, retryAt } = await handleFailure(deps.redis, original, error, {
         queue: uow.queueName,
         handler: registered?.options,
         config: deps.retry,
       });
+      if (run) deps.jobLogger!.outcome(run, outcome, error, retryAt);
       if (!registered) logger.warn(`No handler for job class; ${outcome}`, { class: className, jid });
       return "ack";
     } catch (e) {

@@ -2,6 +2,7 @@
 import type { Redis } from "ioredis";
 import type { JsonValue } from "../wire/json-scan.js";
 import type { JobRecord } from "../wire/job-record.js";
+import type { Logger } from "./logger.js";
 
 /** What a handler gets besides its arguments. */
 export interface JobContext {
@@ -13,6 +14,8 @@ export interface JobContext {
   record: JobRecord;
   /** The raw job string fetched from Redis. */
   raw: string;
+  /** The worker's logger with this job's context (tid, class, jid) on every line. */
+  logger: Logger;
   /** Aborted when the worker hard-stops (timeout after TERM): finish or give up quickly. */
   signal: AbortSignal;
   /** True once the worker quiets or stops (Ruby's `interrupted?`): long jobs may stop early and hand back. */

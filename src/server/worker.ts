@@ -17,9 +17,19 @@ import type { RetryConfig } from "./job-retry.js";
 import { type IterableJob, type IterableOptions, iterableHandler } from "./iterable.js";
 import type { CronPollerOptions } from "../cron/poller.js";
 import { Launcher, type StopResult } from "./launcher.js";
+import { type WorkerEventName, WorkerEvents, type WorkerListener } from "./events.js";
+import { type ErrorHandler, JobLogger } from "./job-logger.js";
+import {
+  consoleLogger,
+  type LogFormat,
+  type Logger,
+  type LoggerLike,
+  type LogLevel,
+  safeLogger,
+  toLogger,
+} from "./logger.js";
 
 export { EXIT_INCOMPLETE, EXIT_STOPPED, SHUTDOWN_GRACE_MS, type StopResult } from "./launcher.js";
-import { consoleLogger, type Logger } from "./logger.js";
 import type { ServerMiddleware, UnknownClassPolicy } from "./processor.js";
 import type { DeathHandler, HandlerOptions, JobHandler, RegisteredHandler } from "./types.js";
 
@@ -73,7 +83,24 @@ export interface WorkerOptions {
   cron?: boolean | Omit<CronPollerOptions, "redis" | "client" | "logger">;
   /** Embedded processes hide Quiet/Stop in the Web UI and ignore remote signals' kill (default false). */
   embedded?: boolean;
-  logger?: Logger;
+  /**
+   * Any `(msg, ctx)` logger, or a pino-style `(obj, msg)` one (recognised by
+   * its `child` and `bindings`; wrap others with objectFirstLogger). Default:
+   * Sidekiq's text lines on stderr.
+   */
+  logger?: LoggerLike;
+  /** For the default logger: "info" (default), "debug", "warn", "error". */
+  logLevel?: LogLevel;
+  /** For the default logger: "text" (Sidekiq's Pretty lines, default) or "json" (Sidekiq's JSON formatter). */
+  logFormat?: LogFormat;
+  /** Sidekiq's `skip_default_job_logging`: no `start`/`done`/`fail` line per job. */
+  skipDefaultJobLogging?: boolean;
+  /** Sidekiq's `logged_job_attributes`: payload keys added to a job's log context (default bid, tags). */
+  loggedJobAttributes?: string[];
+  /** Sidekiq's `error_handlers`: `(error, { context, job })` for every error the worker reports. */
+  errorHandlers?: ErrorHandler[];
+  /** Sidekiq's `death_handlers`: `(job, error)` for every job that dies (same as onDeath). */
+  deathHandlers?: DeathHandler[];
 }
 
 /**
@@ -91,13 +118,31 @@ export class Worker {
   private readonly launcher: Launcher;
   private readonly client: Client;
   private readonly logger: Logger;
+  private readonly events = new WorkerEvents();
+  private readonly errorHandlers: ErrorHandler[];
+  private readonly jobLogger: JobLogger;
+  private closing = false;
 
   constructor(private readonly options: WorkerOptions) {
     this.conn = connectRedis(options.redis);
     const configs = options.capsules?.length
       ? options.capsules
       : [{ name: "default", concurrency: options.concurrency ?? 5, queues: options.queues ?? ["default"] }];
-    this.logger = options.logger ?? consoleLogger();
+    this.logger = options.logger
+      ? safeLogger(toLogger(options.logger))
+      : consoleLogger({ level: options.logLevel ?? "info", format: options.logFormat ?? "text" });
+    this.deathHandlers.push(...(options.deathHandlers ?? []));
+    this.errorHandlers = [...(options.errorHandlers ?? [])];
+    this.events.onListenerError = (e, event) =>
+      this.logger.error(`a "${event}" listener threw; ignored`, { error: (e as Error)?.message ?? String(e) });
+    this.jobLogger = new JobLogger({
+      logger: this.logger,
+      events: this.events,
+      errorHandlers: this.errorHandlers,
+      skip: options.skipDefaultJobLogging ?? false,
+      ...(options.loggedJobAttributes ? { loggedJobAttributes: options.loggedJobAttributes } : {}),
+    });
+    this.watchConnection();
     const client = new Client({
       redis: this.conn.redis,
       ...(options.dialect !== undefined ? { dialect: options.dialect } : {}),
@@ -132,6 +177,56 @@ export class Worker {
       labels: options.labels ?? [],
       embedded: options.embedded ?? false,
       connectWaitMs: options.connectWaitMs ?? 5000,
+      jobLogger: this.jobLogger,
+      events: this.events,
+    });
+  }
+
+  /** Listens to a worker event (see WorkerEventMap); a listener that throws is logged and skipped. */
+  on<E extends WorkerEventName>(event: E, fn: WorkerListener<E>): this {
+    this.events.on(event, fn);
+    return this;
+  }
+
+  off<E extends WorkerEventName>(event: E, fn: WorkerListener<E>): this {
+    this.events.off(event, fn);
+    return this;
+  }
+
+  once<E extends WorkerEventName>(event: E, fn: WorkerListener<E>): this {
+    this.events.once(event, fn);
+    return this;
+  }
+
+  /** Adds a Sidekiq error handler: `(error, { context, job })`. */
+  onError(handler: ErrorHandler): this {
+    this.errorHandlers.push(handler);
+    return this;
+  }
+
+  /** Busy slots and concurrency per capsule (empty before start). */
+  slots(): Array<{ capsule: string; busy: number; concurrency: number }> {
+    return this.launcher.slots();
+  }
+
+  /** redis:lost when the command connection drops, redis:regained when it is ready again. */
+  private watchConnection(): void {
+    let lost = false;
+    let lastError: unknown;
+    const redis = this.conn.redis;
+    redis.on("error", (e: unknown) => {
+      lastError = e;
+    });
+    redis.on("close", () => {
+      if (lost || this.closing) return;
+      lost = true;
+      this.events.emit("redis:lost", lastError === undefined ? {} : { error: lastError });
+    });
+    redis.on("ready", () => {
+      if (!lost) return;
+      lost = false;
+      lastError = undefined;
+      this.events.emit("redis:regained", {});
     });
   }
 
@@ -195,6 +290,7 @@ export class Worker {
       deadTimeoutSeconds: this.options.deadTimeoutSeconds ?? DEFAULT_DEAD_TIMEOUT_SECONDS,
       deadMaxJobs: this.options.deadMaxJobs ?? DEFAULT_DEAD_MAX_JOBS,
       deathHandlers: this.deathHandlers,
+      onHandlerError: (e, c) => this.jobLogger.handleException(e, { context: c.context, job: c.job }),
     };
   }
 
@@ -222,6 +318,7 @@ export class Worker {
    * in the working lists, with reliable fetch, for recovery).
    */
   stop(): Promise<StopResult> {
+    this.closing = true;
     return this.launcher.stop();
   }
 

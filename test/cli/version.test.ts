@@ -1,9 +1,8 @@
 // `sidekiq-bridge --version` and `<command> --version` print package.json's version;
-// a worker flag's bad value is named by the flag; `worker --json` logs one JSON object per line.
+// a worker flag's bad value is named by the flag.
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { jsonLogger } from "../../src/cli/json-logger.js";
 
 const ROOT = new URL("../../", import.meta.url);
 const VERSION = (JSON.parse(readFileSync(new URL("package.json", ROOT), "utf8")) as { version: string }).version;
@@ -37,17 +36,4 @@ describe("worker flag errors", () => {
       expect(r.status).toBe(1);
     }
   }, 120_000);
-});
-
-describe("worker --json", () => {
-  it("writes one JSON object per event, with time, level, pid, message and context (bigints as strings)", () => {
-    const lines: string[] = [];
-    jsonLogger((l) => lines.push(l)).warn("Redis connection lost", { host: "127.0.0.1", n: 12345678901234567890n });
-    expect(lines).toHaveLength(1);
-    expect(lines[0]!.endsWith("\n")).toBe(true);
-    const record = JSON.parse(lines[0]!) as Record<string, unknown>;
-    expect(record).toMatchObject({ level: "warn", pid: process.pid, msg: "Redis connection lost", host: "127.0.0.1" });
-    expect(record.n).toBe("12345678901234567890");
-    expect(new Date(record.time as string).toISOString()).toBe(record.time);
-  });
 });

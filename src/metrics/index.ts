@@ -1,0 +1,2 @@
+// sidekiq-bridge/metrics: Prometheus metrics (needs the prom-client package).
+export * from "./prometheus.js";

@@ -1,0 +1,120 @@
+// Sidekiq's JobLogger and what else watches a job run: the `start`, `done`
+// and `fail` lines with the job's context (tid, class, jid, bid, tags,
+// elapsed), the worker's job events, and Sidekiq's error handlers.
+import type { JobRecord } from "../wire/job-record.js";
+import type { JobEventBase, WorkerEvents } from "./events.js";
+import { isLogLevel, LOG_LEVELS, type LogContext, type Logger, withContext } from "./logger.js";
+import type { RetryOutcome } from "./job-retry.js";
+
+/** Sidekiq's error handler: `(error, context)`, context like `{ context: "Job raised exception", job }`. */
+export type ErrorHandler = (error: unknown, context: LogContext) => void | Promise<void>;
+
+export interface JobLoggerOptions {
+  logger: Logger;
+  events: WorkerEvents;
+  errorHandlers: readonly ErrorHandler[];
+  /** Sidekiq's `skip_default_job_logging`: no start/done/fail lines. */
+  skip?: boolean;
+  /** Sidekiq's `logged_job_attributes` (default bid, tags): payload keys added to the context. */
+  loggedJobAttributes?: readonly string[];
+}
+
+/** Ruby's Logger levels by number, as a job's `log_level` may give them. */
+const RUBY_LEVELS: Record<number, number> = { 0: 0, 1: 1, 2: 2, 3: 3, 4: 3 };
+
+function jobLevel(record: JobRecord): number | undefined {
+  const v = record.get("log_level");
+  if (typeof v === "number") return RUBY_LEVELS[v];
+  if (isLogLevel(v)) return LOG_LEVELS.indexOf(v);
+  if (v === "fatal") return 3;
+  return undefined;
+}
+
+/** One job's run as the observers see it. */
+export interface JobRun extends JobEventBase {
+  /** The logger with the job's context bound (what the handler gets as ctx.logger). */
+  logger: Logger;
+  /** Whether info lines are on for this job (its `log_level`). */
+  logInfo: boolean;
+}
+
+export class JobLogger {
+  private readonly attributes: readonly string[];
+  constructor(private readonly o: JobLoggerOptions) {
+    this.attributes = o.loggedJobAttributes ?? ["bid", "tags"];
+  }
+
+  /** Sidekiq's `prepare` and the `start` line. */
+  start(base: JobEventBase): JobRun {
+    const ctx: LogContext = { tid: base.tid, class: base.className, jid: base.jid };
+    for (const a of this.attributes) {
+      const v = base.record.get(a);
+      if (v !== undefined) ctx[a] = v;
+    }
+    const level = jobLevel(base.record);
+    const run: JobRun = {
+      ...base,
+      logger: withContext(this.o.logger, ctx),
+      logInfo: !this.o.skip && (level === undefined || level <= 1),
+    };
+    if (run.logInfo) this.o.logger.info("start", ctx);
+    this.o.events.emit("job:start", base);
+    return run;
+  }
+
+  success(run: JobRun, ms: number): void {
+    const elapsed = round3(ms);
+    if (run.logInfo) run.logger.info("done", { elapsed });
+    if (this.o.events.has("job:success")) this.o.events.emit("job:success", { ...strip(run), elapsed });
+  }
+
+  /** The `fail` line; `reported` false for Sidekiq::JobRetry::Skip (not an error). */
+  failure(run: JobRun, ms: number, error: unknown, reported = true): void {
+    const elapsed = round3(ms);
+    if (run.logInfo) run.logger.info("fail", { elapsed });
+    if (!reported) return;
+    if (this.o.events.has("job:failure")) this.o.events.emit("job:failure", { ...strip(run), elapsed, error });
+    // The processor logs "Job raised exception" itself.
+    this.handleException(error, { context: "Job raised exception", job: run.record }, true);
+  }
+
+  /** What the retry path did with the failed job. */
+  outcome(run: JobRun, outcome: RetryOutcome, error: unknown, retryAt?: number): void {
+    if (outcome === "retry") this.o.events.emit("job:retry", { ...strip(run), error, retryAt: retryAt ?? 0 });
+    else if (outcome === "dead" || outcome === "discarded")
+      this.o.events.emit("job:dead", { ...strip(run), error, outcome });
+  }
+
+  /**
+   * Sidekiq's `handle_exception`: every error handler, each guarded; with
+   * none, the error is logged (Sidekiq's default handler) unless it was already.
+   */
+  handleException(error: unknown, context: LogContext, logged = false): void {
+    this.o.events.emit("error", { error, context });
+    if (this.o.errorHandlers.length === 0 && !logged) {
+      const { job: _job, context: what, ...rest } = context;
+      this.o.logger.warn(typeof what === "string" ? what : "error", {
+        ...rest,
+        error_class: (error as Error)?.name ?? "Error",
+        error_message: (error as Error)?.message ?? String(error),
+      });
+    }
+    for (const h of this.o.errorHandlers) {
+      try {
+        const r = h(error, context);
+        if (r instanceof Promise) r.catch(() => undefined);
+      } catch {
+        // An error handler that fails must not change what happens to the job.
+      }
+    }
+  }
+}
+
+function strip(run: JobRun): JobEventBase {
+  return { jid: run.jid, className: run.className, queue: run.queue, tid: run.tid, record: run.record };
+}
+
+/** Sidekiq's `elapsed`: seconds rounded to milliseconds. */
+function round3(ms: number): number {
+  return Math.round(ms) / 1000;
+}
