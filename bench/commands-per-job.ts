@@ -16,6 +16,8 @@ import { countCommands, readCommandStats, resetCommandStats } from "./measure/co
 const n = Number(process.argv[2] ?? 20_000);
 const fetches = (process.env.BENCH_FETCH ?? "basic,reliable").split(",") as Array<"basic" | "reliable">;
 const concurrencies = (process.env.BENCH_CONCURRENCY ?? "1,10,50").split(",").map(Number);
+// Fetch lanes (the Worker's fetchLanes): the default unless set.
+const lanes = process.env.BENCH_LANES ? Number(process.env.BENCH_LANES) : undefined;
 const quiet: Logger = { debug() {}, info() {}, warn: (m) => console.error(`warn: ${m}`), error: console.error };
 
 const server = await startRedis();
@@ -33,8 +35,10 @@ async function held(): Promise<number> {
   return sum;
 }
 
-console.log("| fetch | concurrency | jobs | commands/job | by command |");
-console.log("| --- | --- | --- | --- | --- |");
+// jobs/s is shown for orientation only: it depends on the machine's load, and
+// this process runs Redis' client, the worker and the polling together.
+console.log("| fetch | concurrency | jobs | commands/job | by command | jobs/s |");
+console.log("| --- | --- | --- | --- | --- | --- |");
 try {
   for (const fetch of fetches) {
     for (const concurrency of concurrencies) {
@@ -48,6 +52,7 @@ try {
         fetch,
         scheduler: false,
         logger: quiet,
+        ...(lanes ? { fetchLanes: lanes } : {}),
       });
       w.register("BenchNoopJob", () => void ran++);
       await w.start();
@@ -56,7 +61,10 @@ try {
       await client.pushBulk({ class: "BenchNoopJob", queue: "bench", args: Array.from({ length: n }, (_, i) => [i]) });
       await redis.rename("queue:bench", "bench:staged");
       await resetCommandStats(redis);
+      const t0 = performance.now();
       await redis.rename("bench:staged", "queue:bench");
+      while (ran < n) await new Promise((r) => setImmediate(r));
+      const ms = performance.now() - t0;
       while (ran < n || (await redis.llen("queue:bench")) > 0 || (await held()) > 0) await sleep(20);
       const stats = countCommands(await readCommandStats(redis), ["keys", "type", "llen", "hlen"]);
       await w.stop();
@@ -64,7 +72,8 @@ try {
         .sort((a, b) => b[1] - a[1])
         .map(([c, k]) => `${c} ${(k / n).toFixed(3)}`)
         .join(", ");
-      console.log(`| ${fetch} | ${concurrency} | ${n} | ${(stats.total / n).toFixed(3)} | ${by} |`);
+      const rate = Math.round((n / ms) * 1000);
+      console.log(`| ${fetch} | ${concurrency} | ${n} | ${(stats.total / n).toFixed(3)} | ${by} | ${rate} |`);
     }
   }
 } finally {
