@@ -49,8 +49,10 @@ export async function termWithoutRedis(mode: "stopped" | "frozen", jobs = 10, jo
     await until(
       "every job to be running",
       async () => {
-        const wip = await redis.keys("bridge:wip:*");
-        const running = wip.length ? await redis.llen(wip[0]!) : 0;
+        // Held in the worker's working list (one-job fetches) and hash (batches).
+        let running = 0;
+        for (const k of await redis.keys("bridge:wip:*")) running += await redis.llen(k);
+        for (const k of await redis.keys("bridge:working:*")) running += await redis.hlen(k);
         return (await redis.llen("queue:chaos")) === 0 && running === jobs;
       },
       30_000,

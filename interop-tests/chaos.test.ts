@@ -40,7 +40,7 @@ describe("chaos: TERM while Redis is gone", () => {
       expect(r.exitSeconds).toBeLessThan(r.timeoutSeconds + 5);
       expect(r.unhandledErrors).toBe(0);
       expect(r.stackLines).toBe(0);
-      expect(log.match(/ERROR: Stopped without Redis/g)).toHaveLength(1);
+      expect(log.match(/ERROR [^\n]*: Stopped without Redis/g)).toHaveLength(1);
       expect(log).toMatch(/10 unfinished jobs left in the working lists for recovery/);
       if (mode === "stopped") expect(fullLog.match(/Redis connection lost \(ECONN/g)).toHaveLength(1);
       expect(r.lost).toBe(0);

@@ -6,7 +6,7 @@
 import { expect, it } from "vitest";
 import { Worker } from "../src/server/index.js";
 import { makeCapsule } from "../src/server/capsule.js";
-import { BasicFetch, ReliableFetch, WIP_REGISTRY, wipKey } from "../src/server/fetch.js";
+import { BasicFetch, ReliableFetch, WIP_REGISTRY, wipKey, workingHashKey } from "../src/server/fetch.js";
 import { detectFeatures, featuresOf } from "../src/server/server-features.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
 
@@ -14,6 +14,11 @@ const pushBulk = (sk: SidekiqContext, klass: string, queue: string, n: number) =
   sk.ruby<string[]>(
     `Sidekiq::Client.push_bulk("class" => ${JSON.stringify(klass)}, "queue" => ${JSON.stringify(queue)}, "args" => (0...${n}).map { |i| [i] })`,
   );
+
+/** Jobs held by a process's working list (one-job fetches) and working hash (batches) of a queue. */
+const held = async (sk: SidekiqContext, identity: string, queue: string) =>
+  (await sk.redis.llen(wipKey(identity, `queue:${queue}`))) +
+  (await sk.redis.hlen(workingHashKey(identity, `queue:${queue}`)));
 
 const rubyQueueSize = (sk: SidekiqContext, queue: string) =>
   sk.ruby<number>(`Sidekiq::Queue.new(${JSON.stringify(queue)}).size`);
@@ -48,7 +53,7 @@ describeEachSidekiq(
           await new Promise((r) => setTimeout(r, 300));
           expect(ran).toHaveLength(7);
           expect(await rubyQueueSize(sk, queue)).toBe(33);
-          if (fetch === "reliable") expect(await sk.redis.llen(wipKey(w.identity, `queue:${queue}`))).toBe(7);
+          if (fetch === "reliable") expect(await held(sk, w.identity, queue)).toBe(7);
           open();
           await waitFor("all 40 to run", async () =>
             ran.length === 40 && (await rubyQueueSize(sk, queue)) === 0 ? true : undefined,
@@ -58,7 +63,7 @@ describeEachSidekiq(
           expect(new Set(ran)).toEqual(new Set(jids));
           if (fetch === "reliable") {
             await waitFor("the working list to empty", async () =>
-              (await sk.redis.llen(wipKey(w.identity, `queue:${queue}`))) === 0 ? true : undefined,
+              (await held(sk, w.identity, queue)) === 0 ? true : undefined,
             );
           }
         } finally {
@@ -107,6 +112,7 @@ describeEachSidekiq(
         dialect: sk.target.version,
         queues: [queue],
         concurrency: 4,
+        fetchLanes: 2,
         scheduler: false,
         timeout: 1,
       });
@@ -119,17 +125,19 @@ describeEachSidekiq(
       });
       await w.start();
       await waitFor("4 jobs to start", async () => (started === 4 ? true : undefined));
-      // The lanes share one working list, announced for recovery while the process runs.
+      // The lanes share one working list and hash, announced for recovery while the process runs.
       const wip = wipKey(w.identity, `queue:${queue}`);
-      expect(await sk.redis.smembers(WIP_REGISTRY)).toContain(wip);
+      const working = workingHashKey(w.identity, `queue:${queue}`);
+      expect(await sk.redis.smembers(WIP_REGISTRY)).toEqual(expect.arrayContaining([wip, working]));
       const t0 = Date.now();
       await w.stop();
       expect(Date.now() - t0).toBeLessThan(4000);
       const back = await sk.ruby<string[]>(`Sidekiq::Queue.new(${JSON.stringify(queue)}).map(&:jid)`);
       expect(new Set(back)).toEqual(new Set(jids));
-      // Emptied by the requeue, it leaves the registry at the clean stop.
-      expect(await sk.redis.llen(wip)).toBe(0);
+      // Emptied by the requeue, they leave the registry at the clean stop.
+      expect(await held(sk, w.identity, queue)).toBe(0);
       expect(await sk.redis.smembers(WIP_REGISTRY)).not.toContain(wip);
+      expect(await sk.redis.smembers(WIP_REGISTRY)).not.toContain(working);
     });
 
     it("servers without BLMPOP / RPOP count get the one-job commands; with them, one round trip fills the free slots; a repeated requeue queues nothing twice", async () => {
@@ -155,7 +163,9 @@ describeEachSidekiq(
       // FIFO: the args run 0, 1, 2, ... in the order the batches return them.
       const args = [...a, ...b].map((u) => (JSON.parse(u.job!) as { args: number[] }).args[0]);
       expect(args).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
-      expect(await sk.redis.llen(wipKey(identity, `queue:${queue}`))).toBe(6);
+      // The one-job move went to the working list, the batch to the working hash.
+      expect(await sk.redis.llen(wipKey(identity, `queue:${queue}`))).toBe(1);
+      expect(await sk.redis.hlen(workingHashKey(identity, `queue:${queue}`))).toBe(5);
       // Requeued jobs go back to the BRPOP end, the first fetched first.
       await reliableNew.requeue(b);
       // Sent again (ioredis resends an unanswered command after a reconnect): nothing more is queued.
@@ -167,7 +177,7 @@ describeEachSidekiq(
       expect(next.map((u) => (JSON.parse(u.job!) as { args: number[] }).args[0])).toEqual([
         2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
       ]);
-      expect(await sk.redis.llen(wipKey(identity, `queue:${queue}`))).toBe(1);
+      expect(await held(sk, identity, queue)).toBe(1);
       blocking.disconnect();
     });
   },

@@ -146,10 +146,12 @@ describe("stopping without Redis: the library Worker", () => {
         process.kill(server.pid, "SIGCONT");
         frozen = false;
       }
-      // The jobs wait in the first worker's working list, or, when the frozen
-      // Redis ran the push back it had buffered, in their queue: never both.
+      // The jobs wait in the first worker's working list or hash, or, when the
+      // frozen Redis ran the push back it had buffered, in their queue: never both.
       const wip = `bridge:wip:${first.identity}|queue:long`;
-      const left = await check.llen(wip);
+      const working = `bridge:working:${first.identity}|queue:long`;
+      const held = async () => (await check.llen(wip)) + (await check.hlen(working));
+      const left = await held();
       expect(left + (await check.llen("queue:long"))).toBe(4);
       if (mode === "stopped") expect(left).toBe(4);
       // The first worker's heartbeat would expire within 60 s; here it goes now
@@ -162,7 +164,7 @@ describe("stopping without Redis: the library Worker", () => {
       const r2 = await second.stop();
       expect(r2).toEqual({ clean: true, pushedBack: 0, notPushedBack: 0, problems: [] });
       expect(new Set(await check.lrange("stop:finished", 0, -1))).toEqual(new Set(jids));
-      expect(await check.llen(wip)).toBe(0);
+      expect(await held()).toBe(0);
     }, 60_000);
   }
 
@@ -298,7 +300,7 @@ describe("stopping without Redis: the CLI worker", () => {
       console.log(`CLI worker TERM without Redis (-t 2): exit ${EXIT_INCOMPLETE} after ${seconds.toFixed(2)} s`);
       expect(seconds).toBeLessThan(2 + 5);
       expect(w.output()).toMatch(
-        /ERROR: Stopped without Redis \(ECONNREFUSED [^)]+\): .*the heartbeat was not cleared/,
+        /ERROR [^\n]*: Stopped without Redis \(ECONNREFUSED [^)]+\): .*the heartbeat was not cleared/,
       );
       expect(noise(w.output())).toEqual({ unhandledErrors: 0, stackLines: 0 });
 

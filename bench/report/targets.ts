@@ -39,6 +39,16 @@ export function judgeTargets(results: Results): TargetResult[] {
         worst === undefined ? undefined : worst <= limit,
         per.map(([c, v]) => `c${c} ${v.toFixed(4)}`).join(", ") || "–",
       );
+      if (!o.basicFetch) {
+        // Batches into the working hash, acknowledged many at a time by one HDEL.
+        const busy = per.filter(([c]) => c >= 10);
+        const worstBusy = busy.length ? Math.max(...busy.map(([, v]) => v)) : undefined;
+        add(
+          "reliable fetch ≤ 0.5 Redis commands per job at concurrency 10 and 50",
+          worstBusy === undefined ? undefined : worstBusy <= 0.5,
+          busy.map(([c, v]) => `c${c} ${v.toFixed(4)}`).join(", ") || "–",
+        );
+      }
     }
     rel("enqueue.bulk", "ruby", 1, true, "bulk enqueue ≥ Ruby's push_bulk");
     rel("enqueue.single50", "bullmq", 2, true, "single enqueue, 50 in flight ≥ 2x BullMQ's add");

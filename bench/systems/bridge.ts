@@ -35,6 +35,20 @@ export const BRIDGE_VARIANTS: BridgeVariant[] = [
     skip: ["enqueue"],
     nodeFlags: WORKER_NODE_FLAGS,
   },
+  // BENCH_RELIABLE_TWO_LANES=1: reliable fetch with two fetch lanes at every
+  // concurrency (the default takes the second from 16), to weigh the default's
+  // bigger batches (fewer commands) against the overlap of two lanes.
+  ...(process.env.BENCH_RELIABLE_TWO_LANES
+    ? [
+        {
+          id: "bridge-reliable-2lanes",
+          label: "sidekiq-bridge (reliable fetch, 2 fetch lanes)",
+          workerOptions: { fetch: "reliable", fetchLanes: 2 },
+          skip: ["enqueue"],
+          nodeFlags: WORKER_NODE_FLAGS,
+        },
+      ]
+    : []),
   // The other tree is run as it was: its node flags, if any, are not known here.
   ...(COMPARE_SRC
     ? [

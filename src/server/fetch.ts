@@ -5,8 +5,9 @@
 // fetched job starts at once, as with Sidekiq's one BRPOP per idle processor,
 // so a crash can lose no more than Sidekiq's would.
 // ReliableFetch (the worker's default) moves each job atomically into a
-// working list owned by this process and removes it only when done, so a
-// crash loses nothing: orphaned working lists are recovered (recovery.ts).
+// working hash (a batch) or list (one job) owned by this process and removes
+// it only when done, so a crash loses nothing: orphaned ones are recovered
+// (recovery.ts).
 // Jobs travel as raw bytes, so even a payload that is not UTF-8 is requeued
 // or buried exactly as it came.
 import type { Redis } from "ioredis";
@@ -27,6 +28,8 @@ export interface UnitOfWork {
   job: string | null;
   /** The job's bytes exactly as fetched. */
   raw: Buffer;
+  /** Reliable fetch: its field in the working hash; undefined when in the working list (or basic fetch). */
+  field: string | undefined;
 }
 
 export interface Fetcher {
@@ -47,9 +50,9 @@ export interface Fetcher {
   reclaim?(running: ReadonlySet<string>): Promise<number>;
 }
 
-export function unitOfWork(queue: string, raw: Buffer): UnitOfWork {
+export function unitOfWork(queue: string, raw: Buffer, field?: string): UnitOfWork {
   const job = strictUtf8(raw) ?? null;
-  return { queue, queueName: queue.slice("queue:".length), job, raw };
+  return { queue, queueName: queue.slice("queue:".length), job, raw, field };
 }
 
 /**
@@ -112,16 +115,47 @@ export class BasicFetch implements Fetcher {
   async close(): Promise<void> {}
 }
 
-/** The registry of working lists, so recovery finds those of dead processes. */
+/** The registry of working lists and hashes, so recovery finds those of dead processes. */
 export const WIP_REGISTRY = "bridge:wip-keys";
 
-/** The working list of one process for one queue. */
+/** The working list of one process for one queue: jobs a one-job fetch took. */
 export function wipKey(identity: string, queue: string): string {
   return `bridge:wip:${identity}|${queue}`;
 }
 
+/**
+ * The working hash of one process for one queue: jobs a batch fetch took,
+ * each under a field number unique in the process.
+ */
+export function workingHashKey(identity: string, queue: string): string {
+  return `bridge:working:${identity}|${queue}`;
+}
+
+/**
+ * How many fetch lanes (connections, each fetching for its share of the
+ * slots) a capsule gets unless told. Two let one lane's round trip overlap
+ * the other's jobs. Reliable fetch pays 4 commands a batch (the Lua call, its
+ * RPOP, HSET, and the HDEL of the acknowledgements it carries): with one lane
+ * at concurrency 10 that is 0.4 commands a job, with two 0.8. Both fetches take
+ * a second lane from concurrency 4, as before the working hash, until the
+ * benchmark (BENCH_RELIABLE_TWO_LANES) shows one lane is as fast.
+ */
+export function defaultFetchLanes(concurrency: number, _reliable: boolean): number {
+  return concurrency >= 4 ? 2 : 1;
+}
+
 /** Below this many free slots the one-job move is cheaper in Redis commands (1 vs 3 a batch). */
 export const MIN_BATCH = 3;
+
+/**
+ * How long finished jobs wait for a fetch to carry their acknowledgement
+ * before they are sent on their own: a busy worker fetches again within
+ * this, and an idle one can wait.
+ */
+export const ACK_DELAY_MS = 2;
+
+/** Field numbers in the working hashes: unique in the process, so no two jobs share one. */
+let nextField = 1;
 
 interface Ack {
   uow: UnitOfWork;
@@ -138,10 +172,13 @@ export class AckQueue {
 }
 
 /**
- * Reliable fetch: RPOPLPUSH (BRPOPLPUSH for a single queue) into
- * `bridge:wip:<identity>|queue:<name>`, LREM on acknowledge. It keeps the
- * capsule's queue order. Two commands per job (the move and the LREM), less
- * when several slots are free: one Lua move (3 commands) takes a batch.
+ * Reliable fetch. With several free slots one Lua call moves a batch into the
+ * working hash `bridge:working:<identity>|queue:<name>` (3 commands) and
+ * acknowledges the jobs that finished since the last fetch (one HDEL for
+ * them all). One job at a time (one free slot, an empty queue, an old
+ * server) goes by RPOPLPUSH (BRPOPLPUSH for a single queue) into the working
+ * list `bridge:wip:<identity>|queue:<name>`, acknowledged by LREM. It keeps
+ * the capsule's queue order.
  */
 export class ReliableFetch implements Fetcher {
   private idleMs = 0;
@@ -165,23 +202,48 @@ export class ReliableFetch implements Fetcher {
     return wipKey(this.identity, queue);
   }
 
-  /** Announces this process's working lists (before the first fetch). */
+  working(queue: string): string {
+    return workingHashKey(this.identity, queue);
+  }
+
+  /** Where a fetched job is kept: the working hash or the working list of its queue. */
+  private holder(uow: UnitOfWork): string {
+    return uow.field === undefined ? this.wip(uow.queue) : this.working(uow.queue);
+  }
+
+  /** This process's working lists and hashes for the capsule's queues. */
+  private keys(): string[] {
+    const queues = [...new Set(this.capsule.queues)].map((q) => `queue:${q}`);
+    return [...queues.map((q) => this.wip(q)), ...queues.map((q) => this.working(q))];
+  }
+
+  /** Announces this process's working lists and hashes (before the first fetch). */
   async register(): Promise<void> {
-    const keys = [...new Set(this.capsule.queues)].map((q) => this.wip(`queue:${q}`));
-    await this.redis.sadd(WIP_REGISTRY, ...keys);
+    await this.redis.sadd(WIP_REGISTRY, ...this.keys());
   }
 
   async retrieveWork(max: number): Promise<UnitOfWork[]> {
     const queues = queuesCommand(this.capsule);
     const keys = [...queues, ...queues.map((q) => this.wip(q))];
     if (max >= MIN_BATCH && this.features.popCount && !this.drained) {
-      // Acknowledgements waiting for their pipeline ride along with this fetch
-      // (all of them: the queue is the capsule's, so are their working lists).
+      // Acknowledgements waiting for their timer ride along with this fetch
+      // (all of them: the queue is the capsule's, so are their working hashes).
       const acks = this.acks.pending.splice(0);
-      const ackArgs = acks.flatMap((a) => [queues.indexOf(a.uow.queue) + 1, a.uow.raw]);
+      const ackArgs: Array<number | string | Buffer> = [];
+      for (const a of acks) {
+        const i = queues.indexOf(a.uow.queue) + 1;
+        if (a.uow.field === undefined) ackArgs.push(-i, a.uow.raw);
+        else ackArgs.push(i, a.uow.field);
+      }
+      const first = nextField;
+      nextField += max;
       let r: [Buffer, Buffer[]] | null;
       try {
-        r = await fetchBatchIntoWorkingList(this.blocking, keys, [max, acks.length, ...ackArgs]);
+        r = await fetchBatchIntoWorkingList(
+          this.blocking,
+          [...keys, ...queues.map((q) => this.working(q))],
+          [max, first, acks.length, ...ackArgs],
+        );
       } catch (e) {
         for (const a of acks) a.reject(e as Error);
         throw e;
@@ -190,7 +252,7 @@ export class ReliableFetch implements Fetcher {
       if (r) {
         this.idleMs = 0;
         const queue = r[0].toString();
-        return r[1].map((raw) => unitOfWork(queue, raw));
+        return r[1].map((raw, j) => unitOfWork(queue, raw, String(first + j)));
       }
       // Empty: block (one queue) or back off (several) below, until a job turns up.
       this.drained = true;
@@ -215,12 +277,11 @@ export class ReliableFetch implements Fetcher {
   }
 
   acknowledge(uow: UnitOfWork): Promise<void> {
-    // Jobs that finish together are acknowledged by the next batch fetch of any
-    // lane (the slots they freed start one in the next tick), or else, after
-    // this turn of the event loop, in one pipeline of their own: the same LREMs
-    // either way, fewer writes, reads and callbacks.
+    // Jobs that finish are acknowledged by the next batch fetch of any lane
+    // (the slots they freed start one at once), or else, after ACK_DELAY_MS,
+    // in one pipeline of their own: one HDEL per working hash either way.
     return new Promise((resolve, reject) => {
-      if (this.acks.pending.push({ uow, resolve, reject }) === 1) setImmediate(() => this.flushAcks());
+      if (this.acks.pending.push({ uow, resolve, reject }) === 1) setTimeout(() => this.flushAcks(), ACK_DELAY_MS);
     });
   }
 
@@ -228,12 +289,32 @@ export class ReliableFetch implements Fetcher {
     const batch = this.acks.pending.splice(0);
     if (batch.length === 0) return; // a fetch took them along
     const pipe = this.redis.pipeline();
-    for (const a of batch) pipe.lrem(this.wip(a.uow.queue), 1, a.uow.raw);
+    // Per command: the acknowledgements it carries.
+    const carried: Ack[][] = [];
+    const byHash = new Map<string, Ack[]>();
+    for (const a of batch) {
+      if (a.uow.field === undefined) {
+        pipe.lrem(this.wip(a.uow.queue), 1, a.uow.raw);
+        carried.push([a]);
+      } else {
+        const key = this.working(a.uow.queue);
+        const group = byHash.get(key);
+        if (group) group.push(a);
+        else byHash.set(key, [a]);
+      }
+    }
+    for (const [key, group] of byHash) {
+      pipe.hdel(key, ...group.map((a) => a.uow.field!));
+      carried.push(group);
+    }
     pipe.exec().then(
       (res) =>
-        batch.forEach((a, i) =>
-          res?.[i]?.[0] ? a.reject(res[i]![0]) : res ? a.resolve() : a.reject(new Error("pipeline discarded")),
-        ),
+        carried.forEach((group, i) => {
+          const err = res ? res[i]?.[0] : new Error("pipeline discarded");
+          for (const a of group)
+            if (err) a.reject(err);
+            else a.resolve();
+        }),
       (e: Error) => batch.forEach((a) => a.reject(e)),
     );
   }
@@ -255,29 +336,36 @@ export class ReliableFetch implements Fetcher {
    * reconnect, and a plain LREM + RPUSH run twice would queue a job twice.
    */
   private async putBack(push: "rpush" | "lpush", work: readonly UnitOfWork[]): Promise<void> {
-    const keys = work.flatMap((w) => [this.wip(w.queue), w.queue]);
-    await putBackFromWorkingList(this.redis, keys, [push, ...work.map((w) => w.raw)]);
+    const keys = work.flatMap((w) => [this.holder(w), w.queue]);
+    await putBackFromWorkingList(this.redis, keys, [push, ...work.flatMap((w) => [w.field ?? "", w.raw])]);
   }
 
   async reclaim(running: ReadonlySet<string>): Promise<number> {
     let n = 0;
     for (const q of new Set(this.capsule.queues)) {
       const queue = `queue:${q}`;
-      const items = await this.redis.lrangeBuffer(this.wip(queue), 0, -1);
-      const stray = items.filter((b) => !running.has(b.toString("base64")));
+      const listed = (await this.redis.lrangeBuffer(this.wip(queue), 0, -1)).map((raw) => unitOfWork(queue, raw));
+      const flat = await this.redis.hgetallBuffer(this.working(queue));
+      const hashed = Object.entries(flat)
+        .sort((a, b) => Number(a[0]) - Number(b[0]))
+        .map(([field, raw]) => unitOfWork(queue, raw, field));
+      // In fetch order as far as it is known: the hash by field number, then
+      // the working list (it holds the newest first).
+      const stray = [...hashed, ...listed.reverse()].filter((u) => !running.has(u.raw.toString("base64")));
       if (stray.length) {
-        await this.requeue(stray.map((raw) => unitOfWork(queue, raw)));
+        await this.requeue(stray);
         n += stray.length;
       }
     }
     return n;
   }
 
-  /** Leaves the registry; any job still in a working list stays for recovery. */
+  /** Leaves the registry; any job still in a working list or hash stays for recovery. */
   async close(): Promise<void> {
-    const keys = [...new Set(this.capsule.queues)].map((q) => this.wip(`queue:${q}`));
-    const lengths = await Promise.all(keys.map((k) => this.redis.llen(k)));
-    const empty = keys.filter((_, i) => lengths[i] === 0);
+    const keys = this.keys();
+    // EXISTS: an empty list or hash does not exist.
+    const held = await Promise.all(keys.map((k) => this.redis.exists(k)));
+    const empty = keys.filter((_, i) => held[i] === 0);
     if (empty.length) await this.redis.srem(WIP_REGISTRY, ...empty);
   }
 }

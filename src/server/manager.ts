@@ -5,7 +5,7 @@
 import type { Redis } from "ioredis";
 import { bounded, type ConnectionWatch, isConnectionError } from "../redis/availability.js";
 import type { Capsule } from "./capsule.js";
-import { AckQueue, BasicFetch, type Fetcher, ReliableFetch, type UnitOfWork } from "./fetch.js";
+import { AckQueue, BasicFetch, defaultFetchLanes, type Fetcher, ReliableFetch, type UnitOfWork } from "./fetch.js";
 import { LazyAbort } from "./lazy-abort.js";
 import type { WorkerEvents } from "./events.js";
 import type { Logger } from "./logger.js";
@@ -18,7 +18,7 @@ export interface ManagerOptions {
   identity: string;
   reliable: boolean;
   features: ServerFeatures;
-  /** Fetch connections (default 2 from concurrency 4, else 1). */
+  /** Fetch connections (default: defaultFetchLanes). */
   fetchLanes?: number;
   processor: ProcessorDeps;
   logger: Logger;
@@ -90,7 +90,10 @@ export class Manager {
   /** Opens the fetch lanes, registers the working lists and starts fetching. */
   async start(): Promise<void> {
     const cap = this.o.capsule;
-    const lanes = Math.max(1, Math.min(this.o.fetchLanes ?? (cap.concurrency >= 4 ? 2 : 1), cap.concurrency));
+    const lanes = Math.max(
+      1,
+      Math.min(this.o.fetchLanes ?? defaultFetchLanes(cap.concurrency, this.o.reliable), cap.concurrency),
+    );
     const perLane = Math.ceil(cap.concurrency / lanes);
     const acks = new AckQueue();
     for (let lane = 0; lane < lanes; lane++) {

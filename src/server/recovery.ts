@@ -4,7 +4,7 @@
 // host, when its pid no longer exists. Recovery runs under a short lock, so one
 // process does it.
 import type { Redis } from "ioredis";
-import { restorePromotingSet, restoreWorkingList } from "../redis/scripts/index.js";
+import { restorePromotingSet, restoreWorkingHash, restoreWorkingList } from "../redis/scripts/index.js";
 import { WIP_REGISTRY } from "./fetch.js";
 import type { Logger } from "./logger.js";
 
@@ -34,10 +34,20 @@ export async function restorePromoting(redis: Redis, key: string, set: string): 
   return restorePromotingSet(redis, [key, set, PROMOTING_REGISTRY], []);
 }
 
-/** `bridge:wip:<identity>|queue:<name>` -> [identity, "queue:<name>"]. */
+/**
+ * `bridge:wip:<identity>|queue:<name>` (a working list) or
+ * `bridge:working:<identity>|queue:<name>` (a working hash) -> [identity, "queue:<name>"].
+ */
 export function parseWipKey(key: string): [string, string] | undefined {
-  const m = /^bridge:wip:(.+)\|(queue:.+)$/.exec(key);
+  const m = /^bridge:(?:wip|working):(.+)\|(queue:.+)$/.exec(key);
   return m ? [m[1]!, m[2]!] : undefined;
+}
+
+/** Moves the jobs of a dead process's working list or hash back to their queue. */
+function restoreWorking(redis: Redis, key: string, queue: string): Promise<number> {
+  // Versions before the working hash left working lists only: both come back.
+  const restore = key.startsWith("bridge:working:") ? restoreWorkingHash : restoreWorkingList;
+  return restore(redis, [key, queue, "queues"], [queue.slice("queue:".length)]);
 }
 
 function pidAlive(pid: number): boolean {
@@ -134,7 +144,7 @@ export async function recoverOrphans(
     WIP_REGISTRY,
     parseWipKey,
     async (key, queue) => {
-      const n = await restoreWorkingList(redis, [key, queue, "queues"], [queue.slice("queue:".length)]);
+      const n = await restoreWorking(redis, key, queue);
       await redis.srem(WIP_REGISTRY, key);
       return n;
     },

@@ -62,9 +62,9 @@ export interface WorkerOptions {
    */
   fetch?: "reliable" | "basic";
   /**
-   * Fetch connections per capsule (default 2 from concurrency 4, else 1): each
-   * fetches for at most its share of the slots, so one's round trip overlaps
-   * the other's jobs.
+   * Fetch connections per capsule (default 2 from concurrency 4 with basic
+   * fetch, from 16 with reliable fetch, else 1): each fetches for at most its
+   * share of the slots, so one's round trip overlaps the other's jobs.
    */
   fetchLanes?: number;
   /** How often (ms) to look for dead processes' working lists (default 60 s). */

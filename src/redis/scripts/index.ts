@@ -11,6 +11,7 @@ export { popDueIntoPromotingSet } from "./pop-due-into-promoting-set.js";
 export { commitPromotedBatch } from "./commit-promoted-batch.js";
 // Recovery of dead processes' jobs (server/recovery.ts)
 export { restoreWorkingList } from "./restore-working-list.js";
+export { restoreWorkingHash } from "./restore-working-hash.js";
 export { restorePromotingSet } from "./restore-promoting-set.js";
 // Migration (migration/)
 export { replaceListElements } from "./replace-list-elements.js";

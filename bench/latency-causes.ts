@@ -1,0 +1,121 @@
+// Where the enqueue-to-start tail comes from: a child process pushes RATE
+// jobs/s (each carrying its push time, performance.timeOrigin + now(), a
+// clock both processes share) while this process runs the public Worker and
+// notes when each job starts, every GC pause (PerformanceObserver "gc") and
+// the event loop's delay (monitorEventLoopDelay). After a warm-up it prints
+// p50 / p99 / p99.9 and, for the jobs above p99, how many started during or
+// right after a GC pause. Latency figures depend on the machine's load; the
+// share of the tail that GC explains much less so.
+//
+//   npx tsx bench/latency-causes.ts [seconds=60] [rate=1000] [warmup=10]
+//   BENCH_FETCH=basic ... (default reliable)
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { monitorEventLoopDelay, PerformanceObserver, performance } from "node:perf_hooks";
+import { startRedis } from "../harness/redis-server.js";
+import { Client } from "../src/client/client.js";
+import { Worker } from "../src/server/worker.js";
+import type { Logger } from "../src/server/logger.js";
+
+const [seconds, rate, warmup] = [60, 1000, 10].map((d, i) => Number(process.argv[2 + i] ?? d)) as [
+  number,
+  number,
+  number,
+];
+const now = () => performance.timeOrigin + performance.now();
+
+if (process.env.LATENCY_PUSHER) {
+  // The pusher: one job every 1000/rate ms, on a steady schedule.
+  const client = new Client({ redis: process.env.REDIS_URL!, dialect: "8.1.7" });
+  const Job = client.job<[number]>("LatencyJob", { queue: "latency" });
+  const end = now() + (seconds + warmup) * 1000;
+  let next = now();
+  while (now() < end) {
+    next += 1000 / rate;
+    void Job.performAsync(now());
+    const wait = next - now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    else await new Promise((r) => setImmediate(r));
+  }
+  await client.close();
+  process.exit(0);
+}
+
+const quiet: Logger = { debug() {}, info() {}, warn: console.error, error: console.error };
+const server = await startRedis();
+const samples: Array<[start: number, latency: number]> = [];
+const gcs: Array<[start: number, end: number, kind: number]> = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries())
+    gcs.push([
+      performance.timeOrigin + e.startTime,
+      performance.timeOrigin + e.startTime + e.duration,
+      (e as unknown as { detail?: { kind: number } }).detail?.kind ?? 0,
+    ]);
+}).observe({ entryTypes: ["gc"] });
+const loop = monitorEventLoopDelay({ resolution: 1 });
+const w = new Worker({
+  redis: server.url,
+  dialect: "8.1.7",
+  queues: ["latency"],
+  concurrency: 10,
+  fetch: (process.env.BENCH_FETCH as "basic" | "reliable" | undefined) ?? "reliable",
+  scheduler: false,
+  logger: quiet,
+});
+w.register<[number]>("LatencyJob", ([pushed]) => {
+  const t = now();
+  samples.push([t, t - pushed]);
+});
+await w.start();
+const pusher = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+  env: { ...process.env, LATENCY_PUSHER: "1", REDIS_URL: server.url },
+  stdio: "inherit",
+});
+await new Promise((r) => setTimeout(r, warmup * 1000));
+const from = now();
+loop.enable();
+await new Promise((r) => pusher.once("exit", r));
+loop.disable();
+await new Promise((r) => setTimeout(r, 500));
+await w.stop();
+await server.stop();
+
+const measured = samples.filter(([t]) => t >= from);
+const lat = measured.map(([, l]) => l).sort((a, b) => a - b);
+const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))]!;
+const p99 = q(0.99);
+const gcIn = gcs.filter(([s]) => s >= from);
+// A job is GC-delayed when a pause ended no earlier than its push and no later than its start.
+const tail = measured.filter(([, l]) => l >= p99);
+const duringGc = tail.filter(([t, l]) => gcIn.some(([, e]) => e >= t - l && e <= t + 0.05)).length;
+const kinds = new Map<number, { n: number; ms: number }>();
+for (const [s, e, k] of gcIn) {
+  const v = kinds.get(k) ?? { n: 0, ms: 0 };
+  v.n++;
+  v.ms += e - s;
+  kinds.set(k, v);
+}
+console.log(
+  JSON.stringify(
+    {
+      fetch: process.env.BENCH_FETCH ?? "reliable",
+      jobs: lat.length,
+      p50ms: q(0.5),
+      p99ms: p99,
+      p999ms: q(0.999),
+      maxms: lat.at(-1),
+      tailJobs: tail.length,
+      tailJobsDelayedByGc: duringGc,
+      // kind: 1 minor (scavenge), 2 major, 4 incremental, 8 weak callbacks
+      gc: Object.fromEntries([...kinds].map(([k, v]) => [k, { n: v.n, totalMs: v.ms, meanMs: v.ms / v.n }])),
+      eventLoopDelayMs: {
+        p50: loop.percentile(50) / 1e6,
+        p99: loop.percentile(99) / 1e6,
+        max: loop.max / 1e6,
+      },
+    },
+    null,
+    1,
+  ),
+);

@@ -1,0 +1,20 @@
+// Reliable fetch's keys and lane default: recovery must recognise both the
+// working hash (batches) and the working list (one-job fetches, and all that
+// older versions left), and the default lanes keep reliable batches of 8.
+import { describe, expect, it } from "vitest";
+import { defaultFetchLanes, wipKey, workingHashKey } from "../../src/server/fetch.js";
+import { parseWipKey } from "../../src/server/recovery.js";
+
+describe("working keys", () => {
+  it("recovery parses the working list and the working hash of an identity whose hostname holds colons", () => {
+    const identity = "host:with:colons:4242:0123456789ab";
+    expect(parseWipKey(wipKey(identity, "queue:a|b"))).toEqual([identity, "queue:a|b"]);
+    expect(parseWipKey(workingHashKey(identity, "queue:default"))).toEqual([identity, "queue:default"]);
+    expect(parseWipKey("bridge:workers:x|queue:default")).toBeUndefined();
+  });
+
+  it("both fetches take a second lane from concurrency 4", () => {
+    expect([1, 3, 4, 10, 16, 50].map((c) => defaultFetchLanes(c, true))).toEqual([1, 1, 2, 2, 2, 2]);
+    expect([1, 3, 4, 10].map((c) => defaultFetchLanes(c, false))).toEqual([1, 1, 2, 2]);
+  });
+});
