@@ -17,7 +17,7 @@ export interface LockEntry {
 }
 
 export interface LockSummary extends LockEntry {
-  /** `lock_info["lock"]` when the gem wrote `:INFO`. */
+  /** The lock type from `:INFO` (the gem writes it as "type"; its Web UI reads "lock"). */
   lockType: string | undefined;
   /** How many jids hold it (HLEN of `:LOCKED`). */
   locked: number;
@@ -75,7 +75,8 @@ async function summarize(redis: Redis, entries: LockEntry[]): Promise<LockSummar
   return entries.map((e, i) => {
     const [hErr, n] = r[2 * i] ?? [];
     const [iErr, info] = r[2 * i + 1] ?? [];
-    const lockType = iErr ? undefined : parseJsonObject(info as string | null)?.lock;
+    const parsed = iErr ? undefined : parseJsonObject(info as string | null);
+    const lockType = parsed?.type ?? parsed?.lock;
     return {
       ...e,
       locked: hErr ? 0 : Number(n ?? 0),
@@ -90,11 +91,19 @@ function pairs(flat: string[]): LockEntry[] {
   return out;
 }
 
+/** The gem's two digest sets: `Digests` and `ExpiringDigests` (until_expired locks, scored by when they expire). */
+export type DigestSet = typeof DIGESTS | typeof EXPIRING_DIGESTS;
+
 /** Newest first, `count` from `offset` (ZREVRANGE with scores). */
-export async function lockPage(redis: Redis, offset: number, count: number): Promise<LockPage> {
+export async function lockPage(
+  redis: Redis,
+  offset: number,
+  count: number,
+  set: DigestSet = DIGESTS,
+): Promise<LockPage> {
   const [total, flat] = await Promise.all([
-    redis.zcard(DIGESTS),
-    redis.zrevrange(DIGESTS, offset, offset + count - 1, "WITHSCORES"),
+    redis.zcard(set),
+    redis.zrevrange(set, offset, offset + count - 1, "WITHSCORES"),
   ]);
   return { total, locks: await summarize(redis, pairs(flat)) };
 }
@@ -103,16 +112,22 @@ export async function lockPage(redis: Redis, offset: number, count: number): Pro
  * The digests containing `text`, by ZSCAN from `cursor` until `count` matched
  * or the scan ended (`Digests#page` with a pattern, continued where a page stopped).
  */
-export async function filteredLockPage(redis: Redis, text: string, cursor: string, count: number): Promise<LockPage> {
+export async function filteredLockPage(
+  redis: Redis,
+  text: string,
+  cursor: string,
+  count: number,
+  set: DigestSet = DIGESTS,
+): Promise<LockPage> {
   const pattern = substringPattern(text);
   const found: LockEntry[] = [];
   let next = cursor;
   do {
-    const [c, flat] = await redis.zscan(DIGESTS, next, "MATCH", pattern, "COUNT", Math.max(count, 100));
+    const [c, flat] = await redis.zscan(set, next, "MATCH", pattern, "COUNT", Math.max(count, 100));
     next = c;
     found.push(...pairs(flat));
   } while (next !== "0" && found.length < count);
-  return { total: await redis.zcard(DIGESTS), locks: await summarize(redis, found), cursor: next };
+  return { total: await redis.zcard(set), locks: await summarize(redis, found), cursor: next };
 }
 
 /** Everything stored for one digest, each part bounded. */
@@ -124,7 +139,7 @@ export async function lockDetail(redis: Redis, digest: string, cfg: UniqueJobsCo
     cursor = c;
     for (let i = 0; i + 1 < flat.length; i += 2) locked.push([flat[i]!, flat[i + 1]!]);
   } while (cursor !== "0" && locked.length < MAX_LOCK_DETAIL);
-  const since = await redis.zscore(DIGESTS, digest);
+  const since = (await redis.zscore(DIGESTS, digest)) ?? (await redis.zscore(EXPIRING_DIGESTS, digest));
   const detail: LockDetail = {
     digest,
     since: since === null ? undefined : Number(since),

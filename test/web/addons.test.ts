@@ -153,7 +153,7 @@ describe("Locks tab", () => {
   it("lists digests newest first a page at a time, with the lock type and jid count", async () => {
     const now = Date.now() / 1000;
     for (let i = 0; i < 30; i++) await lock(`uniquejobs:d${String(i).padStart(2, "0")}`, `jid${i}`, now - 100 + i);
-    await lock("uniquejobs:info", "jidX", now, { lock: "until_executed", worker: "UniqueJob", lock_args: [1] });
+    await lock("uniquejobs:info", "jidX", now, { type: "until_executed", worker: "UniqueJob", lock_args: [1] });
     const base = await serve();
     const first = await session(`${base}/locks?count=10`);
     expect(first.body).toContain("31 digests");
@@ -183,7 +183,7 @@ describe("Locks tab", () => {
 
   it("shows one lock's keys and changelog, escaped", async () => {
     const digest = `uniquejobs:${HOSTILE}`;
-    await lock(digest, "jid-1", Date.now() / 1000, { lock: "until_executed", worker: HOSTILE, queue: "default" });
+    await lock(digest, "jid-1", Date.now() / 1000, { type: "until_executed", worker: HOSTILE, queue: "default" });
     const base = await serve();
     const { body, status } = await session(`${base}/locks/${encodeURIComponent(digest)}`);
     expect(status).toBe(200);

@@ -2,6 +2,7 @@
 // (newest first; a text filter scans with ZSCAN MATCH and pages by cursor),
 // one lock's keys (locked jids, queued/primed, lock info, its changelog
 // entries), Delete for one lock or all, and the changelog.
+import { DIGESTS, EXPIRING_DIGESTS } from "../../unique-jobs/locksmith.js";
 import { resolveConfig, type UniqueJobsConfig } from "../../unique-jobs/config.js";
 import {
   changelogPage,
@@ -35,14 +36,17 @@ function cursorValue(v: string | null): string {
   return v !== null && /^\d{1,20}$/.test(v) ? v : "0";
 }
 
+/** Locks, or with `?expiring=1` the expiring locks (the gem's "Expiring Locks" tab). */
 export async function locksPage(w: WebRequest): Promise<Html> {
   const filter = w.query.get("filter") ?? "";
+  const expiring = w.query.get("expiring") === "1" ? "1" : undefined;
+  const set = expiring ? EXPIRING_DIGESTS : DIGESTS;
   const { page, count, offset } = paging(w.query, 100);
   const cursor = cursorValue(w.query.get("cursor"));
   const listing: LockPage =
     filter !== ""
-      ? await filteredLockPage(w.api.redis, filter, cursor, count)
-      : await lockPage(w.api.redis, offset, count);
+      ? await filteredLockPage(w.api.redis, filter, cursor, count, set)
+      : await lockPage(w.api.redis, offset, count, set);
   const now = w.api.now();
   const deleteButton = (digest: string) =>
     form(
@@ -51,11 +55,11 @@ export async function locksPage(w: WebRequest): Promise<Html> {
       html`<button class="btn danger" data-action="delete" data-confirm="Delete this lock?">Delete</button>`,
     );
   return html`<section>
-<header class="section-head"><h1>Locks</h1><span>${delimited(listing.total)} digests</span>
-<form method="get" action="${href(w, "/locks")}" class="filter"><input type="search" name="filter" value="${filter}" placeholder="Filter by digest" maxlength="500"><button class="btn">Filter</button></form>
-<a href="${href(w, "/locks/changelogs")}">Changelogs</a>
+<header class="section-head"><h1>${expiring ? "Expiring Locks" : "Locks"}</h1><span>${delimited(listing.total)} digests</span>
+<form method="get" action="${href(w, "/locks")}" class="filter">${expiring ? html`<input type="hidden" name="expiring" value="1">` : ""}<input type="search" name="filter" value="${filter}" placeholder="Filter by digest" maxlength="500"><button class="btn">Filter</button></form>
+<nav class="subnav"><a href="${href(w, "/locks")}" id="locks-all">Locks</a> · <a href="${href(w, "/locks", { expiring: "1" })}" id="locks-expiring">Expiring Locks</a> · <a href="${href(w, "/locks/changelogs")}" id="locks-changelogs">Changelogs</a></nav>
 </header>
-<table class="jobs" id="locks"><thead><tr><th>Digest</th><th>Lock</th><th class="num">Locks</th><th>Since</th><th></th></tr></thead>
+<table class="jobs" id="locks"><thead><tr><th>Digest</th><th>Lock</th><th class="num">Locks</th><th>${expiring ? "Expires" : "Since"}</th><th></th></tr></thead>
 <tbody>
 ${listing.locks.map(
   (
@@ -68,9 +72,9 @@ ${listing.locks.length === 0 ? html`<tr><td colspan="5">No locks found</td></tr>
 ${
   filter !== ""
     ? listing.cursor && listing.cursor !== "0"
-      ? html`<ul class="pagination"><li><a href="${href(w, "/locks", { filter, cursor: listing.cursor })}" rel="next">More matches</a></li></ul>`
+      ? html`<ul class="pagination"><li><a href="${href(w, "/locks", { filter, expiring, cursor: listing.cursor })}" rel="next">More matches</a></li></ul>`
       : ""
-    : pager(w, page, pageCount(listing.total, count))
+    : pager(w, page, pageCount(listing.total, count), { expiring })
 }
 ${
   listing.total > 0
@@ -104,7 +108,7 @@ export async function lockDetailPage(w: WebRequest): Promise<Html> {
 ${
   info
     ? html`<table class="detail" id="lock-info"><caption>Lock information</caption><tbody>
-${infoRow("Worker", "worker")}${infoRow("Queue", "queue")}${infoRow("Lock", "lock")}${infoRow("Limit", "limit")}${infoRow("TTL", "ttl")}${infoRow("Timeout", "timeout")}${infoRow("Args", "lock_args")}
+${infoRow("Worker", "worker")}${infoRow("Queue", "queue")}${infoRow("Type", "type")}${infoRow("Limit", "limit")}${infoRow("TTL", "ttl")}${infoRow("Timeout", "timeout")}${infoRow("Args", "lock_args")}
 </tbody></table>`
     : d.infoRaw
       ? html`<pre class="args" id="lock-info">${shown(d.infoRaw)}</pre>`
