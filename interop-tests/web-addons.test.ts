@@ -97,7 +97,7 @@ describeEachSidekiq(
                 return {
                   name: tr.getAttribute("data-cron-job") ?? "",
                   namespace,
-                  cron: td[2]?.textContent ?? "",
+                  cron: (td[2]?.textContent ?? "").replace(/\u00a0/g, " "),
                   klass: td[3]?.textContent ?? "",
                   status: tr.getAttribute("data-status") ?? "",
                   last: (td[5]?.textContent ?? "-") !== "-",

@@ -80,7 +80,7 @@ describe("Cron tab", () => {
     const base = await serve();
     const { body } = await session(`${base}/cron`);
     expect(body).toContain('data-cron-job="nightly" data-status="enabled"');
-    expect(body).toContain("<code>0 3 * * *</code>");
+    expect(body).toContain("<code>0\u00a03\u00a0*\u00a0*\u00a0*</code>");
     expect(body).toContain("NightlyJob");
     expect(body).toContain("<td>low</td>");
     expect(body).not.toContain("<img src=x");

@@ -23,6 +23,9 @@ function sortName(j: CronJob): string {
   return `${j.status === "enabled" ? 0 : 1}_${j.name}`.toLowerCase();
 }
 
+/** A cron line kept on one line, as Ruby's view does with &nbsp;. */
+const nowrap = (cron: string) => cron.replace(/ /g, "\u00a0");
+
 function nextFire(j: CronJob, now: number): Date | null {
   if (j.status !== "enabled") return null;
   try {
@@ -92,7 +95,7 @@ ${jobs.map(
   ) => html`<tr data-cron-job="${j.name}" data-status="${j.status}"${j.status === "disabled" ? html` class="disabled"` : ""}>
 <td><span class="badge ${j.status === "enabled" ? "" : "quiet"}">${j.status}</span></td>
 <td><a href="${href(w, cronJobPath(j.namespace, j.name))}" title="${j.description ?? ""}"><b>${shown(j.name, 200)}</b></a><br><small><code class="args">${shown(j.message, 100)}</code></small></td>
-<td><code>${j.cron}</code></td><td>${shown(j.klass, 200)}</td><td>${shown(j.queue, 200)}</td>
+<td><code>${nowrap(j.cron)}</code></td><td>${shown(j.klass, 200)}</td><td>${shown(j.queue, 200)}</td>
 <td data-col="last">${when(j.lastEnqueueTime, now)}</td><td data-col="next">${when(nextFire(j, now), now)}</td>
 <td>${jobButtons(w, j)}</td></tr>`,
 )}
@@ -136,7 +139,7 @@ ${row("Description", shown(job.description, 1000))}
 ${row("Class", shown(job.klass, 500))}
 ${row("Queue", shown(job.queue, 200))}
 ${row("Message", html`<pre class="args">${shown(message)}</pre>`)}
-${row("Cron", html`<code>${job.cron}</code>`)}
+${row("Cron", html`<code>${nowrap(job.cron)}</code>`)}
 ${row("Last enqueued", when(job.lastEnqueueTime, now))}
 ${row("Next", when(nextFire(job, now), now))}
 </tbody></table>

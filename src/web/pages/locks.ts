@@ -95,13 +95,19 @@ function changelogRows(entries: ChangelogEntry[], now: number): Html {
   )}`;
 }
 
+/** A lock info value: text as it is, anything else as JSON, absent or null as "-" (the gem writes nil limits and TTLs). */
+function infoText(v: unknown): string {
+  if (v === undefined || v === null) return "-";
+  return typeof v === "string" ? v : JSON.stringify(v);
+}
+
 export async function lockDetailPage(w: WebRequest): Promise<Html> {
   const digest = w.params[0]!;
   const d = await lockDetail(w.api.redis, digest, uniqueJobsConfig(w));
   const now = w.api.now();
   const info = d.info;
   const infoRow = (label: string, key: string) =>
-    html`<tr><th>${label}</th><td>${shown(info?.[key] === undefined ? "" : JSON.stringify(info[key]), 1000)}</td></tr>`;
+    html`<tr><th>${label}</th><td>${shown(infoText(info?.[key]), 1000)}</td></tr>`;
   return html`<section>
 <header class="section-head"><h1>Lock <small class="title"><code>${shown(digest, 300)}</code></small></h1>
 <div class="actions">${form(w, `${lockPath(digest)}/delete`, html`<button class="btn danger" data-action="delete" data-confirm="Delete this lock?">Delete</button>`)}</div></header>
