@@ -1,25 +1,14 @@
 // The Cron and Locks tabs over HTTP on a throwaway redis-server: what they
 // list, hostile names escaped, the actions with the CSRF token (and refused
 // without it or in read-only mode), and paging that never reads the whole set.
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { Redis } from "ioredis";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startRedis, type RedisServer } from "../../harness/redis-server.js";
+import type { Redis } from "ioredis";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CronApi } from "../../src/cron/cron-api.js";
-import { createWebHandler, type WebHandler, type WebOptions } from "../../src/web/handler.js";
+import { useWebTestServer } from "./web-test-server.js";
 
-let server: RedisServer;
+const web = useWebTestServer();
+const { serve } = web;
 let redis: Redis;
-const opened: Array<{ http: Server; web: WebHandler }> = [];
-
-async function serve(opts: Partial<WebOptions> = {}): Promise<string> {
-  const web = createWebHandler({ redis: server.url, ...opts });
-  const http = createServer((req, res) => void web(req, res));
-  await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
-  opened.push({ http, web });
-  return `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
-}
 
 async function session(url: string): Promise<{ cookie: string; token: string; body: string; status: number }> {
   const res = await fetch(url);
@@ -40,19 +29,8 @@ function post(base: string, path: string, s: { cookie: string; token: string }, 
 
 const HOSTILE = `<img src=x onerror=alert(1)>"'&`;
 
-beforeAll(async () => {
-  server = await startRedis({ databases: 1 });
-  redis = new Redis(server.url);
-});
-
-afterAll(async () => {
-  for (const { http, web } of opened) {
-    http.closeAllConnections();
-    await new Promise((r) => http.close(r));
-    await web.close();
-  }
-  redis?.disconnect();
-  await server?.stop();
+beforeAll(() => {
+  redis = web.redis;
 });
 
 beforeEach(async () => {
