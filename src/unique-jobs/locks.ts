@@ -10,6 +10,9 @@ import { CHANGELOG, DIGESTS, EXPIRING_DIGESTS } from "./locksmith.js";
 /** The most entries one lock's detail reads from a hash, list or the changelog. */
 export const MAX_LOCK_DETAIL = 1000;
 
+/** ZSCAN's COUNT hint for a filter: large, so a scan of 100,000 digests is a few dozen round trips. */
+const SCAN_COUNT = 5000;
+
 export interface LockEntry {
   digest: string;
   /** The digests set's score: when the lock was taken (epoch seconds). */
@@ -123,7 +126,7 @@ export async function filteredLockPage(
   const found: LockEntry[] = [];
   let next = cursor;
   do {
-    const [c, flat] = await redis.zscan(set, next, "MATCH", pattern, "COUNT", Math.max(count, 100));
+    const [c, flat] = await redis.zscan(set, next, "MATCH", pattern, "COUNT", SCAN_COUNT);
     next = c;
     found.push(...pairs(flat));
   } while (next !== "0" && found.length < count);
@@ -186,7 +189,7 @@ export async function changelogPage(
   const entries: ChangelogEntry[] = [];
   let next = cursor;
   do {
-    const [c, members] = await redis.zscan(CHANGELOG, next, "MATCH", pattern, "COUNT", Math.max(count, 100));
+    const [c, members] = await redis.zscan(CHANGELOG, next, "MATCH", pattern, "COUNT", SCAN_COUNT);
     next = c;
     for (let i = 0; i < members.length; i += 2) {
       const e = parseJsonObject(members[i]);

@@ -64,6 +64,12 @@ export interface WebOptions {
    * browser's requests over several.
    */
   csrfSecret?: string | Buffer;
+  /**
+   * The Cron tab's namespaces, like sidekiq-cron's `available_namespaces` given
+   * as an Array. Default: every `cron_jobs:<namespace>` key found by SCAN (`:auto`),
+   * which walks the whole keyspace on each visit.
+   */
+  cronNamespaces?: string[];
   /** The fleet's sidekiq-unique-jobs setup for the Locks tab (gem 8 unless `{ gem: 9 }`). */
   uniqueJobs?: Pick<UniqueJobsOptions, "gem" | "maxHistory">;
 }
@@ -284,6 +290,7 @@ export function createWebHandler(options: WebOptions): WebHandler {
         readOnly,
         pollSeconds,
         uniqueJobs,
+        ...(options.cronNamespaces ? { cronNamespaces: options.cronNamespaces } : {}),
         form: new URLSearchParams(),
       };
       if (route.action) {

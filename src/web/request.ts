@@ -21,6 +21,8 @@ export interface WebRequest {
   pollSeconds: number;
   /** The fleet's sidekiq-unique-jobs setup (the Locks tab). */
   uniqueJobs?: UniqueJobsConfig;
+  /** The Cron tab's namespaces when given (else found by SCAN). */
+  cronNamespaces?: string[];
   /** A form's fields (POST only). */
   form: URLSearchParams;
 }

@@ -105,6 +105,16 @@ describe("Cron tab", () => {
     expect((await post(base, "/cron/namespaces/default/all/explode", s)).status).toBe(400);
   });
 
+  it("with the namespaces given, lists those and default without scanning for others", async () => {
+    await cron().create({ name: "a", cron: "0 * * * *", class: "A", namespace: "billing" });
+    await cron().create({ name: "b", cron: "0 * * * *", class: "B", namespace: "hidden" });
+    const base = await serve({ cronNamespaces: ["billing", "empty"] });
+    const { body } = await session(`${base}/cron`);
+    const cards = /id="cron-namespaces">([\s\S]*?)<\/div>/.exec(body)![1]!;
+    const shown = [...cards.matchAll(/<span class="desc">([^<]+)<\/span>/g)].map((m) => m[1]);
+    expect(shown).toEqual(["billing", "default", "empty"]);
+  });
+
   it("read-only: no buttons and the POSTs refused", async () => {
     await cron().create({ name: "nightly", cron: "0 3 * * *", class: "NightlyJob" });
     const base = await serve({ readOnly: true });

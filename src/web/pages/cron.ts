@@ -60,7 +60,10 @@ function jobButtons(w: WebRequest, j: CronJob, back?: string): Html {
 export async function cronPage(w: WebRequest): Promise<Html> {
   const ns = w.params[0] ?? DEFAULT_NAMESPACE;
   const cron = cronApi(w);
-  const namespaces = await cron.namespaces();
+  // Like Namespace.all: the configured ones (or all found) and "default".
+  const namespaces = w.cronNamespaces
+    ? [...new Set([...w.cronNamespaces, DEFAULT_NAMESPACE])].sort()
+    : await cron.namespaces();
   const counts = await Promise.all(namespaces.map((n) => cron.count(n)));
   const { jobs, unreadable } = await cron.list(ns);
   jobs.sort((a, b) => (sortName(a) < sortName(b) ? -1 : sortName(a) > sortName(b) ? 1 : 0));
