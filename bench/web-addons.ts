@@ -6,10 +6,10 @@
 // byte, on a throwaway redis-server. Target: every page under 300 ms.
 //
 //   npx tsx bench/web-addons.ts          (BENCH_WEB_RUNS=N: measured runs per page, default 7)
-import { Redis } from "ioredis";
-import { startRedis } from "../harness/redis-server.js";
+import type { Redis } from "ioredis";
 import { CronApi } from "../src/cron/cron-api.js";
 import { startWebServer } from "../src/web/server.js";
+import { printPageTimes, withSeededRedis } from "./page-times.js";
 
 const LOCKS = 100_000;
 const CRON_JOBS = 200;
@@ -53,57 +53,38 @@ async function seed(redis: Redis): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const server = await startRedis({ databases: 1 });
-  const redis = new Redis(server.url);
-  try {
-    const t0 = performance.now();
-    await seed(redis);
-    console.log(
-      `seeded in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${LOCKS.toLocaleString("en-US")} locks, ${CHANGELOG_ENTRIES} changelog entries, ${CRON_JOBS} cron jobs`,
-    );
-    const web = await startWebServer({ redis: server.url, port: 0 });
-    // With the namespaces given (sidekiq-cron's available_namespaces as an Array): no keyspace SCAN.
-    const named = await startWebServer({ redis: server.url, port: 0, cronNamespaces: ["default", "reports"] });
-    const pages = [
-      "/cron",
-      "named:/cron",
-      "/cron/namespaces/reports",
-      "/cron/namespaces/default/jobs/job-0",
-      "/locks",
-      `/locks?page=${LOCKS / 100}`,
-      `/locks?filter=${digestOf(LOCKS - 7).slice(-12)}`,
-      "/locks?filter=no-such-digest",
-      `/locks/${encodeURIComponent(digestOf(LOCKS - 5))}`,
-      "/locks?expiring=1",
-      "/locks/changelogs",
-    ];
-    const rows: Array<[string, number, number]> = [];
-    for (const p of pages) {
-      const times: number[] = [];
-      for (let i = 0; i < RUNS + 1; i++) {
-        const start = performance.now();
-        const url = p.startsWith("named:")
-          ? `${named.url.replace(/\/$/, "")}${p.slice(6)}`
-          : `${web.url.replace(/\/$/, "")}${p}`;
-        const res = await fetch(url);
-        await res.text();
-        if (i > 0) times.push(performance.now() - start);
-        if (res.status !== 200) throw new Error(`${p}: HTTP ${res.status}`);
+  await withSeededRedis(
+    async (redis) => {
+      await seed(redis);
+      return `${LOCKS.toLocaleString("en-US")} locks, ${CHANGELOG_ENTRIES} changelog entries, ${CRON_JOBS} cron jobs`;
+    },
+    async (url) => {
+      const web = await startWebServer({ redis: url, port: 0 });
+      // With the namespaces given (sidekiq-cron's available_namespaces as an Array): no keyspace SCAN.
+      const named = await startWebServer({ redis: url, port: 0, cronNamespaces: ["default", "reports"] });
+      const pages = [
+        "/cron",
+        "named:/cron",
+        "/cron/namespaces/reports",
+        "/cron/namespaces/default/jobs/job-0",
+        "/locks",
+        `/locks?page=${LOCKS / 100}`,
+        `/locks?filter=${digestOf(LOCKS - 7).slice(-12)}`,
+        "/locks?filter=no-such-digest",
+        `/locks/${encodeURIComponent(digestOf(LOCKS - 5))}`,
+        "/locks?expiring=1",
+        "/locks/changelogs",
+      ];
+      const urlOf = (p: string) =>
+        p.startsWith("named:") ? `${named.url.replace(/\/$/, "")}${p.slice(6)}` : `${web.url.replace(/\/$/, "")}${p}`;
+      try {
+        await printPageTimes(pages, urlOf, RUNS, TARGET_MS);
+      } finally {
+        await web.close();
+        await named.close();
       }
-      times.sort((a, b) => a - b);
-      rows.push([p, times[Math.floor(times.length / 2)]!, times[times.length - 1]!]);
-    }
-    console.log(`\n${"page".padEnd(48)} ${"median ms".padStart(10)} ${"max ms".padStart(8)}  target ${TARGET_MS} ms`);
-    for (const [p, med, max] of rows)
-      console.log(
-        `${p.padEnd(48)} ${med.toFixed(1).padStart(10)} ${max.toFixed(1).padStart(8)}  ${med < TARGET_MS ? "ok" : "OVER"}`,
-      );
-    await web.close();
-    await named.close();
-  } finally {
-    redis.disconnect();
-    await server.stop();
-  }
+    },
+  );
 }
 
 await main();
