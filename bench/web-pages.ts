@@ -5,10 +5,10 @@
 // throwaway redis-server. Target: every page under 300 ms.
 //
 //   npx tsx bench/web-pages.ts          (BENCH_WEB_RUNS=N: measured runs per page, default 7)
-import { Redis } from "ioredis";
-import { startRedis } from "../harness/redis-server.js";
+import type { Redis } from "ioredis";
 import { minuteKey7, minuteKey8 } from "../src/web/metrics-query.js";
 import { startWebServer } from "../src/web/server.js";
+import { printPageTimes, withSeededRedis } from "./page-times.js";
 
 const PROCESSES = 200;
 const RETRIES = 100_000;
@@ -102,65 +102,41 @@ async function seed(redis: Redis): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const server = await startRedis({ databases: 1 });
-  const redis = new Redis(server.url);
-  try {
-    const t0 = performance.now();
-    await seed(redis);
-    console.log(
-      `seeded in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${PROCESSES} processes, ${RETRIES.toLocaleString("en-US")} retries, ${QUEUES} queues`,
-    );
-    const web = await startWebServer({ redis: server.url, port: 0 });
-    const [firstRetry] = await redis.zrevrange("retry", 0, 0, "WITHSCORES");
-    const firstScore = (await redis.zscore("retry", firstRetry!))!;
-    const firstJid = JSON.parse(firstRetry!).jid as string;
-    const pages = [
-      "/",
-      "/busy",
-      "/queues",
-      "/queues/queue-7",
-      "/retries",
-      `/retries?page=${RETRIES / 25}`,
-      `/retries/${encodeURIComponent(`${firstScore}-${firstJid}`)}`,
-      "/retries?class=Job49",
-      "/retries?class=NoSuchJob",
-      "/retries?substr=failure%20number%2099999",
-      "/scheduled",
-      "/morgue",
-      "/metrics",
-      "/metrics?period=72h",
-      "/metrics/Job7",
-      "/stats.json",
-    ];
-    const rows: Array<[string, number, number, number]> = [];
-    for (const p of pages) {
-      const times: number[] = [];
-      for (let i = 0; i < RUNS + 1; i++) {
-        const start = performance.now();
-        const res = await fetch(`${web.url.replace(/\/$/, "")}${p}`);
-        const body = await res.text();
-        const ms = performance.now() - start;
-        if (res.status !== 200) throw new Error(`${p}: HTTP ${res.status}: ${body.slice(0, 200)}`);
-        if (i > 0) times.push(ms); // the first is a warm-up
+  await withSeededRedis(
+    async (redis) => {
+      await seed(redis);
+      return `${PROCESSES} processes, ${RETRIES.toLocaleString("en-US")} retries, ${QUEUES} queues`;
+    },
+    async (url, redis) => {
+      const web = await startWebServer({ redis: url, port: 0 });
+      const [firstRetry] = await redis.zrevrange("retry", 0, 0, "WITHSCORES");
+      const firstScore = (await redis.zscore("retry", firstRetry!))!;
+      const firstJid = JSON.parse(firstRetry!).jid as string;
+      const pages = [
+        "/",
+        "/busy",
+        "/queues",
+        "/queues/queue-7",
+        "/retries",
+        `/retries?page=${RETRIES / 25}`,
+        `/retries/${encodeURIComponent(`${firstScore}-${firstJid}`)}`,
+        "/retries?class=Job49",
+        "/retries?class=NoSuchJob",
+        "/retries?substr=failure%20number%2099999",
+        "/scheduled",
+        "/morgue",
+        "/metrics",
+        "/metrics?period=72h",
+        "/metrics/Job7",
+        "/stats.json",
+      ];
+      try {
+        await printPageTimes(pages, (p) => `${web.url.replace(/\/$/, "")}${p}`, RUNS, TARGET_MS);
+      } finally {
+        await web.close();
       }
-      times.sort((a, b) => a - b);
-      rows.push([p, times[Math.floor(times.length / 2)]!, times[times.length - 1]!, 0]);
-    }
-    await web.close();
-    console.log(`\n${"page".padEnd(48)} ${"median ms".padStart(10)} ${"max ms".padStart(8)}  target ${TARGET_MS} ms`);
-    let over = 0;
-    for (const [p, med, max] of rows) {
-      const ok = med < TARGET_MS;
-      if (!ok) over++;
-      console.log(
-        `${p.padEnd(48)} ${med.toFixed(1).padStart(10)} ${max.toFixed(1).padStart(8)}  ${ok ? "ok" : "OVER"}`,
-      );
-    }
-    console.log(over === 0 ? "\nevery page under the target" : `\n${over} page(s) over the target`);
-  } finally {
-    redis.disconnect();
-    await server.stop();
-  }
+    },
+  );
 }
 
 await main();

@@ -15,6 +15,8 @@ import {
   setAllAction,
   setSelectedAction,
 } from "./actions.js";
+import { cronAllAction, cronJobAction } from "./cron-actions.js";
+import { clearChangelogAction, deleteAllLocksAction, deleteLockAction } from "./locks-actions.js";
 import { DASHBOARD_CSS } from "./assets/dashboard-css.js";
 import { DASHBOARD_JS } from "./assets/dashboard-js.js";
 import { FAVICON_SVG } from "./assets/favicon.js";
@@ -31,11 +33,14 @@ import {
 import { html, type Html } from "./html.js";
 import { layout } from "./layout.js";
 import { busyPage } from "./pages/busy.js";
+import { cronJobPage, cronPage } from "./pages/cron.js";
 import { dashboardPage } from "./pages/dashboard.js";
 import { jobSetEntryPage, jobSetPage, SET_VIEWS, type SetView } from "./pages/job-sets.js";
+import { changelogsPage, lockDetailPage, locksPage } from "./pages/locks.js";
 import { metricsForJobPage, metricsPage } from "./pages/metrics.js";
 import { queuePage, queuesPage } from "./pages/queues.js";
 import type { WebRequest } from "./request.js";
+import { resolveConfig, type UniqueJobsOptions } from "../unique-jobs/config.js";
 import { entriesForKey } from "./set-entries.js";
 
 /** Options of the dashboard: the Redis, base path, read-only mode and the `authorize` hook. */
@@ -60,6 +65,14 @@ export interface WebOptions {
    * browser's requests over several.
    */
   csrfSecret?: string | Buffer;
+  /**
+   * The Cron tab's namespaces, like sidekiq-cron's `available_namespaces` given
+   * as an Array. Default: every `cron_jobs:<namespace>` key found by SCAN (`:auto`),
+   * which walks the whole keyspace on each visit.
+   */
+  cronNamespaces?: string[];
+  /** The fleet's sidekiq-unique-jobs setup for the Locks tab (gem 8 unless `{ gem: 9 }`). */
+  uniqueJobs?: Pick<UniqueJobsOptions, "gem" | "maxHistory">;
 }
 
 /** A request handler serving the dashboard under its base path. */
@@ -116,6 +129,24 @@ const ROUTES: Route[] = [
   ...Object.entries(SET_VIEWS).flatMap(([name, view]) => setRoutes(name, view)),
   { method: "GET", pattern: /^\/metrics$/, title: "Metrics", page: metricsPage },
   { method: "GET", pattern: /^\/metrics\/([^/]+)$/, title: "Metrics", page: metricsForJobPage },
+  // sidekiq-cron's tab, on the gem's routes.
+  { method: "GET", pattern: /^\/cron$/, title: "Cron", page: cronPage },
+  { method: "GET", pattern: /^\/cron\/namespaces\/([^/]+)$/, title: "Cron", page: cronPage },
+  { method: "GET", pattern: /^\/cron\/namespaces\/([^/]+)\/jobs\/([^/]+)$/, title: "Cron", page: cronJobPage },
+  { method: "POST", pattern: /^\/cron\/namespaces\/([^/]+)\/all\/([a-z]+)$/, title: "Cron", action: cronAllAction },
+  {
+    method: "POST",
+    pattern: /^\/cron\/namespaces\/([^/]+)\/jobs\/([^/]+)\/([a-z]+)$/,
+    title: "Cron",
+    action: cronJobAction,
+  },
+  // sidekiq-unique-jobs' tab.
+  { method: "GET", pattern: /^\/locks$/, title: "Locks", page: locksPage },
+  { method: "POST", pattern: /^\/locks\/delete-all$/, title: "Locks", action: deleteAllLocksAction },
+  { method: "GET", pattern: /^\/locks\/changelogs$/, title: "Changelogs", page: changelogsPage },
+  { method: "POST", pattern: /^\/locks\/changelogs\/delete-all$/, title: "Changelogs", action: clearChangelogAction },
+  { method: "GET", pattern: /^\/locks\/([^/]+)$/, title: "Lock", page: lockDetailPage },
+  { method: "POST", pattern: /^\/locks\/([^/]+)\/delete$/, title: "Lock", action: deleteLockAction },
 ];
 
 function securityHeaders(res: ServerResponse): void {
@@ -170,6 +201,7 @@ export function createWebHandler(options: WebOptions): WebHandler {
   const base = normalizeBase(options.basePath);
   const readOnly = options.readOnly === true;
   const pollSeconds = options.pollSeconds ?? 5;
+  const uniqueJobs = resolveConfig(options.uniqueJobs ?? {});
   const secret = options.csrfSecret === undefined ? newSecret() : Buffer.from(options.csrfSecret);
   if (secret.length < 32) throw new Error("createWebHandler: csrfSecret must be at least 32 bytes");
 
@@ -261,6 +293,8 @@ export function createWebHandler(options: WebOptions): WebHandler {
         csrf: "",
         readOnly,
         pollSeconds,
+        uniqueJobs,
+        ...(options.cronNamespaces ? { cronNamespaces: options.cronNamespaces } : {}),
         form: new URLSearchParams(),
       };
       if (route.action) {

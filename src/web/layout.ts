@@ -15,6 +15,9 @@ export const TABS: Array<[path: string, label: string]> = [
   ["/scheduled", "Scheduled"],
   ["/morgue", "Dead"],
   ["/metrics", "Metrics"],
+  // The add-ons' tabs, shown always (with an empty state) as Ruby's Web UI shows them once the gems are loaded.
+  ["/cron", "Cron"],
+  ["/locks", "Locks"],
 ];
 
 function activeTab(path: string): string {

@@ -1,29 +1,13 @@
 // The handler over HTTP on a throwaway redis-server (no Ruby, no browser):
 // security headers, CSRF and Origin checks, no action on a GET, read-only,
 // authorize, the base path, and escaping of hostile stored values.
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { Redis } from "ioredis";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startRedis, type RedisServer } from "../../harness/redis-server.js";
-import { createWebHandler, type WebHandler, type WebOptions } from "../../src/web/handler.js";
+import type { Redis } from "ioredis";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { useWebTestServer } from "./web-test-server.js";
 
-let server: RedisServer;
+const web = useWebTestServer();
+const { serve } = web;
 let redis: Redis;
-const opened: Array<{ http: Server; web: WebHandler }> = [];
-
-async function serve(opts: Partial<WebOptions> = {}): Promise<string> {
-  const web = createWebHandler({ redis: server.url, ...opts });
-  const http = createServer((req, res) => {
-    void web(req, res, () => {
-      res.statusCode = 418;
-      res.end("the app's own route");
-    });
-  });
-  await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
-  opened.push({ http, web });
-  return `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
-}
 
 /** GETs a page and returns what a form needs: the cookie and the token. */
 async function session(url: string): Promise<{ cookie: string; token: string; body: string }> {
@@ -43,19 +27,8 @@ function post(url: string, form: Record<string, string>, headers: Record<string,
   });
 }
 
-beforeAll(async () => {
-  server = await startRedis({ databases: 1 });
-  redis = new Redis(server.url);
-});
-
-afterAll(async () => {
-  for (const { http, web } of opened) {
-    http.closeAllConnections();
-    await new Promise((r) => http.close(r));
-    await web.close();
-  }
-  redis?.disconnect();
-  await server?.stop();
+beforeAll(() => {
+  redis = web.redis;
 });
 
 beforeEach(async () => {
