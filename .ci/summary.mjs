@@ -1,5 +1,5 @@
-// Prints "N passed, N failed" from vitest's JSON reports, one per pass of
-// npm test, then each pass with its backend, server and Node version (written
+// Prints each pass of npm test with its backend, server and Node version, then,
+// last, the plain total "N passed, N failed" from vitest's JSON reports (written
 // beside each report by the interop global setup). A run that failed before
 // vitest reported (npm ci, gen:check, typecheck) counts as one failure. Tests
 // of a pass that could not run (no Docker engine) are counted as skipped, with
@@ -42,5 +42,6 @@ for (const [file, projects] of PASSES) {
   );
 }
 if (status !== 0 && failed === 0) failed = 1;
-console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
+// Each pass first; CI reads the last line, the plain total.
 for (const p of parts) console.log(`  ${p}`);
+console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
