@@ -63,6 +63,14 @@ function memberLines(s: ts.Symbol, c: ts.TypeChecker, decl: ts.Declaration): str
   return lines;
 }
 
+/**
+ * The checker spells a type from a dependency as `import("/abs/path/node_modules/pkg/…")`:
+ * keep only the package path, so the reference is the same in every checkout.
+ */
+function portable(signature: string): string {
+  return signature.replace(/import\("[^"]*\/node_modules\/([^"]+)"\)/g, 'import("$1")');
+}
+
 function describe(name: string, s: ts.Symbol, c: ts.TypeChecker): Entry {
   const decl = s.declarations?.[0];
   const kind = kindOf(s);
@@ -99,6 +107,7 @@ function describe(name: string, s: ts.Symbol, c: ts.TypeChecker): Entry {
       signature = `${kind} ${name}${tp} {\n${lines.map((l) => `  ${l};`).join("\n")}\n}`;
     }
   }
+  signature = portable(signature);
   return { name, kind, signature, doc: docOf(s, c) };
 }
 

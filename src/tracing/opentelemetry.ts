@@ -179,7 +179,7 @@ export async function loadOpenTelemetry(): Promise<OpenTelemetryApi | undefined>
 }
 
 /**
- * Traces a worker's jobs and a client's pushes when @opentelemetry/api is
+ * Traces a worker's jobs and a client's pushes when `@opentelemetry/api` is
  * installed: `await traceJobs({ worker, client })`. Returns whether it did.
  */
 export async function traceJobs(
