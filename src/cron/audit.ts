@@ -35,6 +35,9 @@ export async function cronFeedsByQueue(redis: Redis): Promise<Map<string, CronFe
     });
     out.set(queue, list);
   }
+  // The set's order is the server's (Redis and Valkey differ): report by name.
+  for (const list of out.values())
+    list.sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
   return out;
 }
 
