@@ -112,6 +112,32 @@ export function runCaptured(
 
 const ENTER = 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"';
 
+/**
+ * argv that runs `cmd` inside a root filesystem, in a private mount namespace
+ * with its own /proc (gone when the process exits), with a clean environment.
+ * The `exec`s keep the pid, so the process is stopped by the pid we started.
+ */
+export function chrootArgv(root: string, cmd: string[], env: Record<string, string>): string[] {
+  const envArgs = Object.entries({ PATH: "/usr/sbin:/usr/bin:/sbin:/bin", HOME: "/root", LANG: "C.UTF-8", ...env }).map(
+    ([k, v]) => `${k}=${v}`,
+  );
+  return [
+    "unshare",
+    "--mount",
+    "--propagation",
+    "private",
+    "--",
+    "sh",
+    "-c",
+    ENTER,
+    root,
+    "/usr/bin/env",
+    "-i",
+    ...envArgs,
+    ...cmd,
+  ];
+}
+
 export class LocalBackend implements SidekiqBackend {
   readonly name = "local" as const;
 
@@ -135,27 +161,7 @@ export class LocalBackend implements SidekiqBackend {
 
   /** argv that runs `cmd` inside the target's root filesystem with a private /proc. */
   private command(target: SidekiqTarget, cmd: string[], env: Record<string, string>): string[] {
-    const envArgs = Object.entries({
-      PATH: "/usr/sbin:/usr/bin:/sbin:/bin",
-      HOME: "/root",
-      LANG: "C.UTF-8",
-      ...env,
-    }).map(([k, v]) => `${k}=${v}`);
-    return [
-      "unshare",
-      "--mount",
-      "--propagation",
-      "private",
-      "--",
-      "sh",
-      "-c",
-      ENTER,
-      this.root(target),
-      "/usr/bin/env",
-      "-i",
-      ...envArgs,
-      ...cmd,
-    ];
+    return chrootArgv(this.root(target), cmd, env);
   }
 
   runRuby(target: SidekiqTarget, script: string, args: string[] = [], opts: RunRubyOptions = {}): Promise<RubyResult> {

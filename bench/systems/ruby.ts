@@ -7,14 +7,12 @@
 // `taskset` in front so Ruby starts on the CPU the harness chose.
 import { randomBytes } from "node:crypto";
 import { spawnSync } from "node:child_process";
-import { installFixtures, installedSidekiqVersion, removeFixtures } from "../../harness/local-backend.js";
+import { chrootArgv, installFixtures, installedSidekiqVersion, removeFixtures } from "../../harness/local-backend.js";
 import { prepareRootfs } from "../../harness/prepare.js";
 import { MATRIX, type SidekiqTarget } from "../../harness/versions.js";
 import { Child } from "../lib/child.js";
 import { SidekiqFamily } from "./sidekiq-family.js";
 import type { BenchRedis, SystemUnderTest, WorkerSpec } from "./types.js";
-
-const ENTER = 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"';
 
 export class RubySystem implements SystemUnderTest {
   readonly id = "ruby";
@@ -54,27 +52,7 @@ export class RubySystem implements SystemUnderTest {
 
   /** argv that runs `cmd` inside the root filesystem with a private /proc. */
   private argv(cmd: string[], env: Record<string, string>): string[] {
-    const envArgs = Object.entries({
-      PATH: "/usr/sbin:/usr/bin:/sbin:/bin",
-      HOME: "/root",
-      LANG: "C.UTF-8",
-      ...env,
-    }).map(([k, v]) => `${k}=${v}`);
-    return [
-      "unshare",
-      "--mount",
-      "--propagation",
-      "private",
-      "--",
-      "sh",
-      "-c",
-      ENTER,
-      this.root,
-      "/usr/bin/env",
-      "-i",
-      ...envArgs,
-      ...cmd,
-    ];
+    return chrootArgv(this.root, cmd, env);
   }
 
   family(r: BenchRedis): SidekiqFamily {
