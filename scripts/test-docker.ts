@@ -8,7 +8,8 @@ import { aptOptionsForBuilds, type DockerEngine, ensureDockerEngine } from "../h
 const REPORT = ".vitest-results-docker.json";
 // Files whose subject is not where Ruby runs stay in the local pass
 // (vitest.config.ts, SIDEKIQ_BRIDGE_PASS=docker).
-const args = ["vitest", "run", "--project", "interop"];
+// Extra arguments (file filters, -t) go to vitest.
+const args = ["vitest", "run", "--project", "interop", ...process.argv.slice(2)];
 const env: NodeJS.ProcessEnv = {
   ...process.env,
   SIDEKIQ_BRIDGE_BACKEND: "docker",

@@ -1,0 +1,46 @@
+// The second and third passes of npm test, side by side: the Valkey/Node 24
+// pass (unit + interop) and the Docker pass (interop). Most of a pass's time is
+// spent waiting on Ruby, Redis and timers rather than on the CPU, so running
+// both at once keeps the whole of npm test within CI's time. Each line is
+// prefixed with its pass; each pass writes its own vitest report. Both always
+// run to the end; the exit code is the first failure's. Extra arguments (file
+// filters) go to both passes' vitest.
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { REPO_ROOT } from "../harness/local-backend.js";
+
+// The CLI the interop tests spawn (dist/) is built once here, not by each
+// pass's global setup at the same moment.
+const built = spawnSync("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: REPO_ROOT, stdio: "inherit" });
+if (built.status !== 0 || !existsSync(`${REPO_ROOT}/dist/cli/main.js`)) {
+  console.error("[sidekiq-bridge] repeat passes: building dist/ failed");
+  process.exit(1);
+}
+
+const PASSES = [
+  { name: "valkey", script: "test:valkey" },
+  { name: "docker", script: "test:docker" },
+];
+
+function run(name: string, script: string): Promise<number> {
+  const started = Date.now();
+  const child = spawn("npm", ["run", "--silent", script, "--", ...process.argv.slice(2)], {
+    cwd: REPO_ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, SIDEKIQ_BRIDGE_DIST_BUILT: "1", NO_COLOR: "1" },
+  });
+  for (const stream of [child.stdout, child.stderr]) {
+    createInterface({ input: stream }).on("line", (line) => console.log(`[${name}] ${line}`));
+  }
+  return new Promise((resolve) => {
+    child.on("close", (code, signal) => {
+      const minutes = ((Date.now() - started) / 60_000).toFixed(1);
+      console.log(`[sidekiq-bridge] ${name} pass ended (${signal ?? `exit ${code}`}) after ${minutes} min`);
+      resolve(code ?? 1);
+    });
+  });
+}
+
+const codes = await Promise.all(PASSES.map((p) => run(p.name, p.script)));
+process.exit(codes.find((c) => c !== 0) ?? 0);
