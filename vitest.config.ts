@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config";
 import { resultsFile } from "./harness/results.js";
+import { LongFilesFirst } from "./interop-tests/support/sequencer.js";
 
 // The Valkey/Node 24 and Docker passes repeat the interop project; these files
 // are left to the first pass, where their subject is: long soaks and checks
@@ -33,6 +34,8 @@ export default defineConfig({
   test: {
     // Ruby processes and Redis share 2 cores: keep file parallelism modest.
     maxWorkers: 3,
+    // Known long files start first, also in a fresh clone with no timings.
+    sequence: { sequencer: LongFilesFirst },
     // Each pass of npm test reports to its own file; .ci/summary.mjs adds them up.
     reporters: ["verbose", ["json", { outputFile: resultsFile() }]],
     projects: [
