@@ -64,6 +64,7 @@ export function metricDefs(c: {
   defs.push(
     m("latency.p50", "Latency", `enqueue-to-start p50 at ${k(c.latencyRate)} jobs/s`, "ms", "lower", 3),
     m("latency.p99", "Latency", `enqueue-to-start p99 at ${k(c.latencyRate)} jobs/s`, "ms", "lower", 3),
+    m("latency.p999", "Latency", `enqueue-to-start p99.9 at ${k(c.latencyRate)} jobs/s`, "ms", "lower", 3),
     m(
       "scheduled.burst",
       "Scheduled",

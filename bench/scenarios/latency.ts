@@ -1,7 +1,7 @@
 // 3. Enqueue-to-start latency at a fixed rate: the system's own client (on the
 // Redis CPU, leaving the worker's CPU alone) pushes jobs carrying their push
-// time; the worker notes, for each, when its job body started. p50 and p99
-// per run; the figure is the median over runs.
+// time; the worker notes, for each, when its job body started. p50, p99 and
+// p99.9 per run; the figure is the median over runs.
 import { countFor, type BenchConfig } from "../config.js";
 import { AUX_CPU } from "../lib/cpu.js";
 import { percentile } from "../measure/summary.js";
@@ -47,6 +47,7 @@ async function openLatency(ctx: ScenarioContext): Promise<Session> {
       if (lat.length !== n) throw new Error(`${system.id}: ${lat.length} latency samples for ${n} jobs`);
       const p50 = percentile(lat, 50);
       const p99 = percentile(lat, 99);
+      const p999 = percentile(lat, 99.9);
       const achieved = (n / sent.ms) * 1000;
       peak = Math.max(peak, m.peakMB ?? 0);
       const detail = {
@@ -60,9 +61,10 @@ async function openLatency(ctx: ScenarioContext): Promise<Session> {
       };
       results.add(system.id, "latency.p50", p50, p.warmup, detail);
       results.add(system.id, "latency.p99", p99, p.warmup);
+      results.add(system.id, "latency.p999", p999, p.warmup);
       results.add(system.id, "cmds.latency", m.commands.total / n, p.warmup);
       ctx.log(
-        `latency ${p.label}: p50 ${p50.toFixed(3)} ms, p99 ${p99.toFixed(3)} ms at ${Math.round(achieved)} jobs/s, others ${m.foreignCpuPct?.toFixed(0) ?? "?"}% CPU`,
+        `latency ${p.label}: p50 ${p50.toFixed(3)} ms, p99 ${p99.toFixed(3)} ms, p99.9 ${p999.toFixed(3)} ms at ${Math.round(achieved)} jobs/s, others ${m.foreignCpuPct?.toFixed(0) ?? "?"}% CPU`,
       );
     },
     async close() {
