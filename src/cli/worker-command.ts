@@ -179,6 +179,12 @@ export async function run(argv: string[]): Promise<number> {
       );
     throw e;
   }
-  if (swarm) await joinSwarm(swarm, worker.identity, opts.redis, toLogger(opts.logger ?? consoleLogger({ level: logLevel, format: logFormat })));
+  if (swarm)
+    await joinSwarm(
+      swarm,
+      worker.identity,
+      opts.redis,
+      toLogger(opts.logger ?? consoleLogger({ level: logLevel, format: logFormat })),
+    );
   return new Promise<number>(() => {}); // runs until a signal stops it
 }

@@ -119,7 +119,10 @@ describe("the supervisor, with stand-in workers", () => {
   it("replaces a child killed with -9, telling the new one whom it replaces", async () => {
     const s = supervise(2, "ok");
     await s.until("2 ready", (l) => s.count(l, / ready /) === 2);
-    const [, pid] = s.lines().find((l) => l.startsWith("0 "))!.split(" ");
+    const [, pid] = s
+      .lines()
+      .find((l) => l.startsWith("0 "))!
+      .split(" ");
     process.kill(Number(pid), "SIGKILL");
     await s.until("a replacement in slot 0", (l) => l.some((x) => x.startsWith("0 ") && x.endsWith(` fake:${pid}`)));
     sup!.kill("SIGTERM");

@@ -1,0 +1,115 @@
+// `sidekiq-bridge worker --processes 2` (the real binary) seen from real Ruby
+// Sidekiq: two processes with distinct identities in Sidekiq::ProcessSet,
+// every job Ruby enqueues processed (Sidekiq::Stats), a child killed with -9
+// replaced with nothing lost (its in-flight jobs come back through recovery),
+// and TERM stopping every child with a clean exit and an empty ProcessSet.
+import { spawn } from "node:child_process";
+import { expect, it } from "vitest";
+import { REPO_ROOT } from "../harness/local-backend.js";
+import { describeEachSidekiq, waitFor } from "./support/harness.js";
+
+interface RubyProcess {
+  identity: string;
+  pid: number;
+}
+
+describeEachSidekiq("cli: worker --processes", (sk) => {
+  it("2 processes in ProcessSet, Ruby's jobs all run, kill -9 replaced with nothing lost, TERM clean", async () => {
+    const processes = () =>
+      sk.ruby<RubyProcess[]>(`Sidekiq::ProcessSet.new.map { |p| {"identity" => p["identity"], "pid" => p["pid"]} }`);
+    const enqueue = (n: number, ms: number) =>
+      sk.ruby<string[]>(
+        `Sidekiq::Client.push_bulk("class" => "SwarmJob", "queue" => "swarm", "args" => Array.new(${n}) { [${ms}] })`,
+      );
+    const done = async () => (await sk.redis.lrange("bridge:swarm-done", 0, -1)).map((l) => l.split(" "));
+
+    const child = spawn(
+      process.execPath,
+      [
+        "dist/cli/main.js",
+        "worker",
+        "--processes",
+        "2",
+        "-q",
+        "swarm",
+        "-c",
+        "5",
+        "-t",
+        "3",
+        "-r",
+        "interop-tests/fixtures/swarm-handlers.mjs",
+        "--dialect",
+        sk.target.version,
+      ],
+      { cwd: REPO_ROOT, env: { ...process.env, REDIS_URL: sk.url }, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let log = "";
+    child.stdout.on("data", (d) => (log += d));
+    child.stderr.on("data", (d) => (log += d));
+    const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+    try {
+      // Two processes, each its own identity and pid, neither the supervisor.
+      const first = await waitFor("2 processes in ProcessSet", async () => {
+        const ps = await processes();
+        return ps.length === 2 ? ps : undefined;
+      });
+      expect(new Set(first.map((p) => p.identity)).size).toBe(2);
+      expect(new Set(first.map((p) => p.pid)).size).toBe(2);
+      expect(first.map((p) => p.pid)).not.toContain(child.pid);
+
+      // 300 jobs from Ruby: all processed, by both processes.
+      const jids = await enqueue(300, 20);
+      await waitFor(
+        "Sidekiq::Stats to count 300 processed jobs",
+        async () =>
+          (
+            await sk.ruby<number[]>(`s = Sidekiq::Stats.new; [s.processed, Sidekiq::Queue.new("swarm").size]`)
+          ).join() === "300,0",
+        40_000,
+      );
+      const ran = await done();
+      expect(new Set(ran.map(([jid]) => jid))).toEqual(new Set(jids));
+      expect(new Set(ran.map(([, pid]) => Number(pid)))).toEqual(new Set(first.map((p) => p.pid)));
+
+      // kill -9 one child while it holds jobs: a new child takes its place
+      // (ProcessSet is 2 again, without the dead one) and every job still runs.
+      await sk.redis.del("bridge:swarm-done");
+      const slow = await enqueue(40, 3000);
+      await waitFor("both processes to hold jobs", async () => (await sk.redis.llen("queue:swarm")) <= 30);
+      const victim = first[0]!;
+      process.kill(victim.pid, "SIGKILL");
+      const after = await waitFor(
+        "a replacement in ProcessSet",
+        async () => {
+          const ps = await processes();
+          return ps.length === 2 && !ps.some((p) => p.identity === victim.identity) ? ps : undefined;
+        },
+        30_000,
+      );
+      expect(after.map((p) => p.identity)).toContain(first[1]!.identity);
+      await waitFor(
+        "all 40 slow jobs to run",
+        async () => new Set((await done()).map(([jid]) => jid)).size === 40,
+        60_000,
+      );
+      expect(new Set((await done()).map(([jid]) => jid))).toEqual(new Set(slow));
+      expect(log).toMatch(new RegExp(`Recovered \\d+ jobs of dead process ${victim.identity} back to queue:swarm`));
+      expect(log).toContain(`exited (code 137); starting a new one in 1 s`);
+
+      // TERM: every child stops, the supervisor exits 0, nothing left registered.
+      child.kill("SIGTERM");
+      expect(await exited, log).toBe(0);
+      expect(await sk.ruby(`Sidekiq::ProcessSet.new.size`)).toBe(0);
+      expect(log.match(/Bye!/g)).toHaveLength(2);
+    } finally {
+      child.kill("SIGKILL");
+      for (const p of await processes().catch(() => [])) {
+        try {
+          process.kill(p.pid, "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }
+    }
+  }, 180_000);
+});
