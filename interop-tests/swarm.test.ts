@@ -3,56 +3,74 @@
 // every job Ruby enqueues processed (Sidekiq::Stats), a child killed with -9
 // replaced with nothing lost (its in-flight jobs come back through recovery),
 // and TERM stopping every child with a clean exit and an empty ProcessSet.
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { expect, it } from "vitest";
 import { REPO_ROOT } from "../harness/local-backend.js";
-import { describeEachSidekiq, waitFor } from "./support/harness.js";
+import { describeEachSidekiq, type SidekiqContext, waitFor } from "./support/harness.js";
 
 interface RubyProcess {
   identity: string;
   pid: number;
 }
 
-describeEachSidekiq("cli: worker --processes", (sk) => {
-  it("2 processes in ProcessSet, Ruby's jobs all run, kill -9 replaced with nothing lost, TERM clean", async () => {
-    const processes = () =>
-      sk.ruby<RubyProcess[]>(`Sidekiq::ProcessSet.new.map { |p| {"identity" => p["identity"], "pid" => p["pid"]} }`);
-    const enqueue = (n: number, ms: number) =>
-      sk.ruby<string[]>(
-        `Sidekiq::Client.push_bulk("class" => "SwarmJob", "queue" => "swarm", "args" => Array.new(${n}) { [${ms}] })`,
-      );
-    const done = async () => (await sk.redis.lrange("bridge:swarm-done", 0, -1)).map((l) => l.split(" "));
+/** The real binary: `worker --processes 2` on queue swarm, with the handlers of fixtures/swarm-handlers.mjs. */
+function startSwarm(sk: SidekiqContext) {
+  const child = spawn(
+    process.execPath,
+    [
+      "dist/cli/main.js",
+      "worker",
+      "--processes",
+      "2",
+      "-q",
+      "swarm",
+      "-c",
+      "5",
+      "-t",
+      "3",
+      "-r",
+      "interop-tests/fixtures/swarm-handlers.mjs",
+      "--dialect",
+      sk.target.version,
+    ],
+    { cwd: REPO_ROOT, env: { ...process.env, REDIS_URL: sk.url }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let log = "";
+  child.stdout.on("data", (d) => (log += d));
+  child.stderr.on("data", (d) => (log += d));
+  const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+  return { child, exited, output: () => log };
+}
 
-    const child = spawn(
-      process.execPath,
-      [
-        "dist/cli/main.js",
-        "worker",
-        "--processes",
-        "2",
-        "-q",
-        "swarm",
-        "-c",
-        "5",
-        "-t",
-        "3",
-        "-r",
-        "interop-tests/fixtures/swarm-handlers.mjs",
-        "--dialect",
-        sk.target.version,
-      ],
-      { cwd: REPO_ROOT, env: { ...process.env, REDIS_URL: sk.url }, stdio: ["ignore", "pipe", "pipe"] },
+describeEachSidekiq("cli: worker --processes", (sk) => {
+  const processes = () =>
+    sk.ruby<RubyProcess[]>(`Sidekiq::ProcessSet.new.map { |p| {"identity" => p["identity"], "pid" => p["pid"]} }`);
+  const twoProcesses = () =>
+    waitFor("2 processes in ProcessSet", async () => {
+      const ps = await processes();
+      return ps.length === 2 ? ps : undefined;
+    });
+  const enqueue = (n: number, ms: number) =>
+    sk.ruby<string[]>(
+      `Sidekiq::Client.push_bulk("class" => "SwarmJob", "queue" => "swarm", "args" => Array.new(${n}) { [${ms}] })`,
     );
-    let log = "";
-    child.stdout.on("data", (d) => (log += d));
-    child.stderr.on("data", (d) => (log += d));
-    const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+  const done = async () => (await sk.redis.lrange("bridge:swarm-done", 0, -1)).map((l) => l.split(" "));
+  const killAll = async (child: ChildProcess) => {
+    child.kill("SIGKILL");
+    for (const p of await processes().catch(() => [])) {
+      try {
+        process.kill(p.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  };
+
+  it("2 processes in ProcessSet, Ruby's jobs all run, kill -9 replaced with nothing lost, TERM clean", async () => {
+    const { child, exited, output } = startSwarm(sk);
     try {
       // Two processes, each its own identity and pid, neither the supervisor.
-      const first = await waitFor("2 processes in ProcessSet", async () => {
-        const ps = await processes();
-        return ps.length === 2 ? ps : undefined;
-      });
+      const first = await twoProcesses();
       expect(new Set(first.map((p) => p.identity)).size).toBe(2);
       expect(new Set(first.map((p) => p.pid)).size).toBe(2);
       expect(first.map((p) => p.pid)).not.toContain(child.pid);
@@ -93,23 +111,41 @@ describeEachSidekiq("cli: worker --processes", (sk) => {
         60_000,
       );
       expect(new Set((await done()).map(([jid]) => jid))).toEqual(new Set(slow));
-      expect(log).toMatch(new RegExp(`Recovered \\d+ jobs of dead process ${victim.identity} back to queue:swarm`));
-      expect(log).toContain(`exited (code 137); starting a new one in 1 s`);
+      expect(output()).toMatch(
+        new RegExp(`Recovered \\d+ jobs of dead process ${victim.identity} back to queue:swarm`),
+      );
+      expect(output()).toContain(`exited (code 137); starting a new one in 1 s`);
 
       // TERM: every child stops, the supervisor exits 0, nothing left registered.
       child.kill("SIGTERM");
-      expect(await exited, log).toBe(0);
+      expect(await exited, output()).toBe(0);
       expect(await sk.ruby(`Sidekiq::ProcessSet.new.size`)).toBe(0);
-      expect(log.match(/Bye!/g)).toHaveLength(2);
+      expect(output().match(/Bye!/g)).toHaveLength(2);
     } finally {
-      child.kill("SIGKILL");
-      for (const p of await processes().catch(() => [])) {
-        try {
-          process.kill(p.pid, "SIGKILL");
-        } catch {
-          // already gone
-        }
-      }
+      await killAll(child);
     }
   }, 180_000);
+
+  it("TERM to the supervisor and every child at once (systemd's default KillMode): one stop each, exit 0", async () => {
+    await sk.redis.del("bridge:swarm-done");
+    const { child, exited, output } = startSwarm(sk);
+    try {
+      const ps = await twoProcesses();
+      const jids = await enqueue(20, 1500);
+      await waitFor("jobs in flight", async () => (await sk.redis.llen("queue:swarm")) <= 10);
+      // The children's TERM first, the supervisor's 100 ms later: two deliveries (the
+      // kernel merges a signal that arrives while the same one is still pending).
+      for (const p of ps) process.kill(p.pid, "SIGTERM");
+      await new Promise((r) => setTimeout(r, 100));
+      child.kill("SIGTERM");
+      // Not 143: the children took the two TERMs as one stop, and their jobs finished within -t 3.
+      expect(await exited, output()).toBe(0);
+      expect(output()).toContain("The same stop, signalled twice");
+      expect(await sk.ruby(`Sidekiq::ProcessSet.new.size`)).toBe(0);
+      const queued = await sk.ruby<string[]>(`Sidekiq::Queue.new("swarm").map(&:jid)`);
+      expect(new Set([...(await done()).map(([jid]) => jid), ...queued])).toEqual(new Set(jids));
+    } finally {
+      await killAll(child);
+    }
+  }, 120_000);
 });

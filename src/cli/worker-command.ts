@@ -9,7 +9,7 @@ import { DialectDetectionError } from "../client/errors.js";
 import { profileFor } from "../wire/dialect.js";
 import { consoleLogger, isLogLevel, toLogger, type LoggerLike } from "../server/logger.js";
 import { childArgv, processesFlag, superviseSwarm } from "./swarm.js";
-import { joinSwarm, swarmChild } from "./swarm-child.js";
+import { joinSwarm, swarmChild, swarmSignalExit } from "./swarm-child.js";
 
 export const summary = "run a Node worker in the Sidekiq fleet";
 
@@ -167,7 +167,9 @@ export async function run(argv: string[]): Promise<number> {
     const server = await serveMetrics({ port }, await instrumentWorker(worker));
     server.unref();
   }
-  worker.handleSignals();
+  // In a swarm, its lines go where the worker's go.
+  const swarmLog = swarm && toLogger(opts.logger ?? consoleLogger({ level: logLevel, format: logFormat }));
+  worker.handleSignals(swarmLog ? swarmSignalExit(swarmLog) : undefined);
   try {
     await worker.start();
   } catch (e) {
@@ -179,12 +181,6 @@ export async function run(argv: string[]): Promise<number> {
       );
     throw e;
   }
-  if (swarm)
-    await joinSwarm(
-      swarm,
-      worker.identity,
-      opts.redis,
-      toLogger(opts.logger ?? consoleLogger({ level: logLevel, format: logFormat })),
-    );
+  if (swarm && swarmLog) await joinSwarm(swarm, worker.identity, opts.redis, swarmLog);
   return new Promise<number>(() => {}); // runs until a signal stops it
 }

@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { UsageError } from "../../src/cli/errors.js";
 import { childArgv, exitCodeOf, processesFlag, SlotRestarts } from "../../src/cli/swarm.js";
+import { DUPLICATE_STOP_MS, StopSignals } from "../../src/cli/swarm-child.js";
 
 describe("--processes", () => {
   it("defaults to 1 and takes a positive integer", () => {
@@ -58,6 +59,20 @@ describe("the restart rule", () => {
     expect(exitCodeOf(3, null)).toBe(3);
     expect(exitCodeOf(null, "SIGKILL")).toBe(137);
     expect(exitCodeOf(null, "SIGTERM")).toBe(143);
+  });
+});
+
+describe("a child's stop signals", () => {
+  it("a second TERM within a second of the first is the same stop (systemd signals every process, the supervisor too)", () => {
+    const stops = new StopSignals();
+    expect(stops.duplicate(143, 0)).toBe(false); // no stop yet
+    stops.signalled(1000);
+    stops.signalled(1200); // the second one does not move the first
+    expect(stops.duplicate(143, 1000 + DUPLICATE_STOP_MS - 1)).toBe(true);
+    expect(stops.duplicate(130, 1500)).toBe(true);
+    expect(stops.duplicate(143, 1000 + DUPLICATE_STOP_MS)).toBe(false); // a later one cuts the stop short
+    expect(stops.duplicate(0, 1500)).toBe(false); // the stop's own exit always goes through
+    expect(stops.duplicate(3, 1500)).toBe(false);
   });
 });
 
