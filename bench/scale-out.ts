@@ -16,11 +16,12 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { startRedis } from "../harness/redis-server.js";
+import { type RedisServer, startRedis } from "../harness/redis-server.js";
 import { REPO_ROOT } from "../harness/local-backend.js";
 import { Client } from "../src/client/client.js";
 import { WORKER_NODE_FLAGS } from "../src/cli/node-flags.js";
 import { countCommands, readCommandStats, resetCommandStats } from "./measure/commandstats.js";
+import { Interference } from "./measure/interference.js";
 import { procCpuUs } from "./measure/proc.js";
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 50_000);
@@ -50,8 +51,12 @@ interface Run {
   redisCpuUsPerJob: number;
   redisMainThreadCpuUsPerJob: number | undefined;
   commandsPerJob: number;
+  /** Redis's CPU for the bulk push of the jobs (Client#pushBulk), before the drain. */
+  redisEnqueueCpuUsPerJob: number;
   byCommand: Record<string, number>;
   load1: number;
+  /** Share of all CPUs that processes other than the workers and Redis used during the drain. */
+  otherCpuPercent: number | undefined;
 }
 
 interface Config {
@@ -94,8 +99,17 @@ function workerPids(identities: string[]): number[] {
   return identities.map((id) => Number(id.split(":").at(-2)));
 }
 
-async function drain(redis: Redis, client: Client, doneDir: string, pids: number[], n: number): Promise<Run> {
+async function drain(
+  redis: Redis,
+  client: Client,
+  doneDir: string,
+  pids: number[],
+  /** Redis, this script and the supervisor: not "other" processes. */
+  ourPids: number[],
+  n: number,
+): Promise<Run> {
   // Staged in another queue, where the idle workers cannot see them, then released with one RENAME.
+  const e0 = await redisCpu(redis);
   for (let i = 0; i < n; i += 10_000) {
     const size = Math.min(10_000, n - i);
     await client.pushBulk({
@@ -104,15 +118,18 @@ async function drain(redis: Redis, client: Client, doneDir: string, pids: number
       args: Array.from({ length: size }, (_, j) => [i + j]),
     });
   }
+  const e1 = await redisCpu(redis);
   await sleep(300);
   const base = doneCount(doneDir);
   const cpu0 = pids.map((p) => procCpuUs(p) ?? NaN);
   await resetCommandStats(redis);
   const r0 = await redisCpu(redis);
+  const others = new Interference([...pids, ...ourPids]);
   const t0 = performance.now();
   await redis.rename("queue:staged", "queue:bench");
   while (doneCount(doneDir) < base + n) await sleep(5);
   const seconds = (performance.now() - t0) / 1000;
+  const otherCpuPercent = others.foreignPercent();
   // The window closes once the last acknowledgements are in (reliable fetch).
   while ((await redis.exists("queue:bench")) || (await held(redis)) > 0) await sleep(10);
   const stats = countCommands(await readCommandStats(redis), OWN_COMMANDS);
@@ -129,12 +146,21 @@ async function drain(redis: Redis, client: Client, doneDir: string, pids: number
     redisCpuUsPerJob: (r1.total - r0.total) / n,
     redisMainThreadCpuUsPerJob: r1.main !== undefined && r0.main !== undefined ? (r1.main - r0.main) / n : undefined,
     commandsPerJob: stats.total / n,
+    redisEnqueueCpuUsPerJob: (e1.total - e0.total) / n,
     byCommand,
     load1: loadavg()[0]!,
+    otherCpuPercent,
   };
 }
 
-async function measure(url: string, redis: Redis, client: Client, fetch: string, processes: number): Promise<Config> {
+async function measure(
+  server: RedisServer,
+  redis: Redis,
+  client: Client,
+  fetch: string,
+  processes: number,
+): Promise<Config> {
+  const url = server.url;
   await redis.flushall();
   const doneDir = mkdtempSync(join(tmpdir(), "scale-out-done-"));
   const args = ["worker", "-q", "bench", "-c", String(CONCURRENCY), "--fetch", fetch, "--dialect", "8.1.7"];
@@ -155,11 +181,12 @@ async function measure(url: string, redis: Redis, client: Client, fetch: string,
     const pids = workerPids(identities);
     const runs: Run[] = [];
     for (let i = 0; i <= RUNS; i++) {
-      const run = await drain(redis, client, doneDir, pids, i === 0 ? WARMUP_JOBS : JOBS);
+      const ours = [server.pid, process.pid, cli.pid!];
+      const run = await drain(redis, client, doneDir, pids, ours, i === 0 ? WARMUP_JOBS : JOBS);
       if (i > 0) runs.push(run);
       const tag = i === 0 ? "warm-up" : `run ${i}`;
       console.error(
-        `${fetch} P=${processes} ${tag}: ${Math.round(run.jobsPerSec)} jobs/s, worker ${run.workerCpuUsPerJob.toFixed(1)} µs/job, Redis ${run.redisCpuUsPerJob.toFixed(1)} µs/job, ${run.commandsPerJob.toFixed(3)} cmds/job, load ${run.load1.toFixed(2)}`,
+        `${fetch} P=${processes} ${tag}: ${Math.round(run.jobsPerSec)} jobs/s, worker ${run.workerCpuUsPerJob.toFixed(1)} µs/job, Redis ${run.redisCpuUsPerJob.toFixed(1)} µs/job, ${run.commandsPerJob.toFixed(3)} cmds/job, other processes ${run.otherCpuPercent?.toFixed(0)}% CPU, load ${run.load1.toFixed(2)}`,
       );
     }
     return { fetch, processes, concurrency: CONCURRENCY, runs };
@@ -178,8 +205,8 @@ function report(configs: Config[], redisVersion: string): string {
   const range = (c: Config, f: (r: Run) => number, d = 0) =>
     `${m(c, f).toFixed(d)} (${Math.min(...c.runs.map(f)).toFixed(d)}–${Math.max(...c.runs.map(f)).toFixed(d)})`;
   const lines = [
-    "| fetch | processes × concurrency | jobs/s | worker CPU µs/job | Redis CPU µs/job (main thread) | Redis commands/job | top commands/job | load (1 min) |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| fetch | processes × concurrency | jobs/s | worker CPU µs/job | Redis CPU µs/job (main thread) | Redis commands/job | top commands/job | other processes' CPU | load (1 min) |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
   for (const c of configs) {
     const top = Object.entries(c.runs[0]!.byCommand)
@@ -188,24 +215,24 @@ function report(configs: Config[], redisVersion: string): string {
       .map(([k, v]) => `${k} ${v.toFixed(3)}`)
       .join(", ");
     lines.push(
-      `| ${c.fetch} | ${c.processes} × ${c.concurrency} | ${range(c, (r) => r.jobsPerSec)} | ${range(c, (r) => r.workerCpuUsPerJob, 1)} | ${range(c, (r) => r.redisCpuUsPerJob, 1)} (${m(c, (r) => r.redisMainThreadCpuUsPerJob).toFixed(1)}) | ${m(c, (r) => r.commandsPerJob).toFixed(3)} | ${top} | ${m(c, (r) => r.load1).toFixed(2)} |`,
+      `| ${c.fetch} | ${c.processes} × ${c.concurrency} | ${range(c, (r) => r.jobsPerSec)} | ${range(c, (r) => r.workerCpuUsPerJob, 1)} | ${range(c, (r) => r.redisCpuUsPerJob, 1)} (${m(c, (r) => r.redisMainThreadCpuUsPerJob).toFixed(1)}) | ${m(c, (r) => r.commandsPerJob).toFixed(3)} | ${top} | ${m(c, (r) => r.otherCpuPercent).toFixed(0)}% | ${m(c, (r) => r.load1).toFixed(2)} |`,
     );
   }
   lines.push(
     "",
-    "Model inputs (medians): one worker core runs 1e6 / worker-µs jobs/s; one Redis core runs at most 1e6 / Redis-main-thread-µs jobs/s.",
+    "Model inputs (medians): one worker core runs 1e6 / worker µs per job; one Redis core (its main thread) at most",
+    "1e6 / Redis µs per job, for the drain alone and with the bulk push of the same jobs (a steady state pays both).",
     "",
+    "| fetch | processes | jobs/s per worker core | Redis µs/job: drain + bulk push | one Redis core's limit, jobs/s: drain only / with the push | worker cores that saturate it (with the push) |",
+    "| --- | --- | --- | --- | --- | --- |",
   );
-  lines.push(
-    "| fetch | processes | jobs/s per worker core | one Redis core's limit, jobs/s | worker cores that saturate one Redis |",
-  );
-  lines.push("| --- | --- | --- | --- | --- |");
   for (const c of configs) {
     const perCore = 1e6 / m(c, (r) => r.workerCpuUsPerJob);
-    const redisUs = m(c, (r) => r.redisMainThreadCpuUsPerJob ?? r.redisCpuUsPerJob);
-    const limit = 1e6 / redisUs;
+    const drainUs = m(c, (r) => r.redisMainThreadCpuUsPerJob ?? r.redisCpuUsPerJob);
+    const pushUs = m(c, (r) => r.redisEnqueueCpuUsPerJob);
+    const limit = 1e6 / (drainUs + pushUs);
     lines.push(
-      `| ${c.fetch} | ${c.processes} | ${Math.round(perCore)} | ${Math.round(limit)} | ${(limit / perCore).toFixed(1)} |`,
+      `| ${c.fetch} | ${c.processes} | ${Math.round(perCore)} | ${drainUs.toFixed(1)} + ${pushUs.toFixed(1)} | ${Math.round(1e6 / drainUs)} / ${Math.round(limit)} | ${(limit / perCore).toFixed(1)} |`,
     );
   }
   lines.push(
@@ -223,8 +250,7 @@ const client = new Client({ redis: server.url, dialect: "8.1.7" });
 const configs: Config[] = [];
 try {
   const redisVersion = /redis_version:(\S+)/.exec(await redis.info("server"))?.[1] ?? "?";
-  for (const fetch of FETCHES)
-    for (const p of PROCESSES) configs.push(await measure(server.url, redis, client, fetch, p));
+  for (const fetch of FETCHES) for (const p of PROCESSES) configs.push(await measure(server, redis, client, fetch, p));
   const md = report(configs, redisVersion);
   console.log(md);
   mkdirSync(OUT, { recursive: true });
