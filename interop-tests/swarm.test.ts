@@ -3,9 +3,9 @@
 // every job Ruby enqueues processed (Sidekiq::Stats), a child killed with -9
 // replaced with nothing lost (its in-flight jobs come back through recovery),
 // and TERM stopping every child with a clean exit and an empty ProcessSet.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { expect, it } from "vitest";
-import { REPO_ROOT } from "../harness/local-backend.js";
+import { type CliProcess, startCli } from "./support/cli-process.js";
 import { describeEachSidekiq, type SidekiqContext, waitFor } from "./support/harness.js";
 
 interface RubyProcess {
@@ -13,33 +13,10 @@ interface RubyProcess {
   pid: number;
 }
 
-/** The real binary: `worker --processes 2` on queue swarm, with the handlers of fixtures/swarm-handlers.mjs. */
-function startSwarm(sk: SidekiqContext) {
-  const child = spawn(
-    process.execPath,
-    [
-      "dist/cli/main.js",
-      "worker",
-      "--processes",
-      "2",
-      "-q",
-      "swarm",
-      "-c",
-      "5",
-      "-t",
-      "3",
-      "-r",
-      "interop-tests/fixtures/swarm-handlers.mjs",
-      "--dialect",
-      sk.target.version,
-    ],
-    { cwd: REPO_ROOT, env: { ...process.env, REDIS_URL: sk.url }, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let log = "";
-  child.stdout.on("data", (d) => (log += d));
-  child.stderr.on("data", (d) => (log += d));
-  const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
-  return { child, exited, output: () => log };
+/** `worker --processes 2` on queue swarm, with the handlers of fixtures/swarm-handlers.mjs. */
+function startSwarm(sk: SidekiqContext): CliProcess {
+  const flags = ["--processes", "2", "-q", "swarm", "-c", "5", "-t", "3", "--dialect", sk.target.version];
+  return startCli(["worker", ...flags, "-r", "interop-tests/fixtures/swarm-handlers.mjs"], { REDIS_URL: sk.url });
 }
 
 describeEachSidekiq("cli: worker --processes", (sk) => {

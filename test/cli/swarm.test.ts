@@ -109,12 +109,13 @@ describe("the supervisor, with stand-in workers", () => {
       }
     };
     const count = (l: string[], re: RegExp) => l.filter((x) => re.test(x)).length;
-    return { exited, lines, until, count, stderr: () => stderr };
+    const ready = (n: number) => until(`${n} ready`, (l) => count(l, / ready /) === n);
+    return { exited, lines, until, count, ready, stderr: () => stderr };
   }
 
   it("forwards TSTP and TERM to every child and exits with the highest code once all have exited", async () => {
     const s = supervise(2, "ok");
-    await s.until("2 ready", (l) => s.count(l, / ready /) === 2);
+    await s.ready(2);
     sup!.kill("SIGTSTP");
     await s.until("2 TSTP", (l) => s.count(l, / TSTP$/) === 2);
     sup!.kill("SIGTERM");
@@ -124,7 +125,7 @@ describe("the supervisor, with stand-in workers", () => {
 
   it("a second INT is forwarded too: the children exit at once (130)", async () => {
     const s = supervise(2, "ok");
-    await s.until("2 ready", (l) => s.count(l, / ready /) === 2);
+    await s.ready(2);
     sup!.kill("SIGINT");
     await s.until("2 INT", (l) => s.count(l, / INT$/) === 2);
     sup!.kill("SIGINT");
@@ -133,7 +134,7 @@ describe("the supervisor, with stand-in workers", () => {
 
   it("replaces a child killed with -9, telling the new one whom it replaces", async () => {
     const s = supervise(2, "ok");
-    await s.until("2 ready", (l) => s.count(l, / ready /) === 2);
+    await s.ready(2);
     const [, pid] = s
       .lines()
       .find((l) => l.startsWith("0 "))!
