@@ -26,6 +26,7 @@ import { procCpuUs } from "./measure/proc.js";
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 50_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const PUSH_JOBS = Math.min(JOBS, 20_000);
 const WARMUP_JOBS = Math.max(1000, Math.round(JOBS / 5));
 const PROCESSES = (process.env.BENCH_PROCESSES ?? "1,2").split(",").map(Number);
 const FETCHES = (process.env.BENCH_FETCH ?? "basic,reliable").split(",");
@@ -153,6 +154,65 @@ async function drain(
   };
 }
 
+interface PushCost {
+  how: string;
+  redisCpuUsPerJob: number;
+  commandsPerJob: number;
+}
+
+/**
+ * Redis's side of enqueueing, which a steady state pays besides the drain:
+ * bulk pushes, and single pushes (Client#push, what performAsync calls) one at
+ * a time and 50 in flight (the client sends one tick's pushes together).
+ */
+async function pushCosts(redis: Redis, client: Client, n: number): Promise<PushCost[]> {
+  const item = (i: number) => ({ class: "BenchNoopJob", queue: "staged", args: [i] });
+  const ways: Array<[string, () => Promise<unknown>]> = [
+    [
+      "pushBulk, 1,000 a call",
+      async () => {
+        for (let i = 0; i < n; i += 1000)
+          await client.pushBulk({
+            class: "BenchNoopJob",
+            queue: "staged",
+            args: Array.from({ length: 1000 }, (_, j) => [i + j]),
+          });
+      },
+    ],
+    [
+      "push, 1 in flight",
+      async () => {
+        for (let i = 0; i < n; i++) await client.push(item(i));
+      },
+    ],
+    [
+      "push, 50 in flight",
+      async () => {
+        for (let i = 0; i < n; i += 50)
+          await Promise.all(Array.from({ length: 50 }, (_, j) => client.push(item(i + j))));
+      },
+    ],
+  ];
+  const out: PushCost[] = [];
+  for (const [how, push] of ways) {
+    await redis.flushall();
+    await resetCommandStats(redis);
+    const r0 = await redisCpu(redis);
+    await push();
+    const r1 = await redisCpu(redis);
+    const stats = countCommands(await readCommandStats(redis), OWN_COMMANDS);
+    out.push({
+      how,
+      redisCpuUsPerJob: ((r1.main ?? r1.total) - (r0.main ?? r0.total)) / n,
+      commandsPerJob: stats.total / n,
+    });
+    console.error(
+      `${how}: Redis ${out.at(-1)!.redisCpuUsPerJob.toFixed(1)} µs/job, ${out.at(-1)!.commandsPerJob.toFixed(3)} cmds/job`,
+    );
+  }
+  return out;
+}
+
 async function measure(
   server: RedisServer,
   redis: Redis,
@@ -197,7 +257,7 @@ async function measure(
   }
 }
 
-function report(configs: Config[], redisVersion: string): string {
+function report(configs: Config[], pushes: PushCost[], redisVersion: string): string {
   const m = (c: Config, f: (r: Run) => number | undefined) => {
     const xs = c.runs.map(f).filter((x): x is number => x !== undefined);
     return xs.length ? median(xs) : NaN;
@@ -237,6 +297,14 @@ function report(configs: Config[], redisVersion: string): string {
   }
   lines.push(
     "",
+    `Redis's side of the push, ${PUSH_JOBS} jobs each (one run):`,
+    "",
+    "| push | Redis CPU µs/job (main thread) | Redis commands/job |",
+    "| --- | --- | --- |",
+    ...pushes.map((p) => `| ${p.how} | ${p.redisCpuUsPerJob.toFixed(1)} | ${p.commandsPerJob.toFixed(3)} |`),
+  );
+  lines.push(
+    "",
     `${JOBS} no-op jobs per run, ${RUNS} measured runs after a warm-up of ${WARMUP_JOBS}; median (min–max).`,
     `Machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? "?"}), shared with other work, nothing pinned; Node ${process.version}; Redis ${redisVersion}; ${new Date().toISOString()}.`,
   );
@@ -250,11 +318,15 @@ const client = new Client({ redis: server.url, dialect: "8.1.7" });
 const configs: Config[] = [];
 try {
   const redisVersion = /redis_version:(\S+)/.exec(await redis.info("server"))?.[1] ?? "?";
+  const pushes = await pushCosts(redis, client, PUSH_JOBS);
   for (const fetch of FETCHES) for (const p of PROCESSES) configs.push(await measure(server, redis, client, fetch, p));
-  const md = report(configs, redisVersion);
+  const md = report(configs, pushes, redisVersion);
   console.log(md);
   mkdirSync(OUT, { recursive: true });
-  writeFileSync(join(OUT, "scale-out.json"), JSON.stringify({ jobs: JOBS, runs: RUNS, configs }, null, 2) + "\n");
+  writeFileSync(
+    join(OUT, "scale-out.json"),
+    JSON.stringify({ jobs: JOBS, runs: RUNS, pushes, configs }, null, 2) + "\n",
+  );
   writeFileSync(join(OUT, "scale-out.md"), `# Scale-out: worker processes on one Redis\n\n${md}\n`);
 } finally {
   await client.close();

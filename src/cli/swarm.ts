@@ -178,6 +178,11 @@ export function superviseSwarm(o: SwarmOptions): Promise<number> {
       if (quiet) send(s, "SIGTSTP");
     });
     child.on("exit", (code, signal) => onExit(s, generation, exitCodeOf(code, signal)));
+    // A fork that failed (EAGAIN, ENOMEM) emits no exit: count it as a child that exited 1.
+    child.on("error", (e) => {
+      log.error(`worker process ${s.index}: ${e.message}`);
+      if (child.pid === undefined && s.child === child) onExit(s, generation, 1);
+    });
   };
 
   const onExit = (s: Slot, generation: number, code: number) => {
