@@ -4,7 +4,8 @@
 // replaced with nothing lost (its in-flight jobs come back through recovery),
 // and TERM stopping every child with a clean exit and an empty ProcessSet.
 import type { ChildProcess } from "node:child_process";
-import { expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
 import { type CliProcess, startCli } from "./support/cli-process.js";
 import { describeEachSidekiq, type SidekiqContext, waitFor } from "./support/harness.js";
 
@@ -125,4 +126,44 @@ describeEachSidekiq("cli: worker --processes", (sk) => {
       await killAll(child);
     }
   }, 120_000);
+
+  it("the supervisor killed with -9: its children stop by themselves, leaving nothing registered", async () => {
+    const { child, exited } = startSwarm(sk);
+    try {
+      const ps = await twoProcesses();
+      child.kill("SIGKILL");
+      await exited;
+      await waitFor("the children to leave ProcessSet", async () => (await processes()).length === 0, 30_000);
+      // Gone, or a zombie waiting for whoever inherited it to reap it.
+      const running = (pid: number) => {
+        try {
+          return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+        } catch {
+          return false;
+        }
+      };
+      await waitFor("the children to exit", async () => ps.every((p) => !running(p.pid)), 15_000);
+    } finally {
+      await killAll(child);
+    }
+  }, 60_000);
+});
+
+describe("cli: worker --processes, bad input", () => {
+  it("N <= 0 or not an integer: one line naming the flag, exit 1, nothing forked", async () => {
+    for (const n of ["0", "-2", "1.5", "many"]) {
+      const { exited, output } = startCli(["worker", `--processes=${n}`], { REDIS_URL: "redis://127.0.0.1:1/0" });
+      expect(await exited).toBe(1);
+      expect(output()).toBe(`sidekiq-bridge: --processes must be an integer >= 1, got "${n}"\n`);
+    }
+  });
+
+  it("a handlers module that cannot load: the swarm stops with exit 1, no restart", async () => {
+    const { exited, output } = startCli(["worker", "--processes", "2", "-r", "interop-tests/fixtures/no-such.mjs"], {
+      REDIS_URL: "redis://127.0.0.1:1/0",
+    });
+    expect(await exited).toBe(1);
+    expect(output()).toContain("could not start (exit code 1)");
+    expect(output()).not.toContain("starting a new one");
+  }, 30_000);
 });
