@@ -1,10 +1,9 @@
 // SIGTERM to the real `sidekiq-bridge worker` binary during 200
 // in-flight jobs: each one finishes or goes back to its queue; none is lost.
-import { spawn } from "node:child_process";
 import { expect, it } from "vitest";
 import { Client } from "../src/client/index.js";
 import { JobRecord } from "../src/wire/index.js";
-import { REPO_ROOT } from "../harness/local-backend.js";
+import { startCli } from "./support/cli-process.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 
 describeEachSidekiq("server: shutdown of the CLI worker", (sk) => {
@@ -15,10 +14,8 @@ describeEachSidekiq("server: shutdown of the CLI worker", (sk) => {
       .job("SlowNodeJob", { queue: "slow" })
       .performBulk(Array.from({ length: 200 }, (_, i) => [i % 2 === 0 ? 500 : 60_000]))) as string[];
     await c.close();
-    const child = spawn(
-      process.execPath,
+    const { child, exited, output } = startCli(
       [
-        "dist/cli/main.js",
         "worker",
         "-q",
         "slow",
@@ -31,12 +28,8 @@ describeEachSidekiq("server: shutdown of the CLI worker", (sk) => {
         "--dialect",
         sk.target.version,
       ],
-      { cwd: REPO_ROOT, env: { ...process.env, REDIS_URL: sk.url }, stdio: ["ignore", "pipe", "pipe"] },
+      { REDIS_URL: sk.url },
     );
-    let log = "";
-    child.stdout.on("data", (d) => (log += d));
-    child.stderr.on("data", (d) => (log += d));
-    const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
     try {
       await waitFor(
         "all 200 jobs to be fetched",
@@ -58,7 +51,7 @@ describeEachSidekiq("server: shutdown of the CLI worker", (sk) => {
     expect(finished).toHaveLength(100);
     expect(requeued).toHaveLength(100);
     expect(new Set([...finished, ...requeued])).toEqual(new Set(jids));
-    expect(log).toContain("Pushed 100 jobs back to Redis");
+    expect(output()).toContain("Pushed 100 jobs back to Redis");
     // The heartbeat is cleared: Ruby no longer lists the process.
     expect(await sk.ruby(`Sidekiq::ProcessSet.new.to_a.size`)).toBe(0);
   }, 120_000);

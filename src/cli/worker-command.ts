@@ -7,7 +7,9 @@ import { Worker, type WorkerOptions } from "../server/worker.js";
 import type { UnknownClassPolicy } from "../server/processor.js";
 import { DialectDetectionError } from "../client/errors.js";
 import { profileFor } from "../wire/dialect.js";
-import { isLogLevel, type LoggerLike } from "../server/logger.js";
+import { consoleLogger, isLogLevel, toLogger, type LoggerLike } from "../server/logger.js";
+import { childArgv, processesFlag, superviseSwarm } from "./swarm.js";
+import { joinSwarm, swarmChild, swarmSignalExit } from "./swarm-child.js";
 
 export const summary = "run a Node worker in the Sidekiq fleet";
 
@@ -37,6 +39,9 @@ Options:
       --json                  the same as --log-format json
       --metrics-port N        serve this worker's Prometheus metrics on 127.0.0.1:N/metrics
                               (needs the prom-client package)
+      --processes N           run N worker processes under one supervisor (default 1: just this
+                              process); each child is a full worker with its own identity, a dead
+                              one is replaced; --metrics-port N gives child i the port N + i
   -h, --help                  this help
       --version               the version of sidekiq-bridge
 
@@ -47,33 +52,34 @@ A stop takes at most the timeout plus 3 s, whatever Redis does; a second TERM or
 Exit codes: 0 stopped, everything handed back and cleared; 1 could not start (Redis unreachable
 within 5 s, bad options, a bad handler module); 3 stopped, but Redis was unreachable: unfinished
 jobs stay in the working lists for recovery (basic fetch: lost), the heartbeat expires by itself;
-130 / 143 a second INT / TERM cut the stop short.`;
+130 / 143 a second INT / TERM cut the stop short. With --processes, the supervisor forwards
+TERM, INT, TSTP and TTIN to its children and exits with the highest of their codes (1 when a child
+could not start or crash-looped).`;
+
+const OPTIONS = {
+  queue: { type: "string", short: "q", multiple: true },
+  concurrency: { type: "string", short: "c" },
+  tag: { type: "string", short: "g" },
+  timeout: { type: "string", short: "t" },
+  require: { type: "string", short: "r" },
+  redis: { type: "string" },
+  dialect: { type: "string" },
+  fallback: { type: "string" },
+  unknown: { type: "string" },
+  label: { type: "string", multiple: true },
+  sentinel: { type: "string", multiple: true },
+  "sentinel-name": { type: "string" },
+  fetch: { type: "string" },
+  "no-cron": { type: "boolean" },
+  json: { type: "boolean" },
+  "log-level": { type: "string" },
+  "log-format": { type: "string" },
+  "metrics-port": { type: "string" },
+  processes: { type: "string" },
+} as const;
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      queue: { type: "string", short: "q", multiple: true },
-      concurrency: { type: "string", short: "c" },
-      tag: { type: "string", short: "g" },
-      timeout: { type: "string", short: "t" },
-      require: { type: "string", short: "r" },
-      redis: { type: "string" },
-      dialect: { type: "string" },
-      fallback: { type: "string" },
-      unknown: { type: "string" },
-      label: { type: "string", multiple: true },
-      sentinel: { type: "string", multiple: true },
-      "sentinel-name": { type: "string" },
-      fetch: { type: "string" },
-      "no-cron": { type: "boolean" },
-      json: { type: "boolean" },
-      "log-level": { type: "string" },
-      "log-format": { type: "string" },
-      "metrics-port": { type: "string" },
-    },
-    strict: true,
-  });
+  const { values } = parseArgs({ args: argv, options: OPTIONS, strict: true });
   const num = (name: string, v: string | undefined, dflt: number) => {
     if (v === undefined) return dflt;
     const n = Number(v);
@@ -124,6 +130,15 @@ export async function run(argv: string[]): Promise<number> {
       throw new Error(`${flag}: ${(e as Error).message}`, { cause: e });
     }
   }
+  // Every flag is checked once, here, before any child is forked.
+  const processes = processesFlag(values.processes);
+  if (processes > 1)
+    return superviseSwarm({
+      processes,
+      argv: childArgv(argv, OPTIONS),
+      logger: consoleLogger({ level: logLevel, format: logFormat }),
+    });
+  const swarm = swarmChild(); // forked by a supervisor (swarm.ts)?
   // The handlers module is loaded first: its exported `logger` is the worker's.
   const mod = values.require
     ? ((await import(pathToFileURL(resolve(values.require)).href)) as { default?: unknown; logger?: unknown })
@@ -147,12 +162,14 @@ export async function run(argv: string[]): Promise<number> {
     } else throw new Error(`${values.require} exports neither a function nor an object of handlers`);
   }
   if (values["metrics-port"] !== undefined) {
-    const port = num("metrics-port", values["metrics-port"], 0);
+    const port = num("metrics-port", values["metrics-port"], 0) + (swarm?.index ?? 0);
     const { instrumentWorker, serveMetrics } = await import("../metrics/prometheus.js");
     const server = await serveMetrics({ port }, await instrumentWorker(worker));
     server.unref();
   }
-  worker.handleSignals();
+  // In a swarm, its lines go where the worker's go.
+  const swarmLog = swarm && toLogger(opts.logger ?? consoleLogger({ level: logLevel, format: logFormat }));
+  worker.handleSignals(swarmLog ? swarmSignalExit(swarmLog) : undefined);
   try {
     await worker.start();
   } catch (e) {
@@ -164,5 +181,6 @@ export async function run(argv: string[]): Promise<number> {
       );
     throw e;
   }
+  if (swarm && swarmLog) await joinSwarm(swarm, worker.identity, opts.redis, swarmLog);
   return new Promise<number>(() => {}); // runs until a signal stops it
 }
