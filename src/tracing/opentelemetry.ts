@@ -73,11 +73,14 @@ function payloadTime(v: unknown): Date | undefined {
 
 /**
  * A payload time as OpenTelemetry's HrTime, exactly as the SDK converts a
- * Date (its millisToHrTime), without the Date: two events a job.
+ * Date (whole milliseconds, then its millisToHrTime), without the Date: two
+ * events a job.
  */
 function payloadHrTime(v: unknown): Otel.HrTime | undefined {
-  const ms = payloadMillis(v);
-  return ms === undefined ? undefined : [Math.trunc(ms / 1000), Math.round((ms % 1000) * 1e6)];
+  const f = payloadMillis(v);
+  if (f === undefined) return undefined;
+  const ms = Math.trunc(f);
+  return [Math.trunc(ms / 1000), Math.round((ms % 1000) * 1e6)];
 }
 
 function recordError(o: TracingOptions, span: Otel.Span, e: unknown): void {
