@@ -52,6 +52,8 @@ class Run implements JobRun {
     readonly tid: string,
     readonly record: JobRecord,
     readonly ctx: LogContext,
+    /** ctx holds only tid, class and jid. */
+    private readonly plain: boolean,
     readonly logInfo: boolean,
     private readonly root: Logger,
   ) {}
@@ -62,7 +64,9 @@ class Run implements JobRun {
 
   /** A line with the job's context and `elapsed` (withContext's merge, without the closures). */
   info(msg: string, elapsed: number): void {
-    this.root.info(msg, { ...this.ctx, elapsed });
+    const c = this.ctx;
+    // Most jobs have no logged attributes: a literal of one shape is cheaper than a spread.
+    this.root.info(msg, this.plain ? { tid: c.tid, class: c.class, jid: c.jid, elapsed } : { ...c, elapsed });
   }
 }
 
@@ -75,13 +79,17 @@ export class JobLogger {
   /** Sidekiq's `prepare` and the `start` line. */
   start(base: JobEventBase): JobRun {
     const ctx: LogContext = { tid: base.tid, class: base.className, jid: base.jid };
+    let plain = true;
     for (const a of this.attributes) {
       const v = base.record.get(a);
-      if (v !== undefined) ctx[a] = v;
+      if (v === undefined) continue;
+      ctx[a] = v;
+      plain = false;
     }
     const level = jobLevel(base.record);
     const logInfo = !this.o.skip && (level === undefined || level <= 1);
-    const run = new Run(base.jid, base.className, base.queue, base.tid, base.record, ctx, logInfo, this.o.logger);
+    const { jid, className, queue, tid, record } = base;
+    const run = new Run(jid, className, queue, tid, record, ctx, plain, logInfo, this.o.logger);
     if (logInfo) this.o.logger.info("start", ctx);
     this.o.events.emit("job:start", base);
     return run;
