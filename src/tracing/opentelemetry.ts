@@ -166,7 +166,6 @@ function carriesContext(api: OpenTelemetryApi, rec: JobRecord): boolean {
  * "link" (the default, as Ruby's) it starts a new trace linked to the span
  * context in the job; with "child" it continues that trace; with "none" it
  * ignores it. Baggage in the job is in the active context either way.
- * It runs once per job: no closures, Dates or extraction work it can avoid.
  */
 export function tracingServerMiddleware(o: TracingOptions): ServerMiddleware {
   const { api } = o;
@@ -174,6 +173,7 @@ export function tracingServerMiddleware(o: TracingOptions): ServerMiddleware {
   const style = o.propagationStyle ?? "link";
   const byClass = o.spanNaming === "job_class";
   const kind = api.SpanKind.CONSUMER;
+  // Once per job: no closures, Dates or extraction work it can avoid.
   return async (ctx, next) => {
     const rec = ctx.job;
     const jobClass = String(rec.get("wrapped") ?? rec.get("class"));
