@@ -7,7 +7,9 @@
 //
 //   npx tsx bench/observability.ts                  # 20,000 jobs, 1 warm-up + 5 runs each
 //   BENCH_OBS_JOBS=100000 BENCH_OBS_RUNS=3 npx tsx bench/observability.ts
-import { createWriteStream } from "node:fs";
+//   BENCH_OBS_PROFILE=/tmp/prof npx tsx bench/observability.ts   # a .cpuprofile of each measured drain
+import { createWriteStream, mkdirSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as api from "@opentelemetry/api";
@@ -36,6 +38,27 @@ const tracer = new BasicTracerProvider({
 });
 const contextManager = new AsyncLocalStorageContextManager();
 api.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+
+/** A folder for CPU profiles of the measured drains (off-N.cpuprofile, on-N.cpuprofile), for `chrome://inspect` or speedscope. */
+const PROFILE = process.env.BENCH_OBS_PROFILE;
+let profiled = 0;
+
+/** The V8 CPU profiler over the drain window only (not the enqueue before it). */
+async function startProfile(): Promise<{ stop(label: string): Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: 100 });
+  await session.post("Profiler.start");
+  return {
+    async stop(label) {
+      const { profile } = await session.post("Profiler.stop");
+      session.disconnect();
+      mkdirSync(PROFILE!, { recursive: true });
+      writeFileSync(join(PROFILE!, `${label}-${++profiled}.cpuprofile`), JSON.stringify(profile));
+    },
+  };
+}
 
 interface Figure {
   rate: number;
@@ -89,12 +112,14 @@ async function drain(url: string, on: boolean): Promise<Figure> {
     scraper = setInterval(() => void registry.metrics(), 100);
   }
   await worker.start();
+  const profiler = PROFILE ? await startProfile() : undefined;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await redis.rename(`queue:${hold}`, `queue:${QUEUE}`);
   await allDone;
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
+  if (profiler) await profiler.stop(on ? "on" : "off");
   if (scraper) clearInterval(scraper);
   await worker.stop();
   if (on && PARTS.has("tracing")) {

@@ -2,7 +2,7 @@
 // and `fail` lines with the job's context (tid, class, jid, bid, tags,
 // elapsed), the worker's job events, and Sidekiq's error handlers.
 import type { JobRecord } from "../wire/job-record.js";
-import type { JobEventBase, WorkerEvents } from "./events.js";
+import type { JobEventBase, JobFinishedEvent, WorkerEvents } from "./events.js";
 import { isLogLevel, LOG_LEVELS, type LogContext, type Logger, withContext } from "./logger.js";
 import type { RetryOutcome } from "./job-retry.js";
 
@@ -38,6 +38,38 @@ export interface JobRun extends JobEventBase {
   logInfo: boolean;
 }
 
+/**
+ * A run, made once per job: its bound logger is only built when the handler
+ * asks for it (most never log), and the `done`/`fail` lines merge the
+ * context themselves, with the same keys in the same order.
+ */
+class Run implements JobRun {
+  private bound: Logger | undefined;
+  constructor(
+    readonly jid: string,
+    readonly className: string,
+    readonly queue: string,
+    readonly tid: string,
+    readonly record: JobRecord,
+    readonly ctx: LogContext,
+    /** ctx holds only tid, class and jid. */
+    private readonly plain: boolean,
+    readonly logInfo: boolean,
+    private readonly root: Logger,
+  ) {}
+
+  get logger(): Logger {
+    return (this.bound ??= withContext(this.root, this.ctx));
+  }
+
+  /** A line with the job's context and `elapsed` (withContext's merge, without the closures). */
+  info(msg: string, elapsed: number): void {
+    const c = this.ctx;
+    // Most jobs have no logged attributes: a literal of one shape is cheaper than a spread.
+    this.root.info(msg, this.plain ? { tid: c.tid, class: c.class, jid: c.jid, elapsed } : { ...c, elapsed });
+  }
+}
+
 export class JobLogger {
   private readonly attributes: readonly string[];
   constructor(private readonly o: JobLoggerOptions) {
@@ -47,33 +79,34 @@ export class JobLogger {
   /** Sidekiq's `prepare` and the `start` line. */
   start(base: JobEventBase): JobRun {
     const ctx: LogContext = { tid: base.tid, class: base.className, jid: base.jid };
+    let plain = true;
     for (const a of this.attributes) {
       const v = base.record.get(a);
-      if (v !== undefined) ctx[a] = v;
+      if (v === undefined) continue;
+      ctx[a] = v;
+      plain = false;
     }
     const level = jobLevel(base.record);
-    const run: JobRun = {
-      ...base,
-      logger: withContext(this.o.logger, ctx),
-      logInfo: !this.o.skip && (level === undefined || level <= 1),
-    };
-    if (run.logInfo) this.o.logger.info("start", ctx);
+    const logInfo = !this.o.skip && (level === undefined || level <= 1);
+    const { jid, className, queue, tid, record } = base;
+    const run = new Run(jid, className, queue, tid, record, ctx, plain, logInfo, this.o.logger);
+    if (logInfo) this.o.logger.info("start", ctx);
     this.o.events.emit("job:start", base);
     return run;
   }
 
   success(run: JobRun, ms: number): void {
     const elapsed = round3(ms);
-    if (run.logInfo) run.logger.info("done", { elapsed });
-    if (this.o.events.has("job:success")) this.o.events.emit("job:success", { ...strip(run), elapsed });
+    if (run.logInfo) line(run, "done", elapsed);
+    if (this.o.events.has("job:success")) this.o.events.emit("job:success", finished(run, elapsed));
   }
 
   /** The `fail` line; `reported` false for Sidekiq::JobRetry::Skip (not an error). */
   failure(run: JobRun, ms: number, error: unknown, reported = true): void {
     const elapsed = round3(ms);
-    if (run.logInfo) run.logger.info("fail", { elapsed });
+    if (run.logInfo) line(run, "fail", elapsed);
     if (!reported) return;
-    if (this.o.events.has("job:failure")) this.o.events.emit("job:failure", { ...strip(run), elapsed, error });
+    if (this.o.events.has("job:failure")) this.o.events.emit("job:failure", { ...finished(run, elapsed), error });
     // The processor logs "Job raised exception" itself.
     this.handleException(error, { context: "Job raised exception", job: run.record }, true);
   }
@@ -108,6 +141,24 @@ export class JobLogger {
       }
     }
   }
+}
+
+/** The `done`/`fail` line: through the run's own merge when it is ours, else its bound logger. */
+function line(run: JobRun, msg: string, elapsed: number): void {
+  if (run instanceof Run) run.info(msg, elapsed);
+  else run.logger.info(msg, { elapsed });
+}
+
+/** The job:success event (and job:failure's base): a literal of one shape, no spread. */
+function finished(run: JobRun, elapsed: number): JobFinishedEvent {
+  return {
+    jid: run.jid,
+    className: run.className,
+    queue: run.queue,
+    tid: run.tid,
+    record: run.record,
+    elapsed,
+  };
 }
 
 function strip(run: JobRun): JobEventBase {

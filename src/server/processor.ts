@@ -147,7 +147,10 @@ export async function processJob(
       queue: uow.queueName,
       record,
       raw: jobstr,
-      logger: run?.logger ?? logger,
+      // Built on first use: most handlers never log.
+      get logger() {
+        return run?.logger ?? logger;
+      },
       get signal() {
         return abort.signal;
       },

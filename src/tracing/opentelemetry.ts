@@ -58,11 +58,29 @@ function attributes(
   return a;
 }
 
-/** A payload time (float seconds before Sidekiq 8, integer ms since) as a Date. */
-function payloadTime(v: unknown): Date | undefined {
+/** A payload time (float seconds before Sidekiq 8, integer ms since) as epoch milliseconds. */
+function payloadMillis(v: unknown): number | undefined {
   const n = typeof v === "number" ? v : typeof v === "bigint" ? Number(v) : (v as { value?: unknown } | null)?.value;
   if (typeof n !== "number" || !Number.isFinite(n)) return undefined;
-  return new Date(n < 1e11 ? n * 1000 : n);
+  return n < 1e11 ? n * 1000 : n;
+}
+
+/** A payload time as a Date (for the publish span's event). */
+function payloadTime(v: unknown): Date | undefined {
+  const ms = payloadMillis(v);
+  return ms === undefined ? undefined : new Date(ms);
+}
+
+/**
+ * A payload time as OpenTelemetry's HrTime, exactly as the SDK converts a
+ * Date (whole milliseconds, then its millisToHrTime), without the Date: two
+ * events a job.
+ */
+function payloadHrTime(v: unknown): Otel.HrTime | undefined {
+  const f = payloadMillis(v);
+  if (f === undefined) return undefined;
+  const ms = Math.trunc(f);
+  return [Math.trunc(ms / 1000), Math.round((ms % 1000) * 1e6)];
 }
 
 function recordError(o: TracingOptions, span: Otel.Span, e: unknown): void {
@@ -127,6 +145,23 @@ const getter: Otel.TextMapGetter<JobRecord> = {
 };
 
 /**
+ * Whether the job carries a key the global propagator reads (its `fields()`):
+ * without one, extract would find nothing, so it is skipped. A propagator
+ * whose fields cannot be read is always asked.
+ */
+function carriesContext(api: OpenTelemetryApi, rec: JobRecord): boolean {
+  let fields: unknown;
+  try {
+    fields = api.propagation.fields();
+  } catch {
+    return true;
+  }
+  if (!Array.isArray(fields)) return true;
+  for (const k of fields) if (typeof k !== "string" || rec.has(k)) return true;
+  return false;
+}
+
+/**
  * Server middleware: the job runs in a `<queue> process` consumer span. With
  * "link" (the default, as Ruby's) it starts a new trace linked to the span
  * context in the job; with "child" it continues that trace; with "none" it
@@ -136,34 +171,53 @@ export function tracingServerMiddleware(o: TracingOptions): ServerMiddleware {
   const { api } = o;
   const tracer = tracerOf(o);
   const style = o.propagationStyle ?? "link";
+  const byClass = o.spanNaming === "job_class";
+  const kind = api.SpanKind.CONSUMER;
+  // Once per job: no closures, Dates or extraction work it can avoid.
   return async (ctx, next) => {
     const rec = ctx.job;
     const jobClass = String(rec.get("wrapped") ?? rec.get("class"));
     const queue = rec.get("queue") ?? ctx.queue;
-    const name = `${o.spanNaming === "job_class" ? jobClass : String(queue)} process`;
+    const name = `${byClass ? jobClass : String(queue)} process`;
     const attrs = attributes(o, jobClass, rec.get("jid"), queue, "process");
-    const extracted = quietly(() => api.propagation.extract(api.ROOT_CONTEXT, rec, getter)) ?? api.ROOT_CONTEXT;
-    const span = quietly(() => {
-      const kind = api.SpanKind.CONSUMER;
-      if (style === "child") return tracer.startSpan(name, { kind, attributes: attrs }, extracted);
-      const remote = api.trace.getSpanContext(extracted);
-      const links = style === "link" && remote && api.isSpanContextValid(remote) ? [{ context: remote }] : [];
-      return tracer.startSpan(name, { kind, attributes: attrs, links, root: true }, extracted);
-    });
-    if (!span) return next();
-    quietly(() => {
-      for (const key of ["created_at", "enqueued_at"]) {
-        const t = payloadTime(rec.get(key));
-        if (t) span.addEvent(key, t);
+    let extracted = api.ROOT_CONTEXT;
+    try {
+      if (carriesContext(api, rec)) extracted = api.propagation.extract(api.ROOT_CONTEXT, rec, getter);
+    } catch {
+      // A broken propagator: the job runs with no remote context.
+    }
+    let span: Otel.Span;
+    try {
+      if (style === "child") span = tracer.startSpan(name, { kind, attributes: attrs }, extracted);
+      else {
+        const remote = style === "link" ? api.trace.getSpanContext(extracted) : undefined;
+        const links = remote && api.isSpanContextValid(remote) ? [{ context: remote }] : [];
+        span = tracer.startSpan(name, { kind, attributes: attrs, links, root: true }, extracted);
       }
-    });
+    } catch {
+      // Tracing must never fail a job: a broken tracer only loses the span.
+      return next();
+    }
+    if (!span) return next();
+    try {
+      const created = payloadHrTime(rec.get("created_at"));
+      if (created) span.addEvent("created_at", created);
+      const enqueued = payloadHrTime(rec.get("enqueued_at"));
+      if (enqueued) span.addEvent("enqueued_at", enqueued);
+    } catch {
+      // as above: only the events are lost
+    }
     try {
       await api.context.with(api.trace.setSpan(extracted, span), next);
     } catch (e) {
       recordError(o, span, e);
       throw e;
     } finally {
-      quietly(() => span.end());
+      try {
+        span.end();
+      } catch {
+        // as above
+      }
     }
   };
 }
