@@ -183,6 +183,43 @@ export interface RawMember {
   plain?: boolean;
 }
 
+/** Sidekiq's payload keys, by first char code: splitting a payload reuses these strings instead of copying each key. */
+const KNOWN_KEYS: Array<string[] | undefined> = [];
+for (const k of [
+  "retry",
+  "queue",
+  "args",
+  "class",
+  "jid",
+  "created_at",
+  "enqueued_at",
+  "wrapped",
+  "retry_count",
+  "retried_at",
+  "failed_at",
+  "error_message",
+  "error_class",
+  "error_backtrace",
+  "backtrace",
+  "at",
+  "tags",
+  "bid",
+  "lock",
+  "lock_args",
+  "lock_digest",
+  "dead",
+  "cattr",
+  "trace_propagations",
+])
+  (KNOWN_KEYS[k.charCodeAt(0)] ??= []).push(k);
+
+/** The text between `start` and `end` (a key without escapes), as a known key's string when it is one. */
+function keyText(text: string, start: number, end: number): string {
+  const known = KNOWN_KEYS[text.charCodeAt(start)];
+  if (known) for (const k of known) if (k.length === end - start && text.startsWith(k, start)) return k;
+  return text.slice(start, end);
+}
+
 /** Splits a JSON object into its members, each value kept as raw text. */
 export function splitObject(text: string): RawMember[] {
   let i = skipWs(text, 0);
@@ -194,7 +231,7 @@ export function splitObject(text: string): RawMember[] {
     for (;;) {
       if (text[i] !== '"') throw new WireParseError("expected a string key", i);
       const keyEnd = scanString(text, i);
-      const key = stringHadEscape ? (JSON.parse(text.slice(i, keyEnd)) as string) : text.slice(i + 1, keyEnd - 1);
+      const key = stringHadEscape ? (JSON.parse(text.slice(i, keyEnd)) as string) : keyText(text, i + 1, keyEnd - 1);
       i = skipWs(text, keyEnd);
       if (text[i] !== ":") throw new WireParseError("expected ':'", i);
       const valueStart = skipWs(text, i + 1);
