@@ -99,8 +99,15 @@ export function metricsKeys(profile: WireProfile, className: string, now: number
 
 /** Histogram#record_time: the first bucket whose bound exceeds `ms`. */
 export function histogramBucket(ms: number): number {
-  const i = HISTOGRAM_BUCKETS.findIndex((b) => ms < b);
-  return i < 0 ? HISTOGRAM_BUCKETS.length - 1 : i;
+  for (let i = 0; i < HISTOGRAM_BUCKETS.length; i++) if (ms < HISTOGRAM_BUCKETS[i]!) return i;
+  return HISTOGRAM_BUCKETS.length - 1;
+}
+
+/** A class's three metrics fields, built once rather than per job. */
+interface ClassKeys {
+  p: string;
+  f: string;
+  ms: string;
 }
 
 /** Queues the six stat commands of Launcher#flush_stats (and 6.x ❤) on a pipeline or MULTI. */
@@ -122,6 +129,7 @@ export class Stats {
   private processed = 0;
   private failed = 0;
   private metrics: MetricsSnapshot = emptyMetrics();
+  private readonly classKeys = new Map<string, ClassKeys>();
 
   /**
    * One executed job. Every job counts as processed; a failure (`ok` false) also
@@ -133,20 +141,26 @@ export class Stats {
     this.processed++;
     if (!ok) this.failed++;
     const m = this.metrics;
-    const add = (k: string, n: number) => m.jobs.set(k, (m.jobs.get(k) ?? 0) + n);
+    let keys = this.classKeys.get(className);
+    if (!keys) {
+      // Bounded: unknown classes come from payloads, so their names are not.
+      if (this.classKeys.size >= 1000) this.classKeys.clear();
+      keys = { p: `${className}|p`, f: `${className}|f`, ms: `${className}|ms` };
+      this.classKeys.set(className, keys);
+    }
     if (ok) {
       // track_time: histogram, then "|ms" (Ruby's integer milliseconds).
       const t = Math.max(0, Math.round(ms));
       let gram = m.grams.get(className);
       if (!gram) m.grams.set(className, (gram = new Array<number>(HISTOGRAM_BUCKETS.length).fill(0)));
       gram[histogramBucket(t)]!++;
-      add(`${className}|ms`, t);
+      add(m.jobs, keys.ms, t);
       m.totals.ms += t;
     } else {
-      add(`${className}|f`, 1);
+      add(m.jobs, keys.f, 1);
       m.totals.f++;
     }
-    add(`${className}|p`, 1); // the `ensure` of ExecutionTracker#track
+    add(m.jobs, keys.p, 1); // the `ensure` of ExecutionTracker#track
     m.totals.p++;
   }
 
@@ -240,6 +254,10 @@ export class Stats {
     await this.flushCounters(redis, now);
     await this.flushMetrics(redis, profile, now);
   }
+}
+
+function add(jobs: Map<string, number>, key: string, n: number): void {
+  jobs.set(key, (jobs.get(key) ?? 0) + n);
 }
 
 function emptyMetrics(): MetricsSnapshot {

@@ -135,13 +135,14 @@ export function workingHashKey(identity: string, queue: string): string {
  * How many fetch lanes (connections, each fetching for its share of the
  * slots) a capsule gets unless told. Two let one lane's round trip overlap
  * the other's jobs. Reliable fetch pays 4 commands a batch (the Lua call, its
- * RPOP, HSET, and the HDEL of the acknowledgements it carries): with one lane
- * at concurrency 10 that is 0.4 commands a job, with two 0.8. Both fetches take
- * a second lane from concurrency 4, as before the working hash, until the
- * benchmark (BENCH_RELIABLE_TWO_LANES) shows one lane is as fast.
+ * RPOP, HSET, and the HDEL of the acknowledgements it carries), so it takes
+ * its second lane only from concurrency 16, where each lane's batches still
+ * hold 8 jobs (0.5 commands a job at most): measured at concurrency 10, one
+ * lane used less CPU a job and drained faster than two (bench/results/
+ * fetch-lanes.md). Basic fetch pays one command a batch and takes it from 4.
  */
-export function defaultFetchLanes(concurrency: number, _reliable: boolean): number {
-  return concurrency >= 4 ? 2 : 1;
+export function defaultFetchLanes(concurrency: number, reliable: boolean): number {
+  return concurrency >= (reliable ? 16 : 4) ? 2 : 1;
 }
 
 /** Below this many free slots the one-job move is cheaper in Redis commands (1 vs 3 a batch). */
@@ -157,18 +158,55 @@ export const ACK_DELAY_MS = 2;
 /** Field numbers in the working hashes: unique in the process, so no two jobs share one. */
 let nextField = 1;
 
-interface Ack {
+/** One promise settled for many acknowledgements at once. */
+class Settlement {
+  resolve!: () => void;
+  reject!: (e: Error) => void;
+  readonly promise = new Promise<void>((resolve, reject) => {
+    this.resolve = resolve;
+    this.reject = reject;
+  });
+}
+
+interface ListAck {
   uow: UnitOfWork;
-  resolve: () => void;
-  reject: (e: Error) => void;
+  settle: Settlement;
 }
 
 /**
  * Acknowledgements waiting to be sent, shared by the fetch lanes of a capsule
  * (they share its working lists): whichever lane fetches next carries them.
+ * Jobs held in a working hash are acknowledged together (one HDEL per hash,
+ * idempotent if retried), so they share one promise; a job in a working list
+ * (LREM) has its own.
  */
 export class AckQueue {
-  pending: Ack[] = [];
+  fields: UnitOfWork[] = [];
+  fieldsSettle: Settlement | undefined;
+  listed: ListAck[] = [];
+
+  get size(): number {
+    return this.fields.length + this.listed.length;
+  }
+
+  add(uow: UnitOfWork): Promise<void> {
+    if (uow.field === undefined) {
+      const settle = new Settlement();
+      this.listed.push({ uow, settle });
+      return settle.promise;
+    }
+    this.fields.push(uow);
+    return (this.fieldsSettle ??= new Settlement()).promise;
+  }
+
+  /** Takes every pending acknowledgement. */
+  take(): { fields: UnitOfWork[]; fieldsSettle: Settlement | undefined; listed: ListAck[] } {
+    const taken = { fields: this.fields, fieldsSettle: this.fieldsSettle, listed: this.listed };
+    this.fields = [];
+    this.fieldsSettle = undefined;
+    this.listed = [];
+    return taken;
+  }
 }
 
 /**
@@ -228,13 +266,17 @@ export class ReliableFetch implements Fetcher {
     if (max >= MIN_BATCH && this.features.popCount && !this.drained) {
       // Acknowledgements waiting for their timer ride along with this fetch
       // (all of them: the queue is the capsule's, so are their working hashes).
-      const acks = this.acks.pending.splice(0);
+      const acks = this.acks.take();
       const ackArgs: Array<number | string | Buffer> = [];
-      for (const a of acks) {
-        const i = queues.indexOf(a.uow.queue) + 1;
-        if (a.uow.field === undefined) ackArgs.push(-i, a.uow.raw);
-        else ackArgs.push(i, a.uow.field);
-      }
+      for (const a of acks.listed) ackArgs.push(-(queues.indexOf(a.uow.queue) + 1), a.uow.raw);
+      for (const u of acks.fields) ackArgs.push(queues.indexOf(u.queue) + 1, u.field!);
+      const settle = (e?: Error) => {
+        for (const a of acks.listed)
+          if (e) a.settle.reject(e);
+          else a.settle.resolve();
+        if (e) acks.fieldsSettle?.reject(e);
+        else acks.fieldsSettle?.resolve();
+      };
       const first = nextField;
       nextField += max;
       let r: [Buffer, Buffer[]] | null;
@@ -242,13 +284,13 @@ export class ReliableFetch implements Fetcher {
         r = await fetchBatchIntoWorkingList(
           this.blocking,
           [...keys, ...queues.map((q) => this.working(q))],
-          [max, first, acks.length, ...ackArgs],
+          [max, first, acks.listed.length + acks.fields.length, ...ackArgs],
         );
       } catch (e) {
-        for (const a of acks) a.reject(e as Error);
+        settle(e as Error);
         throw e;
       }
-      for (const a of acks) a.resolve();
+      settle();
       if (r) {
         this.idleMs = 0;
         const queue = r[0].toString();
@@ -280,42 +322,41 @@ export class ReliableFetch implements Fetcher {
     // Jobs that finish are acknowledged by the next batch fetch of any lane
     // (the slots they freed start one at once), or else, after ACK_DELAY_MS,
     // in one pipeline of their own: one HDEL per working hash either way.
-    return new Promise((resolve, reject) => {
-      if (this.acks.pending.push({ uow, resolve, reject }) === 1) setTimeout(() => this.flushAcks(), ACK_DELAY_MS);
-    });
+    const done = this.acks.add(uow);
+    if (this.acks.size === 1) setTimeout(() => this.flushAcks(), ACK_DELAY_MS);
+    return done;
   }
 
   private flushAcks(): void {
-    const batch = this.acks.pending.splice(0);
-    if (batch.length === 0) return; // a fetch took them along
+    if (this.acks.size === 0) return; // a fetch took them along
+    const { fields, fieldsSettle, listed } = this.acks.take();
     const pipe = this.redis.pipeline();
-    // Per command: the acknowledgements it carries.
-    const carried: Ack[][] = [];
-    const byHash = new Map<string, Ack[]>();
-    for (const a of batch) {
-      if (a.uow.field === undefined) {
-        pipe.lrem(this.wip(a.uow.queue), 1, a.uow.raw);
-        carried.push([a]);
-      } else {
-        const key = this.working(a.uow.queue);
-        const group = byHash.get(key);
-        if (group) group.push(a);
-        else byHash.set(key, [a]);
-      }
+    for (const a of listed) pipe.lrem(this.wip(a.uow.queue), 1, a.uow.raw);
+    const byHash = new Map<string, Array<string | undefined>>();
+    for (const u of fields) {
+      const key = this.working(u.queue);
+      const group = byHash.get(key);
+      if (group) group.push(u.field);
+      else byHash.set(key, [u.field]);
     }
-    for (const [key, group] of byHash) {
-      pipe.hdel(key, ...group.map((a) => a.uow.field!));
-      carried.push(group);
-    }
+    for (const [key, group] of byHash) pipe.hdel(key, ...(group as string[]));
     pipe.exec().then(
-      (res) =>
-        carried.forEach((group, i) => {
-          const err = res ? res[i]?.[0] : new Error("pipeline discarded");
-          for (const a of group)
-            if (err) a.reject(err);
-            else a.resolve();
-        }),
-      (e: Error) => batch.forEach((a) => a.reject(e)),
+      (res) => {
+        const err = (i: number) => (res ? res[i]?.[0] : new Error("pipeline discarded"));
+        listed.forEach((a, i) => {
+          const e = err(i);
+          if (e) a.settle.reject(e);
+          else a.settle.resolve();
+        });
+        let failed: Error | null | undefined;
+        for (let i = listed.length; i < listed.length + byHash.size; i++) failed ??= err(i);
+        if (failed) fieldsSettle?.reject(failed);
+        else fieldsSettle?.resolve();
+      },
+      (e: Error) => {
+        for (const a of listed) a.settle.reject(e);
+        fieldsSettle?.reject(e);
+      },
     );
   }
 

@@ -45,6 +45,8 @@ interface InFlight {
   startedAt: number;
   /** The handler has finished; only bookkeeping (ack, retry write) remains. */
   settled?: boolean;
+  /** Its slot is free again. */
+  released?: boolean;
 }
 
 /**
@@ -312,64 +314,64 @@ export class Manager {
 
   /** Runs one fetched job in a slot, then its bookkeeping (ack, requeue or hand-back). */
   private run(uow: UnitOfWork, fetch: Fetcher): void {
-    const slots = this.slots;
     const tid = this.o.nextTid();
     const job: InFlight = { uow, fetcher: fetch, abort: new LazyAbort(), startedAt: Date.now() };
     this.inFlight.set(tid, job);
-    slots.busy++;
-    let released = false;
-    // The slot is free once the handler is done: the acknowledgement's round
-    // trip then overlaps the next fetch instead of preceding it.
-    const release = () => {
-      if (released) return;
-      released = true;
-      slots.busy--;
-      this.wakeLanes();
-    };
-    void processJob(uow, tid, job.abort, this.o.processor)
-      .catch((e: Error): ProcessResult => {
-        // E.g. Redis down while burying a malformed job: try the job again later.
-        this.o.logger.error("could not process a job; it goes back to its queue", { error: e.message });
-        return "requeue";
-      })
-      .then(async (result) => {
-        // After a hard shutdown's abort, stop() has requeued it already.
-        if (job.abort.aborted) return;
-        job.settled = true;
-        if (result === "hand-back") {
-          slots.backoffMs = Math.min(Math.max(slots.backoffMs * 2, 100), 5000);
-          await fetch.handBack(uow);
-        } else {
-          slots.backoffMs = 0;
-          release();
-          // Bookkeeping survives a Redis outage: retry for up to a minute.
-          await persist(
-            () => (result === "requeue" ? fetch.requeue([uow]) : fetch.acknowledge(uow)),
-            () => this.state === "stopped",
-          );
-        }
-      })
-      .catch((e: Error) => {
-        // With reliable fetch the job stays in the working list and is recovered later.
-        this.o.logger.error("could not finish a job's bookkeeping", { error: e.message });
-      })
-      .finally(() => {
-        if (!job.abort.aborted) this.inFlight.delete(tid);
-        release();
-        this.jobDone?.();
-      });
+    this.slots.busy++;
+    void this.runJob(tid, job);
   }
-}
 
-/** Runs a Redis write until it succeeds (backing off), for at most `ms`, or until `givenUp()`. */
-async function persist(op: () => Promise<void>, givenUp: () => boolean, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (let wait = 100; ; wait = Math.min(wait * 2, 2000)) {
+  /** The slot is free once the handler is done: the acknowledgement's round trip then overlaps the next fetch. */
+  private release(job: InFlight): void {
+    if (job.released) return;
+    job.released = true;
+    this.slots.busy--;
+    this.wakeLanes();
+  }
+
+  // One async function per job (not a chain of then/catch/finally): a busy
+  // worker runs thousands a second, and each promise and closure is garbage.
+  private async runJob(tid: string, job: InFlight): Promise<void> {
+    const { uow, fetcher: fetch } = job;
+    const slots = this.slots;
     try {
-      return await op();
+      let result: ProcessResult;
+      try {
+        result = await processJob(uow, tid, job.abort, this.o.processor);
+      } catch (e) {
+        // E.g. Redis down while burying a malformed job: try the job again later.
+        this.o.logger.error("could not process a job; it goes back to its queue", { error: (e as Error).message });
+        result = "requeue";
+      }
+      // After a hard shutdown's abort, stop() has requeued it already.
+      if (job.abort.aborted) return;
+      job.settled = true;
+      if (result === "hand-back") {
+        slots.backoffMs = Math.min(Math.max(slots.backoffMs * 2, 100), 5000);
+        await fetch.handBack(uow);
+        return;
+      }
+      slots.backoffMs = 0;
+      this.release(job);
+      // Bookkeeping survives a Redis outage: retry for up to a minute, backing off.
+      const deadline = Date.now() + 60_000;
+      for (let wait = 100; ; wait = Math.min(wait * 2, 2000)) {
+        try {
+          if (result === "requeue") await fetch.requeue([uow]);
+          else await fetch.acknowledge(uow);
+          break;
+        } catch (e) {
+          if (Date.now() > deadline || this.state === "stopped") throw e;
+          await new Promise((r) => setTimeout(r, wait));
+        }
+      }
     } catch (e) {
-      if (Date.now() > deadline || givenUp()) throw e;
-      await new Promise((r) => setTimeout(r, wait));
+      // With reliable fetch the job stays in the working list and is recovered later.
+      this.o.logger.error("could not finish a job's bookkeeping", { error: (e as Error).message });
+    } finally {
+      if (!job.abort.aborted) this.inFlight.delete(tid);
+      this.release(job);
+      this.jobDone?.();
     }
   }
 }

@@ -158,9 +158,15 @@ export async function processJob(
         return deps.stopping?.() ?? false;
       },
     };
-    await chain(deps.middleware, { jid, className, queue: uow.queueName, job: record, redis: deps.redis }, async () => {
-      await registered.handler(args as never, ctx);
-    });
+    if (deps.middleware.length === 0) await registered.handler(args as never, ctx);
+    else
+      await chain(
+        deps.middleware,
+        { jid, className, queue: uow.queueName, job: record, redis: deps.redis },
+        async () => {
+          await registered.handler(args as never, ctx);
+        },
+      );
     const ms = performance.now() - started;
     deps.stats.record(className, ms, true);
     if (run) deps.jobLogger!.success(run, ms);

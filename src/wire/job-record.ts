@@ -53,8 +53,15 @@ export class JobRecord {
 
   /** The member parsed (integers beyond 2^53 as bigint), or undefined. */
   get(key: string): JsonValue | undefined {
-    const r = this.raw(key);
-    return r === undefined ? undefined : parseJson(r);
+    const i = this.index(key);
+    if (i < 0) return undefined;
+    const m = this.members[i]!;
+    if (!m.plain) return parseJson(m.raw);
+    // Validated when the payload was split, with no big integer: no second scan.
+    const r = m.raw;
+    // A string without escapes is its text between the quotes (most of a job's fields).
+    if (r.charCodeAt(0) === 0x22 && !r.includes("\\")) return r.slice(1, -1);
+    return JSON.parse(r) as JsonValue;
   }
 
   getString(key: string): string | undefined {

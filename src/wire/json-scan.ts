@@ -20,15 +20,20 @@ function skipWs(text: string, i: number): number {
   return i;
 }
 
+/** Whether the last string scanString scanned held a backslash escape. */
+let stringHadEscape = false;
+
 /** Scans a JSON string literal starting at the opening quote; returns the index after it. */
 function scanString(text: string, i: number): number {
   i++; // opening quote
+  stringHadEscape = false;
   for (;;) {
     if (i >= text.length) throw new WireParseError("unterminated string", i);
     const c = text.charCodeAt(i);
     if (c === 0x22) return i + 1;
     if (c < 0x20) throw new WireParseError("control character in string", i);
     if (c === 0x5c) {
+      stringHadEscape = true;
       const e = text[i + 1];
       if (e === "u") {
         if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) throw new WireParseError("bad \\u escape", i);
@@ -39,8 +44,6 @@ function scanString(text: string, i: number): number {
   }
 }
 
-const NUMBER = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
-
 export interface NumberLexeme {
   end: number;
   isFloat: boolean;
@@ -48,14 +51,50 @@ export interface NumberLexeme {
   isBig: boolean;
 }
 
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+
+/** Set by scanNumberEnd: the number just scanned is a float / an integer beyond 2^53. */
+let numberIsFloat = false;
+let numberIsBig = false;
+
+/**
+ * The end of the longest prefix at `i` matching JSON's number grammar
+ * (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`); sets numberIsFloat and
+ * numberIsBig. Char codes, not a regex: this runs for every number of every job.
+ */
+function scanNumberEnd(text: string, i: number): number {
+  const start = i;
+  if (text.charCodeAt(i) === 0x2d) i++;
+  const first = text.charCodeAt(i);
+  if (first === 0x30) i++;
+  else if (first > 0x30 && first <= 0x39) while (isDigit(text.charCodeAt(++i)));
+  else throw new WireParseError("bad number", start);
+  let isFloat = false;
+  if (text.charCodeAt(i) === 0x2e && isDigit(text.charCodeAt(i + 1))) {
+    i += 2;
+    while (isDigit(text.charCodeAt(i))) i++;
+    isFloat = true;
+  }
+  const e = text.charCodeAt(i);
+  if (e === 0x65 || e === 0x45) {
+    let j = i + 1;
+    const sign = text.charCodeAt(j);
+    if (sign === 0x2b || sign === 0x2d) j++;
+    if (isDigit(text.charCodeAt(j))) {
+      while (isDigit(text.charCodeAt(++j)));
+      i = j;
+      isFloat = true;
+    }
+  }
+  const digits = i - start - (text.charCodeAt(start) === 0x2d ? 1 : 0);
+  numberIsFloat = isFloat;
+  numberIsBig = !isFloat && digits >= 16 && !Number.isSafeInteger(Number(text.slice(start, i)));
+  return i;
+}
+
 function scanNumber(text: string, i: number): NumberLexeme {
-  NUMBER.lastIndex = i;
-  const m = NUMBER.exec(text);
-  if (!m || m[0] === "" || m[0] === "-") throw new WireParseError("bad number", i);
-  const isFloat = m[1] !== undefined || m[2] !== undefined;
-  const digits = m[0].length - (m[0][0] === "-" ? 1 : 0);
-  const isBig = !isFloat && digits >= 16 && !Number.isSafeInteger(Number(m[0]));
-  return { end: i + m[0].length, isFloat, isBig };
+  const end = scanNumberEnd(text, i);
+  return { end, isFloat: numberIsFloat, isBig: numberIsBig };
 }
 
 export interface ScanResult {
@@ -66,55 +105,66 @@ export interface ScanResult {
 
 /** Validates one JSON value starting at `start` (whitespace allowed before it). */
 export function scanValue(text: string, start: number): ScanResult {
+  const end = scanValueEnd(text, start);
+  return { end, hasBig: valueHasBig };
+}
+
+/** Set by scanValueEnd: some integer in the value just scanned is beyond 2^53. */
+let valueHasBig = false;
+/** The open containers of scanValueEnd (it never re-enters itself): 0x5b `[` or 0x7b `{`. */
+const stack: number[] = [];
+
+/** scanValue without a result object: returns the end, sets valueHasBig. */
+function scanValueEnd(text: string, start: number): number {
   let i = skipWs(text, start);
   let hasBig = false;
-  // Each open container remembers whether it is an object, and whether it expects a key next.
-  const stack: Array<"[" | "{"> = [];
+  let depth = 0;
   let expectValue = true;
   for (;;) {
     i = skipWs(text, i);
     if (expectValue) {
-      const c = text[i];
-      if (c === "{" || c === "[") {
-        stack.push(c);
+      const c = text.charCodeAt(i);
+      if (c === 0x7b || c === 0x5b) {
+        stack[depth++] = c;
         i = skipWs(text, i + 1);
-        const close = c === "{" ? "}" : "]";
-        if (text[i] === close) {
-          stack.pop();
+        if (text.charCodeAt(i) === c + 2) {
+          // `}` and `]` are two code points after `{` and `[`.
+          depth--;
           i++;
           expectValue = false;
-          if (stack.length === 0) return { end: i, hasBig };
-        } else if (c === "{") {
+          if (depth === 0) break;
+        } else if (c === 0x7b) {
           i = scanKey(text, i);
         }
         continue;
       }
-      if (c === '"') i = scanString(text, i);
-      else if (c === "t" && text.startsWith("true", i)) i += 4;
-      else if (c === "f" && text.startsWith("false", i)) i += 5;
-      else if (c === "n" && text.startsWith("null", i)) i += 4;
-      else if (c === "-" || (c !== undefined && c >= "0" && c <= "9")) {
-        const n = scanNumber(text, i);
-        hasBig ||= n.isBig;
-        i = n.end;
-      } else throw new WireParseError(c === undefined ? "unexpected end of input" : `unexpected '${c}'`, i);
+      if (c === 0x22) i = scanString(text, i);
+      else if (c === 0x74 && text.startsWith("true", i)) i += 4;
+      else if (c === 0x66 && text.startsWith("false", i)) i += 5;
+      else if (c === 0x6e && text.startsWith("null", i)) i += 4;
+      else if (c === 0x2d || isDigit(c)) {
+        i = scanNumberEnd(text, i);
+        hasBig ||= numberIsBig;
+      } else throw new WireParseError(i >= text.length ? "unexpected end of input" : `unexpected '${text[i]}'`, i);
       expectValue = false;
-      if (stack.length === 0) return { end: i, hasBig };
+      if (depth === 0) break;
       continue;
     }
     // After a value: close containers or move to the next element.
-    const top = stack[stack.length - 1]!;
-    const c = text[i];
-    if (c === ",") {
+    const top = stack[depth - 1]!;
+    const c = text.charCodeAt(i);
+    if (c === 0x2c) {
       i = skipWs(text, i + 1);
-      if (top === "{") i = scanKey(text, i);
+      if (top === 0x7b) i = scanKey(text, i);
       expectValue = true;
-    } else if ((c === "]" && top === "[") || (c === "}" && top === "{")) {
-      stack.pop();
+    } else if (c === top + 2) {
+      depth--;
       i++;
-      if (stack.length === 0) return { end: i, hasBig };
-    } else throw new WireParseError(c === undefined ? "unexpected end of input" : `unexpected '${c}'`, i);
+      if (depth === 0) break;
+    } else throw new WireParseError(i >= text.length ? "unexpected end of input" : `unexpected '${text[i]}'`, i);
   }
+  valueHasBig = hasBig;
+  return i;
 }
 
 /** Scans `"key"` and the colon; returns the index where the member's value starts. */
@@ -129,6 +179,45 @@ export interface RawMember {
   key: string;
   /** The member's value exactly as written. */
   raw: string;
+  /** Validated JSON holding no integer beyond 2^53: JSON.parse reads it exactly. */
+  plain?: boolean;
+}
+
+/** Sidekiq's payload keys, by first char code: splitting a payload reuses these strings instead of copying each key. */
+const KNOWN_KEYS: Array<string[] | undefined> = [];
+for (const k of [
+  "retry",
+  "queue",
+  "args",
+  "class",
+  "jid",
+  "created_at",
+  "enqueued_at",
+  "wrapped",
+  "retry_count",
+  "retried_at",
+  "failed_at",
+  "error_message",
+  "error_class",
+  "error_backtrace",
+  "backtrace",
+  "at",
+  "tags",
+  "bid",
+  "lock",
+  "lock_args",
+  "lock_digest",
+  "dead",
+  "cattr",
+  "trace_propagations",
+])
+  (KNOWN_KEYS[k.charCodeAt(0)] ??= []).push(k);
+
+/** The text between `start` and `end` (a key without escapes), as a known key's string when it is one. */
+function keyText(text: string, start: number, end: number): string {
+  const known = KNOWN_KEYS[text.charCodeAt(start)];
+  if (known) for (const k of known) if (k.length === end - start && text.startsWith(k, start)) return k;
+  return text.slice(start, end);
 }
 
 /** Splits a JSON object into its members, each value kept as raw text. */
@@ -142,12 +231,12 @@ export function splitObject(text: string): RawMember[] {
     for (;;) {
       if (text[i] !== '"') throw new WireParseError("expected a string key", i);
       const keyEnd = scanString(text, i);
-      const key = JSON.parse(text.slice(i, keyEnd)) as string;
+      const key = stringHadEscape ? (JSON.parse(text.slice(i, keyEnd)) as string) : keyText(text, i + 1, keyEnd - 1);
       i = skipWs(text, keyEnd);
       if (text[i] !== ":") throw new WireParseError("expected ':'", i);
       const valueStart = skipWs(text, i + 1);
-      const { end } = scanValue(text, valueStart);
-      members.push({ key, raw: text.slice(valueStart, end) });
+      const end = scanValueEnd(text, valueStart);
+      members.push({ key, raw: text.slice(valueStart, end), plain: !valueHasBig });
       i = skipWs(text, end);
       if (text[i] === ",") i = skipWs(text, i + 1);
       else if (text[i] === "}") {
@@ -169,9 +258,9 @@ export type JsonValue = null | boolean | number | bigint | string | JsonValue[] 
  * (a plain parse would silently round them).
  */
 export function parseJson(text: string): JsonValue {
-  const { end, hasBig } = scanValue(text, 0);
+  const end = scanValueEnd(text, 0);
   if (skipWs(text, end) !== text.length) throw new WireParseError("trailing characters", end);
-  if (!hasBig) return JSON.parse(text) as JsonValue;
+  if (!valueHasBig) return JSON.parse(text) as JsonValue;
   return parseWithBigInts(text);
 }
 

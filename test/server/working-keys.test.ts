@@ -13,8 +13,8 @@ describe("working keys", () => {
     expect(parseWipKey("bridge:workers:x|queue:default")).toBeUndefined();
   });
 
-  it("both fetches take a second lane from concurrency 4", () => {
-    expect([1, 3, 4, 10, 16, 50].map((c) => defaultFetchLanes(c, true))).toEqual([1, 1, 2, 2, 2, 2]);
+  it("reliable fetch takes a second lane from concurrency 16, basic fetch from 4", () => {
+    expect([1, 3, 4, 10, 15, 16, 50].map((c) => defaultFetchLanes(c, true))).toEqual([1, 1, 1, 1, 1, 2, 2]);
     expect([1, 3, 4, 10].map((c) => defaultFetchLanes(c, false))).toEqual([1, 1, 2, 2]);
   });
 });

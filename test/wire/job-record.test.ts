@@ -11,6 +11,7 @@ import {
   JID_PATTERN,
 } from "../../src/wire/index.js";
 import { loadCaptures } from "../captures.js";
+import { parseJson } from "../../src/wire/json-scan.js";
 
 const RAW =
   '{"retry":true,"queue":"default","zeta":{"2":1,"1":2},"args":[18446744073709551617,1.0,-0.5,"é\u2028",{"a":[],"b":{}},null,true],"class":"RecordJob","jid":"0a8a34cb214d7a58a697df0e","created_at":1795304991.5637472,"enqueued_at":1795304991.5637643,"x_unknown":1.0e+20}';
@@ -22,6 +23,16 @@ describe("JobRecord", () => {
   it("rewrites one member and keeps every other byte", () => {
     const rec = JobRecord.parse(RAW).set("queue", "low").set("retry_count", 0);
     expect(rec.toString()).toBe(RAW.replace('"queue":"default"', '"queue":"low"').replace(/}$/, ',"retry_count":0}'));
+  });
+  it("reads every member as parseJson of its raw text would, on the fast paths too", () => {
+    const text =
+      '{"s":"plain","e":"a\\"b\\\\c\\u00e9","n":-12.5e3,"z":0,"t":true,"f":false,"u":null,"big":-123456789012345678901,"o":{"k":[1,"x"]}}';
+    const rec = JobRecord.parse(text);
+    for (const key of rec.keys()) expect(rec.get(key)).toEqual(parseJson(rec.raw(key)!));
+    expect(rec.get("e")).toBe('a"b\\c\u00e9');
+    expect(rec.get("big")).toBe(-123456789012345678901n);
+    // A value set later is read through the full parser.
+    expect(rec.set("s", 'x"y').get("s")).toBe('x"y');
   });
   it("reads values with big integers intact", () => {
     const rec = JobRecord.parse(RAW);

@@ -40,9 +40,15 @@ describe("parseJson", () => {
 describe("splitObject", () => {
   it("returns each member's raw text in order, duplicates included", () => {
     expect(splitObject(' {"b" : 1.0 , "1":[2], "b":{"x":null}} ')).toEqual([
-      { key: "b", raw: "1.0" },
-      { key: "1", raw: "[2]" },
-      { key: "b", raw: '{"x":null}' },
+      { key: "b", raw: "1.0", plain: true },
+      { key: "1", raw: "[2]", plain: true },
+      { key: "b", raw: '{"x":null}', plain: true },
+    ]);
+  });
+  it("marks members holding an integer beyond 2^53, and reads escaped keys", () => {
+    expect(splitObject('{"a\\u0062":[12345678901234567890],"c":"d"}')).toEqual([
+      { key: "ab", raw: "[12345678901234567890]", plain: false },
+      { key: "c", raw: '"d"', plain: true },
     ]);
   });
   it("rejects a JSON value that is not an object", () => {
