@@ -71,20 +71,29 @@ export function explain(redis: Redis, e: unknown): unknown {
 
 const NOT_READY: ReadonlySet<string> = new Set(["wait", "connecting", "connect", "reconnecting", "close", "end"]);
 
+/** One wait per connection and bound, however many calls wait on it. */
+const waits = new WeakMap<Redis, Map<number, Promise<void>>>();
+
 /**
  * Resolves once the connection is ready; rejects with a RedisUnavailableError
- * after `ms` (or at once when it was closed for good).
+ * after `ms` (or at once when it was closed for good). Calls made while it
+ * connects share one wait: fifty pushes at start-up add one pair of listeners
+ * and one timer, not fifty (ioredis warns of a leak past ten listeners).
  */
 export function whenReady(redis: Redis, ms: number): Promise<void> {
   // Only ioredis' not-yet-connected states wait ("ready", "monitoring", or a stand-in without a status go on).
   if (!NOT_READY.has(redis.status)) return Promise.resolve();
   if (redis.status === "end") return Promise.reject(unavailable(redis, new Error("Connection is closed.")));
+  let byBound = waits.get(redis);
+  const pending = byBound?.get(ms);
+  if (pending) return pending;
   if (redis.status === "wait") redis.connect().catch(() => undefined);
-  return new Promise((resolve, reject) => {
+  const wait = new Promise<void>((resolve, reject) => {
     const done = (err?: Error) => {
       clearTimeout(timer);
       redis.off("ready", onReady);
       redis.off("end", onEnd);
+      byBound?.delete(ms);
       if (err) reject(err);
       else resolve();
     };
@@ -94,6 +103,9 @@ export function whenReady(redis: Redis, ms: number): Promise<void> {
     redis.once("ready", onReady);
     redis.once("end", onEnd);
   });
+  if (!byBound) waits.set(redis, (byBound = new Map()));
+  byBound.set(ms, wait);
+  return wait;
 }
 
 /** Runs `op`, turning connection failures into a RedisUnavailableError. */

@@ -51,6 +51,20 @@ describe("availability", () => {
     await expect(whenReady(redis, 10_000)).rejects.toBeInstanceOf(RedisUnavailableError);
   });
 
+  it("whenReady: calls made while a connection is down share one wait (one listener pair, one error each)", async () => {
+    const redis = new Redis("redis://127.0.0.1:1/0", { lazyConnect: true, retryStrategy: () => 50 });
+    redis.on("error", () => undefined);
+    const waits = Array.from({ length: 50 }, () => whenReady(redis, 300));
+    expect(redis.listenerCount("ready")).toBe(1);
+    expect(redis.listenerCount("end")).toBe(1);
+    const results = await Promise.allSettled(waits);
+    expect(results.every((r) => r.status === "rejected" && r.reason instanceof RedisUnavailableError)).toBe(true);
+    expect(redis.listenerCount("ready")).toBe(0);
+    // A later call waits anew.
+    await expect(whenReady(redis, 50)).rejects.toBeInstanceOf(RedisUnavailableError);
+    redis.disconnect();
+  });
+
   it("bounded gives up at the deadline and passes results and errors through before it", async () => {
     const never = new Promise<number>(() => {});
     const t0 = Date.now();
