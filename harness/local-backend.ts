@@ -121,21 +121,12 @@ export function chrootArgv(root: string, cmd: string[], env: Record<string, stri
   const envArgs = Object.entries({ PATH: "/usr/sbin:/usr/bin:/sbin:/bin", HOME: "/root", LANG: "C.UTF-8", ...env }).map(
     ([k, v]) => `${k}=${v}`,
   );
-  return [
-    "unshare",
-    "--mount",
-    "--propagation",
-    "private",
-    "--",
-    "sh",
-    "-c",
-    ENTER,
-    root,
-    "/usr/bin/env",
-    "-i",
-    ...envArgs,
-    ...cmd,
-  ];
+  return [...chrootPrefix(root), "/usr/bin/env", "-i", ...envArgs, ...cmd];
+}
+
+/** argv that enters `root` (private mount namespace, its own /proc); the command follows, with this environment. */
+export function chrootPrefix(root: string): string[] {
+  return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", ENTER, root];
 }
 
 export class LocalBackend implements SidekiqBackend {

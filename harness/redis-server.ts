@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { chrootPrefix } from "./local-backend.js";
 
 export interface RedisServer {
   url: string;
@@ -96,25 +97,9 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisSer
       const [k, ...v] = line.split(/\s+/);
       args.push(`--${k}`, ...v);
     }
-    const child: ChildProcess = opts.root
-      ? // sh and chroot exec in place, so the pid is the server's own.
-        spawn(
-          "unshare",
-          [
-            "--mount",
-            "--propagation",
-            "private",
-            "--",
-            "sh",
-            "-c",
-            'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"',
-            opts.root,
-            bin,
-            ...args,
-          ],
-          { stdio: "ignore" },
-        )
-      : spawn(bin, args, { stdio: "ignore", detached: false });
+    // In a root filesystem, sh and chroot exec in place, so the pid is the server's own.
+    const [cmd, ...argv] = [...(opts.root ? chrootPrefix(opts.root) : []), bin, ...args];
+    const child: ChildProcess = spawn(cmd!, argv, { stdio: "ignore" });
     const pid = child.pid!;
     let exited = false;
     child.once("exit", () => (exited = true));
