@@ -8,13 +8,12 @@ import { REPO_ROOT } from "../harness/local-backend.js";
 import type { Worker } from "../src/server/index.js";
 import { JobRecord } from "../src/wire/index.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
-import { captureLogger, GEMS, nodeUniqueWorker, uniqueRuby, useRubyUniqueServer } from "./support/unique-jobs.js";
+import { captureLogger, gemsFor, nodeUniqueWorker, uniqueRuby, useRubyUniqueServer } from "./support/unique-jobs.js";
 
 describeEachSidekiq(
   "unique jobs: orphaned and bad locks",
   (sk) => {
-    for (const { gem, folder } of GEMS) {
-      if (gem === 9 && sk.target.version !== "8.1.7") continue;
+    for (const { gem, folder } of gemsFor(sk.target)) {
       describe(folder, () => {
         const ruby = uniqueRuby(sk, folder);
         const workers: Worker[] = [];

@@ -9,7 +9,7 @@ import { uniqueJobsClient, UniqueJobsConflict } from "../src/unique-jobs/index.j
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
 import {
   captureLogger,
-  GEMS,
+  gemsFor,
   nodeUniqueWorker,
   normalize,
   received,
@@ -57,8 +57,7 @@ const SCENARIOS: Scenario[] = [
 describeEachSidekiq(
   "unique jobs: Node and Ruby workers leave the gem's locks alike",
   (sk) => {
-    for (const { gem, folder } of GEMS) {
-      if (gem === 9 && sk.target.version !== "8.1.7") continue;
+    for (const { gem, folder } of gemsFor(sk.target)) {
       describe(folder, () => {
         const ruby = uniqueRuby(sk, folder);
         const workers: Worker[] = [];

@@ -12,6 +12,11 @@ export const GEMS = [
   { gem: 9 as const, folder: "sidekiq-unique-jobs-9.0.0.alpha2" },
 ];
 
+/** The gem versions tested on a Sidekiq release: 9.0.0.alpha2 only on 8.1.7. */
+export function gemsFor(target: { version: string }): typeof GEMS {
+  return GEMS.filter(({ gem }) => gem !== 9 || target.version === "8.1.7");
+}
+
 export const UNIQUE_CLASSES = [
   "UntilExecutedJob",
   "UntilExecutingJob",
