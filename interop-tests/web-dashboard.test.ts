@@ -68,6 +68,14 @@ describeEachSidekiq("web dashboard in Chromium", (sk) => {
       async () => (await sk.redis.zcard("retry")) === 4 && (await sk.redis.zcard("dead")) === 2,
       60_000,
     );
+    // Sidekiq counts processed and failed jobs in memory and writes them at its
+    // next heartbeat (Node does the same), so wait for both processes' six
+    // failures to reach Redis before any page is compared with Ruby's API.
+    await waitFor(
+      "both processes to write their processed and failed counts",
+      async () => (await sk.redis.get("stat:processed")) === "6" && (await sk.redis.get("stat:failed")) === "6",
+      60_000,
+    );
     web = await startWebServer({ redis: sk.url, port: 0, apiOptions: { apiVersion: sk.target.version } });
     browser = await launchBrowser();
   }, 300_000);
