@@ -6,7 +6,7 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type * as Prom from "prom-client";
 import type { SidekiqApi } from "../api/sidekiq-api.js";
 import type { Worker } from "../server/worker.js";
-import { JobTallies } from "./job-tally.js";
+import { type JobCount, JobTallies } from "./job-tally.js";
 
 /** The prom-client module, loaded only when metrics are used (an optional peer dependency). */
 export type PromClient = typeof Prom;
@@ -36,6 +36,13 @@ export interface MetricsOptions {
 }
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+/** The job counters, per class and queue: what each counts, its name and help. */
+const JOB_COUNTERS: ReadonlyArray<[JobCount, string, string]> = [
+  ["processed", "sidekiq_jobs_processed_total", "Jobs this worker ran (succeeded or failed), by class and queue."],
+  ["failed", "sidekiq_jobs_failed_total", "Jobs whose handler raised, by class and queue."],
+  ["retried", "sidekiq_jobs_retried_total", "Failed jobs scheduled for a retry, by class and queue."],
+  ["dead", "sidekiq_jobs_dead_total", "Failed jobs that died (dead set) or were discarded, by class and queue."],
+];
 const FETCH_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
 /**
@@ -48,26 +55,7 @@ export async function instrumentWorker(worker: Worker, opts: MetricsOptions = {}
   const registers = [opts.registry ?? new prom.Registry()];
   // Per class and queue in plain numbers, handed to prom-client at scrape time.
   const jobs = new JobTallies(opts.durationBuckets ?? DURATION_BUCKETS);
-  jobs.counter(prom, "processed", {
-    name: "sidekiq_jobs_processed_total",
-    help: "Jobs this worker ran (succeeded or failed), by class and queue.",
-    registers,
-  });
-  jobs.counter(prom, "failed", {
-    name: "sidekiq_jobs_failed_total",
-    help: "Jobs whose handler raised, by class and queue.",
-    registers,
-  });
-  jobs.counter(prom, "retried", {
-    name: "sidekiq_jobs_retried_total",
-    help: "Failed jobs scheduled for a retry, by class and queue.",
-    registers,
-  });
-  jobs.counter(prom, "dead", {
-    name: "sidekiq_jobs_dead_total",
-    help: "Failed jobs that died (dead set) or were discarded, by class and queue.",
-    registers,
-  });
+  for (const [what, name, help] of JOB_COUNTERS) jobs.counter(prom, what, { name, help, registers });
   jobs.histogram(prom, {
     name: "sidekiq_job_duration_seconds",
     help: "How long handlers (with their server middleware) ran, by class and queue.",
