@@ -29,8 +29,8 @@ const records = Array.from({ length: JOBS }, (_, i) =>
   ),
 );
 
-function jobLogger(on: boolean): JobLogger {
-  const logger = consoleLogger({ level: on ? "info" : "warn", format: "json", stream: sink });
+function jobLogger(on: boolean, format: "json" | "text" = "json"): JobLogger {
+  const logger = consoleLogger({ level: on ? "info" : "warn", format, stream: sink });
   return new JobLogger({ logger, events: new WorkerEvents(), errorHandlers: [], skip: !on });
 }
 
@@ -92,10 +92,11 @@ function format(): number {
 }
 
 const variants: Record<string, () => number | Promise<number>> = {};
-const [logsOff, logsOn] = [jobLogger(false), jobLogger(true)];
+const [logsOff, logsOn, textOn] = [jobLogger(false), jobLogger(true), jobLogger(true, "text")];
 const [metOff, metOn] = [await metricsEvents(false), await metricsEvents(true)];
 variants["logs off"] = () => logs(logsOff);
 variants["logs on"] = () => logs(logsOn);
+variants["text logs on"] = () => logs(textOn);
 variants["metrics off"] = () => metrics(metOff);
 variants["metrics on"] = () => metrics(metOn);
 variants["formatJson"] = format;
@@ -106,5 +107,6 @@ for (let r = 0; r < ROUNDS; r++) for (const v in variants) results.get(v)!.push(
 const m = (v: string) => median(results.get(v)!);
 console.log(`${JOBS} jobs, ${ROUNDS} rounds (median CPU µs)`);
 console.log(`  job logs (start + done)   ${(m("logs on") - m("logs off")).toFixed(2)} µs per job over off`);
+console.log(`  the same in text          ${(m("text logs on") - m("logs off")).toFixed(2)} µs per job over off`);
 console.log(`  job metrics (job:success) ${(m("metrics on") - m("metrics off")).toFixed(3)} µs per job over off`);
 console.log(`  formatJson                ${m("formatJson").toFixed(3)} µs per line`);

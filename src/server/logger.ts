@@ -135,12 +135,27 @@ export function formatJobJson(
   return `{"ts":"${ts}","pid":${process.pid},"tid":${jsonString(tid)},"lvl":"INFO","msg":${jsonString(msg)},"ctx":{"class":${jsonString(className)},"jid":${jsonString(jid)}${e}}}\n`;
 }
 
+/** The same job line in Sidekiq's Pretty text: formatText's bytes for `{ tid, class, jid, elapsed }`. */
+export function formatJobText(
+  msg: string,
+  tid: string,
+  className: string,
+  jid: string,
+  elapsed?: number,
+  color = false,
+  now?: Date,
+): string {
+  const ts = now ? now.toISOString() : isoNow();
+  const e = elapsed === undefined ? "" : Number.isInteger(elapsed) ? ` elapsed=${elapsed}.0` : ` elapsed=${elapsed}`;
+  return `${color ? COLORED.info : SEVERITY.info} ${ts} pid=${process.pid} tid=${tid} class=${className} jid=${jid}${e}: ${msg}\n`;
+}
+
 /** Writes a job line at info from its parts (see formatJobJson). */
 export type JobLineWriter = (msg: string, tid: string, className: string, jid: string, elapsed?: number) => void;
 
 const jobLineWriters = new WeakMap<Logger, JobLineWriter>();
 
-/** How `l` writes job lines without a context object, when it can (the console logger in JSON at info). */
+/** How `l` writes job lines without a context object, when it can (the console logger at info). */
 export function jobLineWriter(l: Logger): JobLineWriter | undefined {
   return jobLineWriters.get(l);
 }
@@ -199,9 +214,12 @@ export function consoleLogger(levelOrOptions: LogLevel | ConsoleLoggerOptions = 
       out.push(format === "json" ? formatJson(lvl, msg, ctx) : formatText(lvl, msg, ctx, color));
   };
   const logger = { debug: line("debug"), info: line("info"), warn: line("warn"), error: line("error") };
-  if (format === "json" && LOG_LEVELS.indexOf("info") >= min)
-    jobLineWriters.set(logger, (msg, tid, className, jid, elapsed) =>
-      out.push(formatJobJson(msg, tid, className, jid, elapsed)),
+  if (LOG_LEVELS.indexOf("info") >= min)
+    jobLineWriters.set(
+      logger,
+      format === "json"
+        ? (msg, tid, className, jid, elapsed) => out.push(formatJobJson(msg, tid, className, jid, elapsed))
+        : (msg, tid, className, jid, elapsed) => out.push(formatJobText(msg, tid, className, jid, elapsed, color)),
     );
   return logger;
 }

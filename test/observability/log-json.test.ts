@@ -1,12 +1,16 @@
-// The JSON log line is written member by member; it must read byte for byte
-// as the generic JSON.stringify of tid, msg and the context without tid did.
+// The JSON log line is written member by member, and the job's start, done
+// and fail lines from their parts; they must read byte for byte as the
+// generic JSON.stringify of tid, msg and the context without tid did, and as
+// the text formatter does.
 import { describe, expect, it } from "vitest";
 import { WorkerEvents } from "../../src/server/events.js";
 import { JobLogger } from "../../src/server/job-logger.js";
 import {
   consoleLogger,
   formatJobJson,
+  formatJobText,
   formatJson,
+  formatText,
   MAIN_TID,
   type LogContext,
   type Logger,
@@ -53,7 +57,7 @@ const TRICKY = [
   "</script>",
 ];
 
-describe("JSON log lines written member by member", () => {
+describe("JSON lines written member by member, job lines (JSON and text) from their parts", () => {
   it("the job lines (start, done, fail) read as before", () => {
     same("start", { tid: "b4k1", class: "HardJob", jid: "2d0f1c9e6b8a4f3e5d7c9b1a" });
     same("done", { tid: "b4k1", class: "HardJob", jid: "2d0f1c9e6b8a4f3e5d7c9b1a", elapsed: 0.012 });
@@ -69,38 +73,52 @@ describe("JSON log lines written member by member", () => {
     }
   });
 
-  it("the job logger writes the same lines through the console logger's job lines as through its info", async () => {
-    const lines = async (wrap: boolean) => {
-      const out: string[] = [];
-      const json = consoleLogger({ level: "info", format: "json", stream: { write: (s: string) => out.push(s) } });
-      // A wrapper is any other logger: it only has info(msg, ctx).
-      const logger: Logger = wrap ? { ...json } : json;
-      const jl = new JobLogger({ logger, events: new WorkerEvents(), errorHandlers: [] });
-      for (const [i, payload] of [
-        '{"class":"Hard\\"Job","jid":"j\\u0001","args":[]}',
-        '{"class":"TaggedJob","jid":"j2","args":[],"tags":["a"],"bid":"b1"}',
-        '{"class":"ÜJob","jid":"j3","args":[]}',
-      ].entries()) {
-        const record = JobRecord.parse(payload);
-        const base = {
-          jid: String(record.get("jid")),
-          className: String(record.get("class")),
-          queue: "q",
-          tid: `t${i}`,
-          record,
-        };
-        const run = jl.start(base);
-        if (i === 1) jl.failure(run, 1234.4, new Error("x"), false);
-        else jl.success(run, i * 7.6);
+  it("the fixed-shape job line in text reads as formatText of { tid, class, jid, elapsed }", () => {
+    for (const s of [...TRICKY, "Billing::HardJob"]) {
+      for (const elapsed of [undefined, 0, -0, 2, 0.012, 12.5, 1e-7, NaN]) {
+        for (const color of [false, true]) {
+          const ctx = elapsed === undefined ? { tid: s, class: s, jid: s } : { tid: s, class: s, jid: s, elapsed };
+          expect(formatJobText(s, s, s, s, elapsed, color, at)).toBe(formatText("info", s, ctx, color, at));
+        }
       }
-      await new Promise((r) => setImmediate(r));
-      // The time stamp differs between the runs.
-      return out.join("").replace(/"ts":"[^"]+"/g, '"ts":"T"');
-    };
-    const fast = await lines(false);
-    expect(fast.split("\n")).toHaveLength(7);
-    expect(fast).toBe(await lines(true));
+    }
   });
+
+  it.each(["json", "text"] as const)(
+    "the job logger writes the same %s lines through the console logger's job lines as through its info",
+    async (format) => {
+      const lines = async (wrap: boolean) => {
+        const out: string[] = [];
+        const own = consoleLogger({ level: "info", format, stream: { write: (s: string) => out.push(s) } });
+        // A wrapper is any other logger: it only has info(msg, ctx).
+        const logger: Logger = wrap ? { ...own } : own;
+        const jl = new JobLogger({ logger, events: new WorkerEvents(), errorHandlers: [] });
+        for (const [i, payload] of [
+          '{"class":"Hard\\"Job","jid":"j\\u0001","args":[]}',
+          '{"class":"TaggedJob","jid":"j2","args":[],"tags":["a"],"bid":"b1"}',
+          '{"class":"ÜJob","jid":"j3","args":[]}',
+        ].entries()) {
+          const record = JobRecord.parse(payload);
+          const base = {
+            jid: String(record.get("jid")),
+            className: String(record.get("class")),
+            queue: "q",
+            tid: `t${i}`,
+            record,
+          };
+          const run = jl.start(base);
+          if (i === 1) jl.failure(run, 1234.4, new Error("x"), false);
+          else jl.success(run, i * 7.6);
+        }
+        await new Promise((r) => setImmediate(r));
+        // The time stamp differs between the runs.
+        return out.join("").replace(/"ts":"[^"]+"|\d{4}-\d\d-\d\dT[\d:.]+Z/g, "T");
+      };
+      const fast = await lines(false);
+      expect(fast.split("\n")).toHaveLength(7);
+      expect(fast).toBe(await lines(true));
+    },
+  );
 
   it("strings that need escaping, as message, tid, key and value", () => {
     for (const s of TRICKY) {
