@@ -6,6 +6,7 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type * as Prom from "prom-client";
 import type { SidekiqApi } from "../api/sidekiq-api.js";
 import type { Worker } from "../server/worker.js";
+import { type JobCount, JobTallies } from "./job-tally.js";
 
 /** The prom-client module, loaded only when metrics are used (an optional peer dependency). */
 export type PromClient = typeof Prom;
@@ -35,15 +36,14 @@ export interface MetricsOptions {
 }
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+/** The job counters, per class and queue: what each counts, its name and help. */
+const JOB_COUNTERS: ReadonlyArray<[JobCount, string, string]> = [
+  ["processed", "sidekiq_jobs_processed_total", "Jobs this worker ran (succeeded or failed), by class and queue."],
+  ["failed", "sidekiq_jobs_failed_total", "Jobs whose handler raised, by class and queue."],
+  ["retried", "sidekiq_jobs_retried_total", "Failed jobs scheduled for a retry, by class and queue."],
+  ["dead", "sidekiq_jobs_dead_total", "Failed jobs that died (dead set) or were discarded, by class and queue."],
+];
 const FETCH_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
-
-interface ClassMetrics {
-  processed: Prom.Counter.Internal;
-  failed: Prom.Counter.Internal;
-  retried: Prom.Counter.Internal;
-  dead: Prom.Counter.Internal;
-  duration: Prom.Histogram.Internal<"class" | "queue">;
-}
 
 /**
  * Counts what `worker` does from its events: jobs processed, failed, retried
@@ -53,23 +53,12 @@ interface ClassMetrics {
 export async function instrumentWorker(worker: Worker, opts: MetricsOptions = {}): Promise<Prom.Registry> {
   const prom = await loadPromClient();
   const registers = [opts.registry ?? new prom.Registry()];
-  const labelNames = ["class", "queue"] as const;
-  const jobCounter = (name: string, help: string) => new prom.Counter({ name, help, labelNames, registers });
-  const processed = jobCounter(
-    "sidekiq_jobs_processed_total",
-    "Jobs this worker ran (succeeded or failed), by class and queue.",
-  );
-  const failed = jobCounter("sidekiq_jobs_failed_total", "Jobs whose handler raised, by class and queue.");
-  const retried = jobCounter("sidekiq_jobs_retried_total", "Failed jobs scheduled for a retry, by class and queue.");
-  const dead = jobCounter(
-    "sidekiq_jobs_dead_total",
-    "Failed jobs that died (dead set) or were discarded, by class and queue.",
-  );
-  const duration = new prom.Histogram({
+  // Per class and queue in plain numbers, handed to prom-client at scrape time.
+  const jobs = new JobTallies(opts.durationBuckets ?? DURATION_BUCKETS);
+  for (const [what, name, help] of JOB_COUNTERS) jobs.counter(prom, what, { name, help, registers });
+  jobs.histogram(prom, {
     name: "sidekiq_job_duration_seconds",
     help: "How long handlers (with their server middleware) ran, by class and queue.",
-    labelNames,
-    buckets: opts.durationBuckets ?? DURATION_BUCKETS,
     registers,
   });
   const fetchDuration = new prom.Histogram({
@@ -105,37 +94,19 @@ export async function instrumentWorker(worker: Worker, opts: MetricsOptions = {}
   });
   connected.set(1);
 
-  // Children per class and queue, so the hot path does no label hashing.
-  const byClass = new Map<string, ClassMetrics>();
-  const forJob = (className: string, queue: string): ClassMetrics => {
-    const key = `${className}\0${queue}`;
-    let m = byClass.get(key);
-    if (!m) {
-      const l = { class: className, queue };
-      m = {
-        processed: processed.labels(l),
-        failed: failed.labels(l),
-        retried: retried.labels(l),
-        dead: dead.labels(l),
-        duration: duration.labels(l),
-      };
-      byClass.set(key, m);
-    }
-    return m;
-  };
   worker.on("job:success", (e) => {
-    const m = forJob(e.className, e.queue);
-    m.processed.inc();
-    m.duration.observe(e.elapsed);
+    const t = jobs.get(e.className, e.queue);
+    jobs.inc(t, "processed");
+    jobs.observe(t, e.elapsed);
   });
   worker.on("job:failure", (e) => {
-    const m = forJob(e.className, e.queue);
-    m.processed.inc();
-    m.failed.inc();
-    m.duration.observe(e.elapsed);
+    const t = jobs.get(e.className, e.queue);
+    jobs.inc(t, "processed");
+    jobs.inc(t, "failed");
+    jobs.observe(t, e.elapsed);
   });
-  worker.on("job:retry", (e) => forJob(e.className, e.queue).retried.inc());
-  worker.on("job:dead", (e) => forJob(e.className, e.queue).dead.inc());
+  worker.on("job:retry", (e) => jobs.inc(jobs.get(e.className, e.queue), "retried"));
+  worker.on("job:dead", (e) => jobs.inc(jobs.get(e.className, e.queue), "dead"));
   worker.on("fetch", (e) => fetchDuration.observe({ capsule: e.capsule }, e.seconds));
   worker.on("fetch:error", (e) => fetchErrors.inc({ capsule: e.capsule }));
   worker.on("redis:lost", () => connected.set(0));

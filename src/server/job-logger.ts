@@ -3,7 +3,15 @@
 // elapsed), the worker's job events, and Sidekiq's error handlers.
 import type { JobRecord } from "../wire/job-record.js";
 import type { JobEventBase, JobFinishedEvent, WorkerEvents } from "./events.js";
-import { isLogLevel, LOG_LEVELS, type LogContext, type Logger, withContext } from "./logger.js";
+import {
+  isLogLevel,
+  jobLineWriter,
+  type JobLineWriter,
+  LOG_LEVELS,
+  type LogContext,
+  type Logger,
+  withContext,
+} from "./logger.js";
 import type { RetryOutcome } from "./job-retry.js";
 
 /** Sidekiq's error handler: `(error, context)`, context like `{ context: "Job raised exception", job }`. */
@@ -56,6 +64,8 @@ class Run implements JobRun {
     private readonly plain: boolean,
     readonly logInfo: boolean,
     private readonly root: Logger,
+    /** Set when ctx is plain and the logger writes job lines from their parts. */
+    private readonly jobLine: JobLineWriter | undefined,
   ) {}
 
   get logger(): Logger {
@@ -64,6 +74,7 @@ class Run implements JobRun {
 
   /** A line with the job's context and `elapsed` (withContext's merge, without the closures). */
   info(msg: string, elapsed: number): void {
+    if (this.jobLine) return this.jobLine(msg, this.tid, this.className, this.jid, elapsed);
     const c = this.ctx;
     // Most jobs have no logged attributes: a literal of one shape is cheaper than a spread.
     this.root.info(msg, this.plain ? { tid: c.tid, class: c.class, jid: c.jid, elapsed } : { ...c, elapsed });
@@ -72,8 +83,10 @@ class Run implements JobRun {
 
 export class JobLogger {
   private readonly attributes: readonly string[];
+  private readonly jobLine: JobLineWriter | undefined;
   constructor(private readonly o: JobLoggerOptions) {
     this.attributes = o.loggedJobAttributes ?? ["bid", "tags"];
+    this.jobLine = jobLineWriter(o.logger);
   }
 
   /** Sidekiq's `prepare` and the `start` line. */
@@ -89,8 +102,13 @@ export class JobLogger {
     const level = jobLevel(base.record);
     const logInfo = !this.o.skip && (level === undefined || level <= 1);
     const { jid, className, queue, tid, record } = base;
-    const run = new Run(jid, className, queue, tid, record, ctx, plain, logInfo, this.o.logger);
-    if (logInfo) this.o.logger.info("start", ctx);
+    // Plain job lines (tid, class, jid) skip the context object when the logger writes them from their parts.
+    const jobLine = plain ? this.jobLine : undefined;
+    const run = new Run(jid, className, queue, tid, record, ctx, plain, logInfo, this.o.logger, jobLine);
+    if (logInfo) {
+      if (jobLine) jobLine("start", tid, className, jid);
+      else this.o.logger.info("start", ctx);
+    }
     this.o.events.emit("job:start", base);
     return run;
   }

@@ -1,6 +1,8 @@
 // The worker's logger. Internally every line is `(msg, ctx)`; the default
 // writes Sidekiq's formats (Pretty text or JSON) to stderr, and a pino-style
 // `(obj, msg)` logger is accepted as it is, with every context field kept.
+import { jsonMember, jsonString, toJson } from "./log-json.js";
+
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export type LogContext = Record<string, unknown>;
 
@@ -48,17 +50,6 @@ const COLORED: Record<LogLevel, string> = {
 
 /** The process's own tid, for lines outside a job (Sidekiq prints the thread's). */
 export const MAIN_TID = (process.pid ^ 0x5f3759df).toString(36);
-
-const jsonSafe = (_k: string, v: unknown): unknown => (typeof v === "bigint" ? v.toString() : v);
-
-/** JSON.stringify, with a replacer only when needed (a bigint): the replacer doubles the cost. */
-function toJson(v: unknown): string {
-  try {
-    return JSON.stringify(v);
-  } catch {
-    return JSON.stringify(v, jsonSafe);
-  }
-}
 
 // Two lines a job: the ISO time is formatted once per millisecond, not per line.
 let isoAt = 0;
@@ -109,14 +100,64 @@ export function formatText(
 /** One line as Sidekiq's JSON formatter writes it: ts, pid, tid, lvl, msg, ctx. */
 export function formatJson(level: LogLevel, msg: string, ctx: LogContext | undefined, now?: Date): string {
   let tid: unknown;
-  let rest: LogContext | undefined;
+  // ctx without tid, written member by member (no copy, no generic stringify).
+  let rest: string | undefined;
   for (const k in ctx) {
-    if (k === "tid") tid = ctx[k];
-    else (rest ??= {})[k] = ctx[k];
+    if (k === "tid") {
+      tid = ctx[k];
+      continue;
+    }
+    // Copied into an object, a "__proto__" member was never its own key.
+    const m = k === "__proto__" ? "" : jsonMember(k, ctx[k]);
+    rest = rest === undefined ? m : m === "" || rest === "" ? rest + m : `${rest},${m}`;
   }
   const ts = now ? now.toISOString() : isoNow();
-  const head = `{"ts":"${ts}","pid":${process.pid},"tid":${toJson(typeof tid === "string" ? tid : MAIN_TID)},"lvl":"${SEVERITY[level]}","msg":${toJson(msg)}`;
-  return rest ? `${head},"ctx":${toJson(rest)}}\n` : `${head}}\n`;
+  const m = typeof msg === "string" ? jsonString(msg) : toJson(msg);
+  const head = `{"ts":"${ts}","pid":${process.pid},"tid":${jsonString(typeof tid === "string" ? tid : MAIN_TID)},"lvl":"${SEVERITY[level]}","msg":${m}`;
+  return rest === undefined ? `${head}}\n` : `${head},"ctx":{${rest}}}\n`;
+}
+
+/**
+ * A job's `start`, `done` or `fail` line in JSON, of the fixed shape the job
+ * logger gives it (ctx: class, jid, and elapsed when given): formatJson's
+ * bytes for `{ tid, class, jid, elapsed }`, without the context object.
+ */
+export function formatJobJson(
+  msg: string,
+  tid: string,
+  className: string,
+  jid: string,
+  elapsed?: number,
+  now?: Date,
+): string {
+  const ts = now ? now.toISOString() : isoNow();
+  const e = elapsed === undefined ? "" : `,"elapsed":${Number.isFinite(elapsed) ? String(elapsed) : "null"}`;
+  return `{"ts":"${ts}","pid":${process.pid},"tid":${jsonString(tid)},"lvl":"INFO","msg":${jsonString(msg)},"ctx":{"class":${jsonString(className)},"jid":${jsonString(jid)}${e}}}\n`;
+}
+
+/** The same job line in Sidekiq's Pretty text: formatText's bytes for `{ tid, class, jid, elapsed }`. */
+export function formatJobText(
+  msg: string,
+  tid: string,
+  className: string,
+  jid: string,
+  elapsed?: number,
+  color = false,
+  now?: Date,
+): string {
+  const ts = now ? now.toISOString() : isoNow();
+  const e = elapsed === undefined ? "" : Number.isInteger(elapsed) ? ` elapsed=${elapsed}.0` : ` elapsed=${elapsed}`;
+  return `${color ? COLORED.info : SEVERITY.info} ${ts} pid=${process.pid} tid=${tid} class=${className} jid=${jid}${e}: ${msg}\n`;
+}
+
+/** Writes a job line at info from its parts (see formatJobJson). */
+export type JobLineWriter = (msg: string, tid: string, className: string, jid: string, elapsed?: number) => void;
+
+const jobLineWriters = new WeakMap<Logger, JobLineWriter>();
+
+/** How `l` writes job lines without a context object, when it can (the console logger at info). */
+export function jobLineWriter(l: Logger): JobLineWriter | undefined {
+  return jobLineWriters.get(l);
 }
 
 /**
@@ -172,7 +213,15 @@ export function consoleLogger(levelOrOptions: LogLevel | ConsoleLoggerOptions = 
     return (msg: string, ctx?: LogContext) =>
       out.push(format === "json" ? formatJson(lvl, msg, ctx) : formatText(lvl, msg, ctx, color));
   };
-  return { debug: line("debug"), info: line("info"), warn: line("warn"), error: line("error") };
+  const logger = { debug: line("debug"), info: line("info"), warn: line("warn"), error: line("error") };
+  if (LOG_LEVELS.indexOf("info") >= min)
+    jobLineWriters.set(
+      logger,
+      format === "json"
+        ? (msg, tid, className, jid, elapsed) => out.push(formatJobJson(msg, tid, className, jid, elapsed))
+        : (msg, tid, className, jid, elapsed) => out.push(formatJobText(msg, tid, className, jid, elapsed, color)),
+    );
+  return logger;
 }
 
 /** Wraps a pino-style logger: `info(msg, ctx)` becomes `info(ctx, msg)`, every field kept. */

@@ -1,0 +1,147 @@
+// What the worker's jobs did, per class and queue, kept in plain numbers and
+// handed to prom-client only when a scrape asks: prom-client's `inc` and
+// `observe` hash the labels on every call, even through a child from
+// `labels()`, and that cost was paid per job. The scrape reads the same as
+// if every job had gone through prom-client: same samples, same order, the
+// same float sums (added in the same order).
+import type * as Prom from "prom-client";
+import type { PromClient } from "./prometheus.js";
+
+/** The labels of the job metrics, in prom-client's order. */
+export interface JobLabels {
+  class: string;
+  queue: string;
+}
+
+const LABEL_NAMES = ["class", "queue"] as const;
+
+/** The counters kept per class and queue. */
+export type JobCount = "processed" | "failed" | "retried" | "dead";
+
+/** One class and queue's counts and durations. */
+export class JobTally {
+  processed = 0;
+  failed = 0;
+  retried = 0;
+  dead = 0;
+  /** The duration histogram: observations, their sum, and per bound (not cumulative) how many fell in it. */
+  count = 0;
+  sum = 0;
+  readonly buckets: number[];
+  constructor(
+    readonly labels: JobLabels,
+    bounds: number,
+  ) {
+    this.buckets = new Array<number>(bounds).fill(0);
+  }
+}
+
+/** prom-client's Histogram entries (not in its typings): what `zero()` creates per label set. */
+interface HistogramEntry {
+  bucketValues: Record<string, number>;
+  sum: number;
+  count: number;
+}
+
+export class JobTallies {
+  private readonly byClass = new Map<string, Map<string, JobTally>>();
+  /**
+   * Per metric, the tallies in the order their first job reached it:
+   * prom-client lists label sets in the order they first counted something.
+   */
+  private readonly order: Record<JobCount | "duration", JobTally[]> = {
+    processed: [],
+    failed: [],
+    retried: [],
+    dead: [],
+    duration: [],
+  };
+
+  /** `bounds`: the duration histogram's buckets, as given to prom-client. */
+  constructor(private readonly bounds: readonly number[]) {}
+
+  /** The tally of a class on a queue (nested maps: no key string built per job). */
+  get(className: string, queue: string): JobTally {
+    let byQueue = this.byClass.get(className);
+    if (!byQueue) this.byClass.set(className, (byQueue = new Map()));
+    let t = byQueue.get(queue);
+    if (!t) byQueue.set(queue, (t = new JobTally({ class: className, queue }, this.bounds.length)));
+    return t;
+  }
+
+  inc(t: JobTally, what: JobCount): void {
+    if (t[what]++ === 0) this.order[what].push(t);
+  }
+
+  /** prom-client's Histogram#observe: the first bound the value is within (none past the last). */
+  observe(t: JobTally, seconds: number): void {
+    if (t.count++ === 0) this.order.duration.push(t);
+    t.sum += seconds;
+    const b = this.bounds;
+    for (let i = 0; i < b.length; i++) {
+      if (seconds <= b[i]!) {
+        t.buckets[i]!++;
+        return;
+      }
+    }
+  }
+
+  /**
+   * A prom-client Counter that reads `what` at scrape time. Its `reset()`
+   * (a registry's `resetMetrics()`) starts the count over, as before.
+   */
+  counter(prom: PromClient, what: JobCount, config: { name: string; help: string; registers: Prom.Registry[] }) {
+    const order = this.order;
+    const clear = (c: Prom.Counter<string>) => prom.Counter.prototype.reset.call(c);
+    const counter = new prom.Counter({
+      ...config,
+      labelNames: LABEL_NAMES,
+      collect() {
+        clear(this);
+        for (const t of order[what]) this.inc(t.labels, t[what]);
+      },
+    });
+    counter.reset = () => {
+      clear(counter);
+      for (const t of order[what]) t[what] = 0;
+      order[what] = [];
+    };
+    return counter;
+  }
+
+  /** A prom-client Histogram with these buckets that reads the durations at scrape time. */
+  histogram(prom: PromClient, config: { name: string; help: string; registers: Prom.Registry[] }) {
+    const { order, bounds } = this;
+    const clear = (h: Prom.Histogram<string>) => prom.Histogram.prototype.reset.call(h);
+    const histogram = new prom.Histogram({
+      ...config,
+      labelNames: LABEL_NAMES,
+      buckets: [...bounds],
+      collect() {
+        clear(this);
+        // zero() makes each label set's entry (prom-client hashes the labels); they are then filled in.
+        for (const t of order.duration) this.zero(t.labels);
+        const entries = Object.values((this as unknown as { hashMap: Record<string, HistogramEntry> }).hashMap);
+        if (entries.length !== order.duration.length || (entries[0] && typeof entries[0].sum !== "number"))
+          throw new Error(`${config.name}: this prom-client's Histogram keeps its values in an unknown shape`);
+        entries.forEach((e, n) => {
+          const t = order.duration[n]!;
+          e.sum = t.sum;
+          e.count = t.count;
+          // `+=`: a bound given twice is one entry in prom-client.
+          for (let i = 0; i < bounds.length; i++) e.bucketValues[bounds[i]!]! += t.buckets[i]!;
+        });
+      },
+    });
+    histogram.reset = () => {
+      clear(histogram);
+      for (const t of order.duration) {
+        t.count = 0;
+        t.sum = 0;
+        t.buckets.fill(0);
+      }
+      order.duration = [];
+    };
+    return histogram;
+  }
+}

@@ -1,0 +1,157 @@
+// The job metrics are counted in plain numbers and handed to prom-client at
+// scrape time; a scrape must read exactly as if every job had gone through
+// prom-client's own Counter#inc and Histogram#observe.
+import * as prom from "prom-client";
+import { describe, expect, it } from "vitest";
+import { instrumentWorker } from "../../src/metrics/prometheus.js";
+import { WorkerEvents } from "../../src/server/events.js";
+import type { Worker } from "../../src/server/worker.js";
+
+const JOB_METRICS = [
+  "sidekiq_jobs_processed_total",
+  "sidekiq_jobs_failed_total",
+  "sidekiq_jobs_retried_total",
+  "sidekiq_jobs_dead_total",
+  "sidekiq_job_duration_seconds",
+];
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+
+type Step =
+  | { e: "job:success" | "job:failure"; className: string; queue: string; elapsed: number }
+  | { e: "job:retry" | "job:dead"; className: string; queue: string };
+
+/** The job metrics fed as they were before: prom-client children per class and queue, inc/observe per job. */
+function reference(registry: prom.Registry, buckets = DURATION_BUCKETS): (steps: Step[]) => void {
+  const registers = [registry];
+  const labelNames = ["class", "queue"];
+  const [processed, failed, retried, dead] = JOB_METRICS.slice(0, 4).map(
+    (name) => new prom.Counter({ name, help: help(name), labelNames, registers }),
+  );
+  const name = JOB_METRICS[4]!;
+  const duration = new prom.Histogram({ name, help: help(name), labelNames, buckets, registers });
+  return (steps) => {
+    for (const s of steps) {
+      const l = { class: s.className, queue: s.queue };
+      if (s.e === "job:success" || s.e === "job:failure") {
+        processed!.labels(l).inc();
+        if (s.e === "job:failure") failed!.labels(l).inc();
+        duration.labels(l).observe(s.elapsed);
+      } else (s.e === "job:retry" ? retried! : dead!).labels(l).inc();
+    }
+  };
+}
+
+const HELP: Record<string, string> = {
+  sidekiq_jobs_processed_total: "Jobs this worker ran (succeeded or failed), by class and queue.",
+  sidekiq_jobs_failed_total: "Jobs whose handler raised, by class and queue.",
+  sidekiq_jobs_retried_total: "Failed jobs scheduled for a retry, by class and queue.",
+  sidekiq_jobs_dead_total: "Failed jobs that died (dead set) or were discarded, by class and queue.",
+  sidekiq_job_duration_seconds: "How long handlers (with their server middleware) ran, by class and queue.",
+};
+const help = (name: string) => HELP[name]!;
+
+async function instrumented(registry: prom.Registry, buckets?: number[]) {
+  const events = new WorkerEvents();
+  events.onListenerError = (e) => {
+    throw e;
+  };
+  const worker = { on: (e: never, fn: never) => events.on(e, fn), slots: () => [] } as unknown as Worker;
+  await instrumentWorker(worker, { registry, durationBuckets: buckets });
+  const feed = (steps: Step[]) => {
+    for (const s of steps) events.emit(s.e, { jid: "j", tid: "t", record: undefined, error: undefined, ...s } as never);
+  };
+  return feed;
+}
+
+const scrape = (r: prom.Registry) => Promise.all(JOB_METRICS.map((n) => r.getSingleMetricAsString(n)));
+
+/** Jobs over three classes and queues, failures first seen after successes, sums that round in floats. */
+function steps(n: number, seed: number): Step[] {
+  let x = seed;
+  const rnd = () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const classes = ["HardJob", 'Quote"Job', "Ünïcode::Job"];
+  const queues = ["default", "low", "a,b:c"];
+  const out: Step[] = [];
+  for (let i = 0; i < n; i++) {
+    const className = classes[Math.floor(rnd() * 3)]!;
+    const queue = queues[Math.floor(rnd() * 3)]!;
+    // Sidekiq's elapsed: ms rounded, in seconds; some on a bound exactly, some past the last.
+    const elapsed = [0.005, 0.1, 300, 301.5, Math.round(rnd() * 2000) / 1000][Math.floor(rnd() * 5)]!;
+    const r = rnd();
+    if (r < 0.7) out.push({ e: "job:success", className, queue, elapsed });
+    else if (r < 0.85) out.push({ e: "job:failure", className, queue, elapsed });
+    else out.push({ e: r < 0.95 ? "job:retry" : "job:dead", className, queue });
+  }
+  return out;
+}
+
+describe("job metrics counted outside prom-client", () => {
+  it("a scrape reads byte for byte as prom-client fed job by job (counters, buckets, sums, order)", async () => {
+    for (const seed of [1, 2, 3]) {
+      const jobs = steps(3000, seed);
+      const ref = new prom.Registry();
+      reference(ref)(jobs);
+      const ours = new prom.Registry();
+      (await instrumented(ours))(jobs);
+      expect(await scrape(ours)).toEqual(await scrape(ref));
+      expect(await ours.getMetricsAsJSON().then((m) => m.filter((x) => JOB_METRICS.includes(x.name)))).toEqual(
+        await ref.getMetricsAsJSON(),
+      );
+    }
+  });
+
+  it("the metrics are registered in the same order, with the same HELP and TYPE, and nothing before a job", async () => {
+    const ours = new prom.Registry();
+    const feed = await instrumented(ours);
+    const ref = new prom.Registry();
+    reference(ref);
+    expect(
+      ours
+        .getMetricsAsArray()
+        .map((m) => (m as unknown as { name: string }).name)
+        .slice(0, 5),
+    ).toEqual(JOB_METRICS);
+    expect(await scrape(ours)).toEqual(await scrape(ref));
+    // Scrapes between jobs, then more jobs: still the same as prom-client's.
+    const jobs = steps(500, 7);
+    const ref2 = new prom.Registry();
+    reference(ref2)(jobs);
+    feed(jobs.slice(0, 200));
+    await ours.metrics();
+    feed(jobs.slice(200));
+    expect(await scrape(ours)).toEqual(await scrape(ref2));
+  });
+
+  it("custom buckets (one given twice) and an OpenMetrics registry read the same", async () => {
+    const buckets = [0.001, 0.1, 0.1, 2];
+    const jobs = steps(1000, 11);
+    // The typings leave out the constructor's content type.
+    const openMetrics = () =>
+      new (prom.Registry as unknown as new (t: string) => prom.Registry)(prom.Registry.OPENMETRICS_CONTENT_TYPE);
+    const ref = openMetrics();
+    reference(ref, buckets)(jobs);
+    const ours = openMetrics();
+    (await instrumented(ours, buckets))(jobs);
+    const text = await ours.metrics();
+    const refText = await ref.metrics();
+    for (const name of JOB_METRICS) {
+      const block = (t: string) => t.split("\n").filter((l) => l.includes(name.replace(/_total$/, "")));
+      expect(block(text)).toEqual(block(refText));
+    }
+  });
+
+  it("a registry's resetMetrics starts the job counts over, as prom-client's own metrics do", async () => {
+    const jobs = steps(800, 5);
+    const ours = new prom.Registry();
+    const feed = await instrumented(ours);
+    feed(jobs.slice(0, 300));
+    ours.resetMetrics();
+    feed(jobs.slice(300));
+    const ref = new prom.Registry();
+    const feedRef = reference(ref);
+    feedRef(jobs.slice(0, 300));
+    ref.resetMetrics();
+    feedRef(jobs.slice(300));
+    expect(await scrape(ours)).toEqual(await scrape(ref));
+  });
+});
