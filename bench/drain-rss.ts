@@ -44,6 +44,10 @@ const variants: Variant[] = [
         { name: `CLI (node ${WORKER_NODE_FLAGS.join(" ")})`, args: cli(WORKER_NODE_FLAGS) },
         { name: "embedded Worker, no flags", args: embedded([]) },
         { name: `embedded Worker, ${WORKER_NODE_FLAGS.join(" ")}`, args: embedded(WORKER_NODE_FLAGS) },
+        {
+          name: "embedded Worker, no flags, v8.setFlagsFromString('--semi-space-growth-factor=1') in the app",
+          args: [join(REPO_ROOT, "bench/rss/embedded-worker-small-young.mjs")],
+        },
       ]),
   ...(process.env.DRAIN_RSS_FLAGS
     ? [
