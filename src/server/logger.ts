@@ -257,10 +257,10 @@ export function toLogger(l: LoggerLike): Logger {
 export function safeLogger(l: Logger): Logger {
   let reported = false;
   const guard =
-    (fn: Logger[LogLevel]) =>
-    (msg: string, ctx?: LogContext): void => {
+    <A extends unknown[]>(fn: (...args: A) => void) =>
+    (...args: A): void => {
       try {
-        fn.call(l, msg, ctx);
+        fn.apply(l, args);
       } catch (e) {
         if (reported) return;
         reported = true;
@@ -271,7 +271,11 @@ export function safeLogger(l: Logger): Logger {
         }
       }
     };
-  return { debug: guard(l.debug), info: guard(l.info), warn: guard(l.warn), error: guard(l.error) };
+  const safe = { debug: guard(l.debug), info: guard(l.info), warn: guard(l.warn), error: guard(l.error) };
+  // A console logger handed in (as the CLI does) keeps writing job lines from their parts.
+  const jobLine = jobLineWriters.get(l);
+  if (jobLine) jobLineWriters.set(safe, guard(jobLine));
+  return safe;
 }
 
 /** A logger that adds `bound` to every line's context (a job's tid, class, jid). */

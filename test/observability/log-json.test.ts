@@ -11,7 +11,9 @@ import {
   formatJobText,
   formatJson,
   formatText,
+  jobLineWriter,
   MAIN_TID,
+  safeLogger,
   type LogContext,
   type Logger,
   type LogLevel,
@@ -87,11 +89,14 @@ describe("JSON lines written member by member, job lines (JSON and text) from th
   it.each(["json", "text"] as const)(
     "the job logger writes the same %s lines through the console logger's job lines as through its info",
     async (format) => {
-      const lines = async (wrap: boolean) => {
+      const lines = async (wrap: "own" | "copy" | "safe") => {
         const out: string[] = [];
         const own = consoleLogger({ level: "info", format, stream: { write: (s: string) => out.push(s) } });
-        // A wrapper is any other logger: it only has info(msg, ctx).
-        const logger: Logger = wrap ? { ...own } : own;
+        // A copy is any other logger: it only has info(msg, ctx). The Worker
+        // wraps a logger handed in (the CLI's console logger) in safeLogger,
+        // which keeps the job lines.
+        const logger: Logger = wrap === "copy" ? { ...own } : wrap === "safe" ? safeLogger(own) : own;
+        expect(jobLineWriter(logger) !== undefined).toBe(wrap !== "copy");
         const jl = new JobLogger({ logger, events: new WorkerEvents(), errorHandlers: [] });
         for (const [i, payload] of [
           '{"class":"Hard\\"Job","jid":"j\\u0001","args":[]}',
@@ -114,9 +119,10 @@ describe("JSON lines written member by member, job lines (JSON and text) from th
         // The time stamp differs between the runs.
         return out.join("").replace(/"ts":"[^"]+"|\d{4}-\d\d-\d\dT[\d:.]+Z/g, "T");
       };
-      const fast = await lines(false);
+      const fast = await lines("own");
       expect(fast.split("\n")).toHaveLength(7);
-      expect(fast).toBe(await lines(true));
+      expect(fast).toBe(await lines("copy"));
+      expect(await lines("safe")).toBe(fast);
     },
   );
 
