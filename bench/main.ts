@@ -27,6 +27,7 @@ import { BRIDGE_VARIANTS, BridgeSystem } from "./systems/bridge.js";
 import { BullMQSystem } from "./systems/bullmq.js";
 import { RubySystem } from "./systems/ruby.js";
 import type { BenchRedis, SystemUnderTest } from "./systems/types.js";
+import { summarize } from "./measure/summary.js";
 
 const cfg = loadConfig();
 const started = Date.now();
@@ -203,10 +204,9 @@ async function main(): Promise<number> {
 
   const foreign = [...(results.runs.get("foreign")?.values() ?? [])].flat().map((r) => r.value);
   if (foreign.length) {
-    const sorted = [...foreign].sort((a, b) => a - b);
-    const median = sorted[Math.floor(sorted.length / 2)]!;
+    const { median, max } = summarize(foreign);
     results.notes.push(
-      `Other processes used a median ${median.toFixed(0)}% (max ${sorted[sorted.length - 1]!.toFixed(0)}%) of the machine's CPUs during the measured windows` +
+      `Other processes used a median ${median.toFixed(0)}% (max ${max.toFixed(0)}%) of the machine's CPUs during the measured windows` +
         (median > 10
           ? ": the machine was shared while this ran, so absolute figures are low and noisy; the ratios (runs interleaved) hold up better."
           : "."),

@@ -15,12 +15,12 @@ import { JobLogger } from "../src/server/job-logger.js";
 import { consoleLogger, formatJson } from "../src/server/logger.js";
 import type { Worker } from "../src/server/worker.js";
 import { JobRecord } from "../src/wire/job-record.js";
+import { median } from "./measure/summary.js";
 
 const JOBS = Number(process.env.BENCH_HOT_JOBS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_HOT_ROUNDS ?? 9);
 const hex = (n: number, w: number) => n.toString(16).padStart(w, "0");
 const sink = new Writable({ write: (_c, _e, cb) => cb() });
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const cpu = (c: NodeJS.CpuUsage) => c.user + c.system;
 
 const records = Array.from({ length: JOBS }, (_, i) =>

@@ -25,6 +25,7 @@ import { processJob, type ProcessorDeps, type ServerMiddleware } from "../src/se
 import type { Worker } from "../src/server/worker.js";
 import type { RetryConfig } from "../src/server/job-retry.js";
 import { tracingServerMiddleware } from "../src/tracing/opentelemetry.js";
+import { median } from "./measure/summary.js";
 
 const JOBS = Number(process.env.BENCH_PARTS_JOBS ?? 30_000);
 const ROUNDS = Number(process.env.BENCH_PARTS_ROUNDS ?? 7);
@@ -111,8 +112,6 @@ async function run(name: string): Promise<number> {
   done();
   return (cpu.user + cpu.system) / JOBS;
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const results = new Map<string, number[]>(VARIANTS.map((v) => [v, []]));
 for (const v of VARIANTS) await run(v); // warm-up

@@ -24,6 +24,7 @@ import { instrumentWorker } from "../src/metrics/prometheus.js";
 import { consoleLogger } from "../src/server/logger.js";
 import { Worker } from "../src/server/worker.js";
 import { tracingClientMiddleware, tracingServerMiddleware } from "../src/tracing/opentelemetry.js";
+import { median } from "./measure/summary.js";
 
 const JOBS = Number(process.env.BENCH_OBS_JOBS ?? 20_000);
 const RUNS = Number(process.env.BENCH_OBS_RUNS ?? 5);
@@ -130,8 +131,6 @@ async function drain(url: string, on: boolean): Promise<Figure> {
   redis.disconnect();
   return { rate: JOBS / seconds, cpuUs: (cpu.user + cpu.system) / JOBS };
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<void> {
   const server = await startRedis({});

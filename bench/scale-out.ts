@@ -23,6 +23,7 @@ import { WORKER_NODE_FLAGS } from "../src/cli/node-flags.js";
 import { countCommands, readCommandStats, resetCommandStats } from "./measure/commandstats.js";
 import { Interference } from "./measure/interference.js";
 import { procCpuUs } from "./measure/proc.js";
+import { median } from "./measure/summary.js";
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 50_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -38,11 +39,6 @@ const HANDLERS = join(REPO_ROOT, "bench", "lib", "scale-out-handlers.mjs");
 const OWN_COMMANDS = ["keys", "type", "llen", "hlen", "exists"];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 interface Run {
   jobs: number;

@@ -9,9 +9,17 @@ export interface Summary {
 
 export function summarize(runs: number[]): Summary {
   const s = [...runs].sort((a, b) => a - b);
+  return { median: medianOfSorted(s), min: s[0] ?? NaN, max: s[s.length - 1] ?? NaN, runs };
+}
+
+/** The median (the mean of the middle two for an even count). */
+export function median(xs: readonly number[]): number {
+  return medianOfSorted([...xs].sort((a, b) => a - b));
+}
+
+function medianOfSorted(s: readonly number[]): number {
   const mid = Math.floor(s.length / 2);
-  const median = s.length === 0 ? NaN : s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-  return { median, min: s[0] ?? NaN, max: s[s.length - 1] ?? NaN, runs };
+  return s.length === 0 ? NaN : s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 /** Nearest-rank percentile (p in 0..100) of unsorted samples. */
