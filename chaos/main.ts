@@ -36,6 +36,7 @@ const run = async (name: string, f: () => Promise<ScenarioResult>) => {
 };
 try {
   await run("kill -9 (Node)", () => kill9Node(5000, 50));
+  await run("kill -9 (Node), 1 ms jobs fetched ahead", () => kill9Node(20_000, 10, 1));
   await run("kill -9 (Ruby)", () => kill9Ruby(backend, target, 5000, 50));
   await run("Redis restart", () => redisRestart(20_000));
   await run("Sentinel failover", () => sentinelFailover("graceful", 10_000));

@@ -114,14 +114,16 @@ export async function enqueue(url: RedisSource, n: number, ms: number): Promise<
 /**
  * kill -9 of a worker with `queued` jobs waiting and `inFlight` running,
  * then a restart. The Node worker's reliable fetch should lose nothing.
+ * Jobs of `jobMs` (default 50); short ones (under 5 ms) make the worker
+ * fetch a batch ahead, so the kill also catches jobs waiting for a slot.
  */
-export async function kill9Node(queued = 5000, inFlight = 50): Promise<ScenarioResult> {
+export async function kill9Node(queued = 5000, inFlight = 50, jobMs = 50): Promise<ScenarioResult> {
   const server = await startRedis();
   const url = `${server.url}/0`;
   const redis = new Redis(url);
   const children: ChildProcess[] = [];
   try {
-    const sent = await enqueue(url, queued, 50);
+    const sent = await enqueue(url, queued, jobMs);
     const first = spawnNodeWorker(url, inFlight);
     children.push(first);
     await until("the worker to be busy", async () => (await redis.llen("chaos:runs")) >= 200, 60_000);
@@ -139,7 +141,7 @@ export async function kill9Node(queued = 5000, inFlight = 50): Promise<ScenarioR
     await until("every job", async () => (await count(redis, sent)).lost === 0, 120_000);
     await stopChild(second);
     return {
-      scenario: "kill -9 worker",
+      scenario: jobMs < 5 ? `kill -9 worker, ${jobMs} ms jobs (batches fetched ahead)` : "kill -9 worker",
       system: "sidekiq-bridge (reliable fetch)",
       sent: sent.length,
       ...(await count(redis, sent)),

@@ -1,8 +1,11 @@
 // The worker fetches as many jobs as it has free slots in one round
 // trip (BLMPOP for basic fetch, a Lua move into the working list for reliable
-// fetch). What must not change: never more jobs taken than free slots (Ruby's
-// API sees the rest waiting in the queue), Sidekiq's queue order, each job run
-// once, and the one-job commands on servers without BLMPOP / RPOP count.
+// fetch). What must not change: no more jobs taken than free slots while jobs
+// are long (Ruby's API sees the rest waiting in the queue), Sidekiq's queue
+// order, each job run once, and the one-job commands on servers without
+// BLMPOP / RPOP count. Reliable fetch alone fetches one batch ahead while
+// short jobs hold every slot; those jobs go back to the head of their queue
+// when they wait too long or the worker quiets.
 import { expect, it } from "vitest";
 import { Worker } from "../src/server/index.js";
 import { makeCapsule } from "../src/server/capsule.js";
@@ -103,6 +106,100 @@ describeEachSidekiq(
         expect(started.slice(60)).toEqual(Array.from({ length: 60 }, (_, i) => [low, i]));
       });
     }
+
+    for (const ending of ["waiting too long", "quiet"] as const) {
+      it(`reliable fetch fetches a batch ahead while short jobs hold the slots; ${ending} puts it back at the head of the queue, in order`, async () => {
+        const queue = `ahead-${ending === "quiet" ? "quiet" : "stale"}`;
+        // 100 short jobs (the worker learns they are short, the queue has a
+        // backlog), then 100 that wait for the gate: 5 hold the slots.
+        const jids = await pushBulk(sk, "AheadJob", queue, 200);
+        const w = new Worker({
+          redis: sk.url,
+          dialect: sk.target.version,
+          queues: [queue],
+          concurrency: 5,
+          scheduler: false,
+          timeout: 5,
+        });
+        let open!: () => void;
+        const gate = new Promise<void>((r) => (open = r));
+        const ran: string[] = [];
+        let gated = 0;
+        w.register("AheadJob", async ([i], ctx) => {
+          ran.push(ctx.jid);
+          if ((i as number) >= 100) {
+            gated++;
+            await gate;
+          }
+        });
+        await w.start();
+        try {
+          await waitFor("5 gated jobs to hold the slots", async () => (gated === 5 ? true : undefined));
+          // The next batch of 5 was fetched ahead: held by this process, not started.
+          await waitFor("a batch fetched ahead", async () =>
+            (await held(sk, w.identity, queue)) === 10 ? true : undefined,
+          );
+          expect(await rubyQueueSize(sk, queue)).toBe(90);
+          expect(gated).toBe(5);
+          const t0 = Date.now();
+          if (ending === "quiet") await w.quietDown();
+          await waitFor("the batch fetched ahead to go back", async () =>
+            (await rubyQueueSize(sk, queue)) === 95 ? true : undefined,
+          );
+          if (ending === "quiet") expect(Date.now() - t0).toBeLessThan(900);
+          else expect(Date.now() - t0).toBeGreaterThan(300);
+          expect(await held(sk, w.identity, queue)).toBe(5);
+          // Ruby's API lists the queue newest first: the job that runs next (105) is last.
+          const args = await sk.ruby<number[]>(`Sidekiq::Queue.new(${JSON.stringify(queue)}).map { |j| j.args[0] }`);
+          expect(args).toEqual(Array.from({ length: 95 }, (_, k) => 199 - k));
+          expect(gated).toBe(5);
+          if (ending === "quiet") return;
+          open();
+          await waitFor("all 200 to run", async () =>
+            ran.length === 200 && (await rubyQueueSize(sk, queue)) === 0 ? true : undefined,
+          );
+          await new Promise((r) => setTimeout(r, 200));
+          expect(ran).toHaveLength(200);
+          expect(new Set(ran)).toEqual(new Set(jids));
+        } finally {
+          open();
+          await w.stop();
+        }
+      });
+    }
+
+    it("reliable fetch with fetchAhead: false never holds more jobs than slots", async () => {
+      const queue = "ahead-off";
+      await pushBulk(sk, "AheadJob", queue, 200);
+      const w = new Worker({
+        redis: sk.url,
+        dialect: sk.target.version,
+        queues: [queue],
+        concurrency: 5,
+        fetchAhead: false,
+        scheduler: false,
+        timeout: 5,
+      });
+      let open!: () => void;
+      const gate = new Promise<void>((r) => (open = r));
+      let gated = 0;
+      w.register("AheadJob", async ([i]) => {
+        if ((i as number) >= 100) {
+          gated++;
+          await gate;
+        }
+      });
+      await w.start();
+      try {
+        await waitFor("5 gated jobs to hold the slots", async () => (gated === 5 ? true : undefined));
+        await new Promise((r) => setTimeout(r, 300));
+        expect(await held(sk, w.identity, queue)).toBe(5);
+        expect(await rubyQueueSize(sk, queue)).toBe(95);
+      } finally {
+        open();
+        await w.stop();
+      }
+    });
 
     it("two fetch lanes: every slot busy with long jobs, stop() still ends within its timeout and requeues them", async () => {
       const queue = "batch-stuck";

@@ -52,6 +52,8 @@ export interface LauncherOptions {
   retryConfig: (profile: WireProfile) => RetryConfig;
   reliable: boolean;
   fetchLanes?: number | undefined;
+  /** Reliable fetch only: fetch the next batch while short jobs still hold the slots. */
+  fetchAhead: boolean;
   recoveryIntervalMs: number;
   scheduler: boolean;
   /** sidekiq-cron's poller options, or false for none. */
@@ -221,6 +223,7 @@ export class Launcher {
         reliable: o.reliable,
         features,
         fetchLanes: o.fetchLanes,
+        fetchAhead: o.reliable && o.fetchAhead,
         logger: this.log,
         watch: this.watch,
         events: o.events,

@@ -20,6 +20,12 @@ export interface ManagerOptions {
   features: ServerFeatures;
   /** Fetch connections (default: defaultFetchLanes). */
   fetchLanes?: number;
+  /**
+   * Fetch the next batch while the slots are still busy with short jobs
+   * (see AHEAD_MAX_JOB_MS). Only safe with reliable fetch: a job fetched
+   * ahead waits in this process's working hash, where recovery finds it.
+   */
+  fetchAhead?: boolean;
   processor: ProcessorDeps;
   logger: Logger;
   /** fetch and fetch:error events (round-trip times for metrics). */
@@ -67,6 +73,22 @@ interface Slots {
 
 type State = "new" | "running" | "quiet" | "stopped";
 
+/** A job fetched ahead, waiting for a slot. */
+interface Waiting {
+  uow: UnitOfWork;
+  fetcher: Fetcher;
+  since: number;
+}
+
+/**
+ * Fetch ahead only while jobs take less than this on average (ms): then a
+ * fetch's round trip is a large part of a batch's time, and a job fetched
+ * ahead waits for a slot only a few ms. Longer jobs fetch for free slots only.
+ */
+export const AHEAD_MAX_JOB_MS = 5;
+/** A job fetched ahead still waiting after this (ms) goes back to its queue, for an idle process to take. */
+export const AHEAD_MAX_WAIT_MS = 1000;
+
 export class Manager {
   private state: State = "new";
   private readonly lanes: Fetcher[] = [];
@@ -82,6 +104,15 @@ export class Manager {
   };
   private loops: Promise<void>[] = [];
   private jobDone?: () => void;
+  /** Jobs fetched ahead, oldest first: each starts when a slot frees. */
+  private readonly ahead: Waiting[] = [];
+  private aheadTimer?: NodeJS.Timeout | undefined;
+  /** Fetched-ahead jobs going back to their queues (quiet, or waited too long). */
+  private returning?: Promise<void> | undefined;
+  /** Moving average of a job's time in the processor (ms); Infinity before the first. */
+  private jobMs = Infinity;
+  /** The last fetch found as many jobs as it asked for: the queues have a backlog. */
+  private backlog = false;
 
   constructor(private readonly o: ManagerOptions) {}
 
@@ -128,6 +159,8 @@ export class Manager {
   /** Stops fetching; running jobs go on (Sidekiq's quiet). */
   quiet(): void {
     if (this.state === "running") this.state = "quiet";
+    // Jobs fetched ahead have not started: they go back to their queues now.
+    if (this.ahead.length > 0) this.returning = this.returnAhead();
     // Fetch loops waiting for a slot end now, not when a job next finishes.
     this.wakeLanes();
   }
@@ -142,6 +175,7 @@ export class Manager {
   async stop(jobsDeadline: number, deadline: number): Promise<ManagerStopResult> {
     const result: ManagerStopResult = { pushedBack: 0, notPushedBack: 0, problems: [] };
     this.quiet();
+    if (this.returning) await bounded(this.returning, jobsDeadline);
     let loopsDone = false;
     const loops = Promise.all(this.loops).then(() => {
       loopsDone = true;
@@ -170,6 +204,8 @@ export class Manager {
       else result.notPushedBack += work.length;
     }
     for (const [tid, j] of this.inFlight) if (!j.settled) this.inFlight.delete(tid);
+    // Fetched ahead and not handed back (Redis unreachable): recovery returns them.
+    result.notPushedBack += this.ahead.splice(0).length;
     // Finished jobs still writing their acknowledgement (or retry): a little longer.
     while (this.inFlight.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     if (this.inFlight.size > 0)
@@ -211,8 +247,16 @@ export class Manager {
   private async fetchLoop(fetch: Fetcher, perLane: number): Promise<void> {
     const cap = this.o.capsule;
     const slots = this.slots;
+    // Free slots, and room for jobs fetched ahead (a whole batch at a time:
+    // a fetch for one job costs more Redis commands than a batch's share).
+    const room = () => {
+      const free = cap.concurrency - slots.busy - slots.reserved - this.ahead.length;
+      const ahead = this.aheadRoom();
+      if (free > 0 || ahead === 0) return free;
+      return free + ahead >= perLane ? free + ahead : 0;
+    };
     while (this.state === "running") {
-      if (slots.busy + slots.reserved >= cap.concurrency) {
+      if (room() <= 0) {
         await this.waitForLanes();
         continue;
       }
@@ -230,7 +274,7 @@ export class Manager {
         if (this.state !== "running") break;
       }
       // Counted after any pause: the other lane may have taken slots meanwhile.
-      const want = Math.min(cap.concurrency - slots.busy - slots.reserved, perLane);
+      const want = Math.min(room(), perLane);
       if (want <= 0) continue;
       let fetched: UnitOfWork[] | undefined;
       slots.reserved += want;
@@ -242,6 +286,7 @@ export class Manager {
         const seconds = (performance.now() - sent) / 1000;
         this.o.events?.emit("fetch", { capsule: cap.name, seconds, jobs: fetched.length });
       } catch (e) {
+        this.backlog = false;
         if (this.state === "running") {
           this.o.events?.emit("fetch:error", { capsule: cap.name, error: e });
           slots.reclaimNeeded = true;
@@ -258,6 +303,7 @@ export class Manager {
         await new Promise((r) => setTimeout(r, 1000));
         continue;
       }
+      this.backlog = fetched.length === want;
       if (fetched.length === 0) continue;
       if (this.state !== "running") {
         // Fetched after quiet was requested: hand them back, they run next.
@@ -268,7 +314,58 @@ export class Manager {
           );
         break;
       }
-      for (const uow of fetched) this.run(uow, fetch);
+      for (const uow of fetched) {
+        if (slots.busy < cap.concurrency) this.run(uow, fetch);
+        else this.wait(uow, fetch);
+      }
+    }
+    this.wakeLanes();
+  }
+
+  /** How many jobs may wait here beyond the slots: a batch per slot while jobs are short and the queues full. */
+  private aheadRoom(): number {
+    return this.o.fetchAhead && this.backlog && this.jobMs < AHEAD_MAX_JOB_MS ? this.o.capsule.concurrency : 0;
+  }
+
+  /** Keeps a job fetched ahead until a slot frees (release) or it has waited too long. */
+  private wait(uow: UnitOfWork, fetcher: Fetcher): void {
+    this.ahead.push({ uow, fetcher, since: performance.now() });
+    if (!this.aheadTimer) this.armAheadTimer(AHEAD_MAX_WAIT_MS);
+  }
+
+  private armAheadTimer(ms: number): void {
+    this.aheadTimer = setTimeout(() => {
+      this.aheadTimer = undefined;
+      const oldest = this.ahead[0];
+      if (!oldest || this.state !== "running") return;
+      const waited = performance.now() - oldest.since;
+      // Every slot is held by a long job: let an idle process run the rest,
+      // and fetch only for free slots again until one frees.
+      if (waited >= AHEAD_MAX_WAIT_MS) {
+        this.backlog = false;
+        this.returning = this.returnAhead();
+      } else this.armAheadTimer(AHEAD_MAX_WAIT_MS - waited);
+    }, ms);
+    this.aheadTimer.unref();
+  }
+
+  /**
+   * Puts every job still waiting for a slot back at the head of its queue,
+   * in order. If Redis cannot take them they wait here again (and still in
+   * the working hash, so a crash loses none).
+   */
+  private async returnAhead(): Promise<void> {
+    const waiting = this.ahead.splice(0);
+    for (const f of new Set(waiting.map((w) => w.fetcher))) {
+      const mine = waiting.filter((w) => w.fetcher === f);
+      try {
+        await f.requeue(mine.map((w) => w.uow));
+      } catch (e) {
+        this.ahead.unshift(...mine);
+        if (this.state === "running" && !this.aheadTimer) this.armAheadTimer(AHEAD_MAX_WAIT_MS);
+        if (!isConnectionError(e))
+          this.o.logger.warn("could not return jobs fetched ahead to their queue", { error: (e as Error).message });
+      }
     }
     this.wakeLanes();
   }
@@ -296,7 +393,7 @@ export class Manager {
     }
     slots.reclaiming = (async () => {
       try {
-        const running = new Set([...this.inFlight.values()].map((j) => j.uow.raw.toString("base64")));
+        const running = new Set([...this.inFlight.values(), ...this.ahead].map((j) => j.uow.raw.toString("base64")));
         const n = (await this.lanes[0]!.reclaim?.(running)) ?? 0;
         if (n > 0) this.o.logger.warn(`Reclaimed ${n} jobs whose fetch reply was lost`);
         slots.reclaimNeeded = false;
@@ -326,6 +423,8 @@ export class Manager {
     if (job.released) return;
     job.released = true;
     this.slots.busy--;
+    const next = this.state === "running" ? this.ahead.shift() : undefined;
+    if (next) this.run(next.uow, next.fetcher);
     this.wakeLanes();
   }
 
@@ -336,8 +435,11 @@ export class Manager {
     const slots = this.slots;
     try {
       let result: ProcessResult;
+      const started = performance.now();
       try {
         result = await processJob(uow, tid, job.abort, this.o.processor);
+        const ms = performance.now() - started;
+        this.jobMs = this.jobMs === Infinity ? ms : this.jobMs * 0.9 + ms * 0.1;
       } catch (e) {
         // E.g. Redis down while burying a malformed job: try the job again later.
         this.o.logger.error("could not process a job; it goes back to its queue", { error: (e as Error).message });

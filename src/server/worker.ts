@@ -67,6 +67,14 @@ export interface WorkerOptions {
    * share of the slots, so one's round trip overlaps the other's jobs.
    */
   fetchLanes?: number;
+  /**
+   * Reliable fetch only (default true): while the queues have a backlog and
+   * jobs take under 5 ms on average, fetch the next batch before the slots
+   * free, so no slot waits for a round trip to Redis. At most as many jobs
+   * as there are slots wait, in this process's working hash (a crash loses none); a job
+   * still waiting after a second goes back to the head of its queue.
+   */
+  fetchAhead?: boolean;
   /** How often (ms) to look for dead processes' working lists (default 60 s). */
   recoveryIntervalMs?: number;
   /** Run the scheduled/retry poller (default true). */
@@ -166,6 +174,7 @@ export class Worker {
       retryConfig: (profile) => this.retryConfig(profile),
       reliable: (options.fetch ?? "reliable") === "reliable",
       fetchLanes: options.fetchLanes,
+      fetchAhead: options.fetchAhead !== false,
       recoveryIntervalMs: options.recoveryIntervalMs ?? 60_000,
       scheduler: options.scheduler !== false,
       cron: options.cron === false ? false : typeof options.cron === "object" ? options.cron : {},
