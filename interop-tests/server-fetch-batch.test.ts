@@ -107,40 +107,48 @@ describeEachSidekiq(
       });
     }
 
+    /**
+     * 100 short jobs (the worker learns they are short and the queue has a
+     * backlog), then 100 that wait for the gate, 5 slots: the gated ones
+     * end up holding every slot.
+     */
+    const startGated = async (queue: string, fetchAhead?: boolean) => {
+      const jids = await pushBulk(sk, "AheadJob", queue, 200);
+      const w = new Worker({
+        redis: sk.url,
+        dialect: sk.target.version,
+        queues: [queue],
+        concurrency: 5,
+        ...(fetchAhead === undefined ? {} : { fetchAhead }),
+        scheduler: false,
+        timeout: 5,
+      });
+      const run = { jids, w, ran: [] as string[], gated: 0, open: () => {} };
+      const gate = new Promise<void>((r) => (run.open = r));
+      w.register("AheadJob", async ([i], ctx) => {
+        run.ran.push(ctx.jid);
+        if ((i as number) >= 100) {
+          run.gated++;
+          await gate;
+        }
+      });
+      await w.start();
+      await waitFor("5 gated jobs to hold the slots", async () => (run.gated === 5 ? true : undefined));
+      return run;
+    };
+
     for (const ending of ["waiting too long", "quiet"] as const) {
       it(`reliable fetch fetches a batch ahead while short jobs hold the slots; ${ending} puts it back at the head of the queue, in order`, async () => {
         const queue = `ahead-${ending === "quiet" ? "quiet" : "stale"}`;
-        // 100 short jobs (the worker learns they are short, the queue has a
-        // backlog), then 100 that wait for the gate: 5 hold the slots.
-        const jids = await pushBulk(sk, "AheadJob", queue, 200);
-        const w = new Worker({
-          redis: sk.url,
-          dialect: sk.target.version,
-          queues: [queue],
-          concurrency: 5,
-          scheduler: false,
-          timeout: 5,
-        });
-        let open!: () => void;
-        const gate = new Promise<void>((r) => (open = r));
-        const ran: string[] = [];
-        let gated = 0;
-        w.register("AheadJob", async ([i], ctx) => {
-          ran.push(ctx.jid);
-          if ((i as number) >= 100) {
-            gated++;
-            await gate;
-          }
-        });
-        await w.start();
+        const run = await startGated(queue);
+        const { w } = run;
         try {
-          await waitFor("5 gated jobs to hold the slots", async () => (gated === 5 ? true : undefined));
           // The next batch of 5 was fetched ahead: held by this process, not started.
           await waitFor("a batch fetched ahead", async () =>
             (await held(sk, w.identity, queue)) === 10 ? true : undefined,
           );
           expect(await rubyQueueSize(sk, queue)).toBe(90);
-          expect(gated).toBe(5);
+          expect(run.gated).toBe(5);
           const t0 = Date.now();
           if (ending === "quiet") await w.quietDown();
           await waitFor("the batch fetched ahead to go back", async () =>
@@ -152,17 +160,17 @@ describeEachSidekiq(
           // Ruby's API lists the queue newest first: the job that runs next (105) is last.
           const args = await sk.ruby<number[]>(`Sidekiq::Queue.new(${JSON.stringify(queue)}).map { |j| j.args[0] }`);
           expect(args).toEqual(Array.from({ length: 95 }, (_, k) => 199 - k));
-          expect(gated).toBe(5);
+          expect(run.gated).toBe(5);
           if (ending === "quiet") return;
-          open();
+          run.open();
           await waitFor("all 200 to run", async () =>
-            ran.length === 200 && (await rubyQueueSize(sk, queue)) === 0 ? true : undefined,
+            run.ran.length === 200 && (await rubyQueueSize(sk, queue)) === 0 ? true : undefined,
           );
           await new Promise((r) => setTimeout(r, 200));
-          expect(ran).toHaveLength(200);
-          expect(new Set(ran)).toEqual(new Set(jids));
+          expect(run.ran).toHaveLength(200);
+          expect(new Set(run.ran)).toEqual(new Set(run.jids));
         } finally {
-          open();
+          run.open();
           await w.stop();
         }
       });
@@ -170,34 +178,14 @@ describeEachSidekiq(
 
     it("reliable fetch with fetchAhead: false never holds more jobs than slots", async () => {
       const queue = "ahead-off";
-      await pushBulk(sk, "AheadJob", queue, 200);
-      const w = new Worker({
-        redis: sk.url,
-        dialect: sk.target.version,
-        queues: [queue],
-        concurrency: 5,
-        fetchAhead: false,
-        scheduler: false,
-        timeout: 5,
-      });
-      let open!: () => void;
-      const gate = new Promise<void>((r) => (open = r));
-      let gated = 0;
-      w.register("AheadJob", async ([i]) => {
-        if ((i as number) >= 100) {
-          gated++;
-          await gate;
-        }
-      });
-      await w.start();
+      const run = await startGated(queue, false);
       try {
-        await waitFor("5 gated jobs to hold the slots", async () => (gated === 5 ? true : undefined));
         await new Promise((r) => setTimeout(r, 300));
-        expect(await held(sk, w.identity, queue)).toBe(5);
+        expect(await held(sk, run.w.identity, queue)).toBe(5);
         expect(await rubyQueueSize(sk, queue)).toBe(95);
       } finally {
-        open();
-        await w.stop();
+        run.open();
+        await run.w.stop();
       }
     });
 
