@@ -262,9 +262,13 @@ export class Manager {
       }
       // Let the jobs that finish in this same tick (those just started too)
       // free their slots first, so one fetch fills them all: without this a
-      // fast queue settles into fetching 9 jobs, then 1, then 9.
-      await new Promise<void>((r) => process.nextTick(r));
-      if (this.state !== "running") break;
+      // fast queue settles into fetching 9 jobs, then 1, then 9. A fetch
+      // ahead goes at once instead: its round trip then overlaps the jobs
+      // just started, which would otherwise all finish before it was sent.
+      if (cap.concurrency - slots.busy - slots.reserved - this.ahead.length > 0) {
+        await new Promise<void>((r) => process.nextTick(r));
+        if (this.state !== "running") break;
+      }
       if (slots.reclaimNeeded) {
         await this.reclaimLanes();
         continue;

@@ -1,0 +1,122 @@
+// Reliable fetch with and without fetch-ahead, against basic fetch: drains of
+// no-op jobs through the public Worker at concurrency 10 on a fresh Redis,
+// the three interleaved in rounds in one process (the first round is a
+// warm-up). Per drain: jobs/s, CPU µs a job (process.cpuUsage, user and
+// system), event-loop utilisation (the share of the drain the worker was
+// busy rather than waiting for Redis) and fetches. Medians of the measured
+// rounds, and the ratios that the performance targets name.
+//
+//   npx tsx bench/fetch-ahead.ts                       # 40,000 jobs, 1 + 5 rounds
+//   BENCH_JOBS=20000 BENCH_ROUNDS=3 npx tsx bench/fetch-ahead.ts
+import { Redis } from "ioredis";
+import { startRedis } from "../harness/redis-server.js";
+import { Client } from "../src/client/client.js";
+import { consoleLogger } from "../src/server/logger.js";
+import { Worker } from "../src/server/worker.js";
+import { median } from "./measure/summary.js";
+
+const JOBS = Number(process.env.BENCH_JOBS ?? 40_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 10);
+
+const variants = [
+  { name: "basic", fetch: "basic", fetchAhead: false },
+  { name: "reliable, fetch-ahead (default)", fetch: "reliable", fetchAhead: true },
+  { name: "reliable, fetchAhead: false", fetch: "reliable", fetchAhead: false },
+] as const;
+
+interface Figure {
+  rate: number;
+  cpuUs: number;
+  userUs: number;
+  systemUs: number;
+  elu: number;
+  fetches: number;
+}
+
+async function drain(url: string, v: (typeof variants)[number]): Promise<Figure> {
+  const redis = new Redis(url);
+  await redis.flushdb();
+  // Enqueued where the idle worker cannot see them, then released at once.
+  const client = new Client({ redis: url, dialect: 8 });
+  for (let i = 0; i < JOBS; i += 1000) {
+    const args = Array.from({ length: Math.min(1000, JOBS - i) }, (_, k) => [i + k]);
+    await client.pushBulk({ class: "NoopJob", queue: "hold", args });
+  }
+  await client.close();
+  const worker = new Worker({
+    redis: url,
+    dialect: 8,
+    queues: ["ahead-bench"],
+    concurrency: CONCURRENCY,
+    fetch: v.fetch,
+    fetchAhead: v.fetchAhead,
+    scheduler: false,
+    logger: consoleLogger({ level: "warn" }),
+    skipDefaultJobLogging: true,
+  });
+  let ran = 0;
+  let finished: () => void = () => {};
+  const allDone = new Promise<void>((r) => (finished = r));
+  worker.register("NoopJob", () => {
+    if (++ran === JOBS) finished();
+  });
+  let fetches = 0;
+  worker.on("fetch", () => void fetches++);
+  await worker.start();
+  fetches = 0;
+  const c0 = process.cpuUsage();
+  const e0 = performance.eventLoopUtilization();
+  const t0 = performance.now();
+  await redis.rename("queue:hold", "queue:ahead-bench");
+  await allDone;
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(c0);
+  const elu = performance.eventLoopUtilization(e0).utilization;
+  await worker.stop();
+  redis.disconnect();
+  return {
+    rate: JOBS / seconds,
+    cpuUs: (cpu.user + cpu.system) / JOBS,
+    userUs: cpu.user / JOBS,
+    systemUs: cpu.system / JOBS,
+    elu,
+    fetches,
+  };
+}
+
+const server = await startRedis();
+const url = `${server.url}/0`;
+const figures = new Map<string, Figure[]>(variants.map((v) => [v.name, []]));
+try {
+  for (let round = 0; round <= ROUNDS; round++) {
+    for (const v of variants) {
+      const f = await drain(url, v);
+      const label = round === 0 ? "warm-up" : `round ${round}/${ROUNDS}`;
+      console.error(
+        `${label} ${v.name}: ${Math.round(f.rate)} jobs/s, ${f.cpuUs.toFixed(1)} µs CPU a job (user ${f.userUs.toFixed(1)}, system ${f.systemUs.toFixed(1)}), event loop busy ${f.elu.toFixed(2)}, ${f.fetches} fetches`,
+      );
+      if (round > 0) figures.get(v.name)!.push(f);
+    }
+  }
+} finally {
+  await server.stop();
+}
+
+const med = (name: string, k: keyof Figure) => median(figures.get(name)!.map((f) => f[k]));
+console.log(
+  `Node ${process.version}, ${JOBS.toLocaleString()} no-op jobs, concurrency ${CONCURRENCY}, ${ROUNDS} rounds after a warm-up, medians`,
+);
+console.log("| variant | jobs/s | CPU µs a job | event loop busy | fetches |");
+console.log("| --- | ---: | ---: | ---: | ---: |");
+for (const v of variants)
+  console.log(
+    `| ${v.name} | ${Math.round(med(v.name, "rate"))} | ${med(v.name, "cpuUs").toFixed(1)} | ${med(v.name, "elu").toFixed(2)} | ${med(v.name, "fetches")} |`,
+  );
+const [basic, ahead, off] = variants.map((v) => v.name) as [string, string, string];
+console.log(
+  `reliable/basic: fetch-ahead ${(med(ahead, "rate") / med(basic, "rate")).toFixed(2)}, without ${(med(off, "rate") / med(basic, "rate")).toFixed(2)}; fetch-ahead/without ${(med(ahead, "rate") / med(off, "rate")).toFixed(2)}`,
+);
+// Each round's own ratio: the three ran back to back, so machine noise mostly cancels.
+const perRound = figures.get(ahead)!.map((f, i) => (f.rate / figures.get(off)![i]!.rate).toFixed(2));
+console.log(`fetch-ahead/without, round by round: ${perRound.join(", ")}`);
