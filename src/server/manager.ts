@@ -326,7 +326,7 @@ export class Manager {
     this.wakeLanes();
   }
 
-  /** How many jobs may wait here beyond the slots: a batch per slot while jobs are short and the queues full. */
+  /** How many jobs may wait here beyond the slots: as many as there are slots, while jobs are short and the queues have a backlog. */
   private aheadRoom(): number {
     return this.o.fetchAhead && this.backlog && this.jobMs < AHEAD_MAX_JOB_MS ? this.o.capsule.concurrency : 0;
   }
