@@ -274,9 +274,12 @@ export class Launcher {
     if (this.state !== "running") return;
     this.state = "quiet";
     this.o.events?.emit("quiet", {});
-    for (const m of this.managers) m.quiet();
+    // Each manager hands back the jobs it fetched ahead.
+    const returned = this.managers.map((m) => m.quiet());
     this.o.logger.info("Terminating quiet threads");
-    const done = Promise.all([this.poller?.stop(), this.cron?.stop(), this.heartbeat?.beat()]).catch(() => undefined);
+    const done = Promise.all([this.poller?.stop(), this.cron?.stop(), this.heartbeat?.beat(), ...returned]).catch(
+      () => undefined,
+    );
     return (await bounded(done, deadline)) === TIMED_OUT ? TIMED_OUT : undefined;
   }
 

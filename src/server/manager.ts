@@ -156,13 +156,17 @@ export class Manager {
     if (first instanceof ReliableFetch) await first.register();
   }
 
-  /** Stops fetching; running jobs go on (Sidekiq's quiet). */
-  quiet(): void {
+  /**
+   * Stops fetching; running jobs go on (Sidekiq's quiet). Resolves once the
+   * jobs fetched ahead are back in their queues (or Redis refused them).
+   */
+  quiet(): Promise<void> {
     if (this.state === "running") this.state = "quiet";
     // Jobs fetched ahead have not started: they go back to their queues now.
     if (this.ahead.length > 0) this.returning = this.returnAhead();
     // Fetch loops waiting for a slot end now, not when a job next finishes.
     this.wakeLanes();
+    return this.returning ?? Promise.resolve();
   }
 
   /**
@@ -174,8 +178,7 @@ export class Manager {
    */
   async stop(jobsDeadline: number, deadline: number): Promise<ManagerStopResult> {
     const result: ManagerStopResult = { pushedBack: 0, notPushedBack: 0, problems: [] };
-    this.quiet();
-    if (this.returning) await bounded(this.returning, jobsDeadline);
+    await bounded(this.quiet(), jobsDeadline);
     let loopsDone = false;
     const loops = Promise.all(this.loops).then(() => {
       loopsDone = true;
