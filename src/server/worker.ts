@@ -313,7 +313,11 @@ export class Worker {
     return this.launcher.run();
   }
 
-  /** Stop fetching new work and stop the poller; running jobs continue (Sidekiq's TSTP). */
+  /**
+   * Stop fetching new work and stop the poller; running jobs continue
+   * (Sidekiq's TSTP). Jobs fetched ahead and not started are back in their
+   * queues when it resolves.
+   */
   quietDown(): Promise<void> {
     return this.launcher.quietDown();
   }
