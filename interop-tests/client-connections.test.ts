@@ -96,7 +96,9 @@ describe("client: TLS and READONLY (Redis only, no Ruby needed)", () => {
       });
       await expect(c.job("RecordJob").performAsync(1)).rejects.toThrow(/READONLY/);
       await c.close();
-      const stats = await new Redis(replica.url).info("commandstats");
+      const probe = new Redis(replica.url);
+      const stats = await probe.info("commandstats");
+      await probe.quit();
       // SADD and LPUSH were each refused twice: the first attempt and the one retry.
       expect(stats).toMatch(/cmdstat_lpush:calls=0,.*rejected_calls=2/);
       expect(stats).toMatch(/cmdstat_sadd:calls=0,.*rejected_calls=2/);
