@@ -9,12 +9,19 @@
 //
 //   npx tsx bench/latency-causes.ts [seconds=60] [rate=1000] [warmup=10]
 //   BENCH_FETCH=basic ... (default reliable)
+//   LATENCY_SURVIVORS=1 ... also samples the allocations that outlive a
+//                    young-generation collection (they make scavenges slow)
+//                    and prints the top allocation sites
+//   BENCH_PIN=1 ...  the bench's placement: Redis and the pusher on CPU 0, this
+//                    process (every thread, V8's helpers too) on CPU 1
 import { spawn } from "node:child_process";
+import { Session } from "node:inspector/promises";
 import { fileURLToPath } from "node:url";
 import { monitorEventLoopDelay, PerformanceObserver, performance } from "node:perf_hooks";
 import { startRedis } from "../harness/redis-server.js";
 import { Client } from "../src/client/client.js";
 import { Worker } from "../src/server/worker.js";
+import { AUX_CPU, pinnedArgv, pinPid, REDIS_CPU, TEST_CPU } from "./lib/cpu.js";
 import type { Logger } from "../src/server/logger.js";
 
 const [seconds, rate, warmup] = [60, 1000, 10].map((d, i) => Number(process.argv[2 + i] ?? d)) as [
@@ -43,6 +50,11 @@ if (process.env.LATENCY_PUSHER) {
 
 const quiet: Logger = { debug() {}, info() {}, warn: console.error, error: console.error };
 const server = await startRedis();
+const pin = process.env.BENCH_PIN === "1";
+if (pin) {
+  pinPid(server.pid, REDIS_CPU);
+  pinPid(process.pid, TEST_CPU);
+}
 const samples: Array<[start: number, latency: number]> = [];
 const gcs: Array<[start: number, end: number, kind: number]> = [];
 new PerformanceObserver((list) => {
@@ -68,15 +80,33 @@ w.register<[number]>("LatencyJob", ([pushed]) => {
   samples.push([t, t - pushed]);
 });
 await w.start();
-const pusher = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+const [cmd, ...args] = pinnedArgv(pin ? AUX_CPU : undefined, [
+  process.execPath,
+  "--import",
+  "tsx",
+  fileURLToPath(import.meta.url),
+  ...process.argv.slice(2),
+]);
+const pusher = spawn(cmd!, args, {
   env: { ...process.env, LATENCY_PUSHER: "1", REDIS_URL: server.url },
   stdio: "inherit",
 });
 await new Promise((r) => setTimeout(r, warmup * 1000));
 const from = now();
 loop.enable();
+// Only allocations that survive a scavenge: what makes each scavenge copy.
+const inspector = process.env.LATENCY_SURVIVORS === "1" ? new Session() : undefined;
+if (inspector) {
+  inspector.connect();
+  await inspector.post("HeapProfiler.startSampling", {
+    samplingInterval: 4096,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: false,
+  });
+}
 await new Promise((r) => pusher.once("exit", r));
 loop.disable();
+const survivors = inspector ? topSites(((await inspector.post("HeapProfiler.stopSampling")) as { profile: SamplingProfile }).profile) : undefined;
 await new Promise((r) => setTimeout(r, 500));
 await w.stop();
 await server.stop();
@@ -100,6 +130,8 @@ console.log(
   JSON.stringify(
     {
       fetch: process.env.BENCH_FETCH ?? "reliable",
+      nodeFlags: process.execArgv.filter((f) => f.startsWith("--") && f !== "--import"),
+      pinned: pin,
       jobs: lat.length,
       p50ms: q(0.5),
       p99ms: p99,
@@ -109,6 +141,7 @@ console.log(
       tailJobsDelayedByGc: duringGc,
       // kind: 1 minor (scavenge), 2 major, 4 incremental, 8 weak callbacks
       gc: Object.fromEntries([...kinds].map(([k, v]) => [k, { n: v.n, totalMs: v.ms, meanMs: v.ms / v.n }])),
+      ...(survivors ? { survivorsBySite: survivors } : {}),
       eventLoopDelayMs: {
         p50: loop.percentile(50) / 1e6,
         p99: loop.percentile(99) / 1e6,
@@ -119,3 +152,34 @@ console.log(
     1,
   ),
 );
+
+interface SamplingNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: SamplingNode[];
+}
+interface SamplingProfile {
+  head: SamplingNode;
+}
+
+/** Bytes sampled per allocation site (function, file:line), largest first, with the share of all. */
+function topSites(profile: SamplingProfile): string[] {
+  const sites = new Map<string, number>();
+  let total = 0;
+  const visit = (n: SamplingNode, stack: string[]) => {
+    const f = n.callFrame;
+    const here = `${f.functionName || "(anonymous)"} ${f.url.replace(/^.*\/(node_modules|src)\//, "$1/")}:${f.lineNumber + 1}:${(f as { columnNumber?: number }).columnNumber ?? 0}`;
+    const path = [...stack, here].slice(-3);
+    if (n.selfSize > 0) {
+      const key = path.join(" < ");
+      sites.set(key, (sites.get(key) ?? 0) + n.selfSize);
+      total += n.selfSize;
+    }
+    for (const c of n.children) visit(c, path);
+  };
+  visit(profile.head, []);
+  return [...sites]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 15)
+    .map(([k, v]) => `${((100 * v) / total).toFixed(1)}% ${k}`);
+}
