@@ -106,7 +106,9 @@ if (inspector) {
 }
 await new Promise((r) => pusher.once("exit", r));
 loop.disable();
-const survivors = inspector ? topSites(((await inspector.post("HeapProfiler.stopSampling")) as { profile: SamplingProfile }).profile) : undefined;
+const survivors = inspector
+  ? topSites(((await inspector.post("HeapProfiler.stopSampling")) as { profile: SamplingProfile }).profile)
+  : undefined;
 await new Promise((r) => setTimeout(r, 500));
 await w.stop();
 await server.stop();
