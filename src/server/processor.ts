@@ -94,37 +94,30 @@ async function chain(
  * every scavenge copy and promote them and pause the worker about 2 ms.
  */
 class HandlerContext implements JobContext {
-  readonly #run: JobRun | undefined;
-  readonly #logger: Logger;
-  readonly #abort: LazyAbort;
-  readonly #deps: ProcessorDeps;
-
+  // Plain fields, not #private ones: an iterable job's ctx is built with
+  // Object.create(this ctx), and a getter reached through it has that object
+  // as `this`, which has no #private fields.
   constructor(
     readonly jid: string,
     readonly className: string,
     readonly queue: string,
     readonly record: JobRecord,
     readonly raw: string,
-    run: JobRun | undefined,
-    logger: Logger,
-    abort: LazyAbort,
-    deps: ProcessorDeps,
-  ) {
-    this.#run = run;
-    this.#logger = logger;
-    this.#abort = abort;
-    this.#deps = deps;
-  }
+    private readonly jobRun: JobRun | undefined,
+    private readonly workerLogger: Logger,
+    private readonly abort: LazyAbort,
+    private readonly deps: ProcessorDeps,
+  ) {}
 
   /** Built on first use: most handlers never log. */
   get logger(): Logger {
-    return this.#run?.logger ?? this.#logger;
+    return this.jobRun?.logger ?? this.workerLogger;
   }
   get signal(): AbortSignal {
-    return this.#abort.signal;
+    return this.abort.signal;
   }
   get stopping(): boolean {
-    return this.#deps.stopping?.() ?? false;
+    return this.deps.stopping?.() ?? false;
   }
 }
 

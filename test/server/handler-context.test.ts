@@ -1,0 +1,54 @@
+// The ctx a handler gets: its fields, and its getters (logger, signal,
+// stopping) read through an object derived from it with Object.create, as an
+// iterable job's ctx is.
+import { expect, it } from "vitest";
+import type { Redis } from "ioredis";
+import { Stats } from "../../src/server/execution-stats.js";
+import { LazyAbort } from "../../src/server/lazy-abort.js";
+import type { Logger } from "../../src/server/logger.js";
+import { processJob, type ProcessorDeps } from "../../src/server/processor.js";
+import type { RetryConfig } from "../../src/server/job-retry.js";
+import type { JobContext } from "../../src/server/types.js";
+
+const job =
+  '{"retry":true,"queue":"q","class":"CtxJob","args":[1],"jid":"0123456789abcdef01234567","enqueued_at":1763880000001}';
+
+it("the handler's ctx has the job's fields, and its getters work on the ctx and on an object derived from it", async () => {
+  const lines: string[] = [];
+  const logger: Logger = { debug() {}, info: (m) => lines.push(m), warn() {}, error() {} };
+  let stopping = false;
+  let seen: JobContext | undefined;
+  const deps = {
+    redis: undefined as unknown as Redis,
+    handlers: new Map([["CtxJob", { handler: (_a: unknown, ctx: JobContext) => void (seen = ctx), options: {} }]]),
+    activeJobHandlers: new Map(),
+    middleware: [],
+    retry: undefined as unknown as RetryConfig,
+    stats: new Stats(),
+    unknownClass: "retry",
+    logger,
+    work: new Map(),
+    stopping: () => stopping,
+  } as unknown as ProcessorDeps;
+  const abort = new LazyAbort();
+  const uow = { queue: "queue:q", queueName: "q", job, raw: Buffer.from(job), field: undefined };
+  expect(await processJob(uow as never, "t1", abort, deps)).toBe("ack");
+  const ctx = seen!;
+  expect([ctx.jid, ctx.className, ctx.queue, ctx.raw]).toEqual(["0123456789abcdef01234567", "CtxJob", "q", job]);
+  expect(ctx.record.get("args")).toEqual([1]);
+  const derived = Object.create(ctx, { extra: { get: () => 1 } }) as JobContext;
+  for (const c of [ctx, derived]) {
+    c.logger.info("hello");
+    expect(c.signal.aborted).toBe(false);
+    expect(c.stopping).toBe(false);
+  }
+  stopping = true;
+  abort.abort(new Error("stop"));
+  expect([ctx.stopping, derived.stopping, ctx.signal.aborted, derived.signal.aborted]).toEqual([
+    true,
+    true,
+    true,
+    true,
+  ]);
+  expect(lines).toEqual(["hello", "hello"]);
+});
