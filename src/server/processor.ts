@@ -1,6 +1,7 @@
 // Sidekiq's Processor for one fetched job: parse (malformed JSON goes to the
 // dead set as the raw string), route by class (or `wrapped` for ActiveJob),
 // server middleware, the handler, stats, and the retry path on failure.
+import { inspect } from "node:util";
 import type { Redis } from "ioredis";
 import { JobRecord } from "../wire/job-record.js";
 import type { JsonValue } from "../wire/json-scan.js";
@@ -118,6 +119,16 @@ class HandlerContext implements JobContext {
   }
   get stopping(): boolean {
     return this.deps.stopping?.() ?? false;
+  }
+
+  /** What the object literal this replaced serialised to; never the worker's internals (deps hold the Redis client). */
+  toJSON(): Record<string, unknown> {
+    const { jid, className, queue, record, raw, logger, signal, stopping } = this;
+    return { jid, className, queue, record, raw, logger, signal, stopping };
+  }
+
+  [inspect.custom](): Record<string, unknown> {
+    return this.toJSON();
   }
 }
 

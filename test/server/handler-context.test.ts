@@ -1,6 +1,7 @@
 // The ctx a handler gets: its fields, and its getters (logger, signal,
 // stopping) read through an object derived from it with Object.create, as an
 // iterable job's ctx is.
+import { inspect } from "node:util";
 import { expect, it } from "vitest";
 import type { Redis } from "ioredis";
 import { Stats } from "../../src/server/execution-stats.js";
@@ -51,4 +52,16 @@ it("the handler's ctx has the job's fields, and its getters work on the ctx and 
     true,
   ]);
   expect(lines).toEqual(["hello", "hello"]);
+  // Serialised and printed as the job's fields, never the worker's internals.
+  expect(Object.keys(JSON.parse(JSON.stringify(ctx)) as object)).toEqual([
+    "jid",
+    "className",
+    "queue",
+    "record",
+    "raw",
+    "logger",
+    "signal",
+    "stopping",
+  ]);
+  expect(inspect(ctx)).not.toContain("workerLogger");
 });
