@@ -139,7 +139,8 @@ export function workingHashKey(identity: string, queue: string): string {
  * its second lane only from concurrency 16, where each lane's batches still
  * hold 8 jobs (0.5 commands a job at most): measured at concurrency 10, one
  * lane used less CPU a job and drained faster than two (bench/results/
- * fetch-lanes.md). Basic fetch pays one command a batch and takes it from 4.
+ * hot-path-allocation.md, section 3). Basic fetch pays one command a batch
+ * and takes it from 4.
  */
 export function defaultFetchLanes(concurrency: number, reliable: boolean): number {
   return concurrency >= (reliable ? 16 : 4) ? 2 : 1;
