@@ -4,8 +4,9 @@
 // notes when each job starts, every GC pause (PerformanceObserver "gc") and
 // the event loop's delay (monitorEventLoopDelay). After a warm-up it prints
 // p50 / p99 / p99.9 and, for the jobs above p99, how many started during or
-// right after a GC pause. Latency figures depend on the machine's load; the
-// share of the tail that GC explains much less so.
+// right after a GC pause, and the pusher's own push-to-reply times (the
+// client's share). Latency figures depend on the machine's load; the share
+// of the tail that GC explains much less so.
 //
 //   npx tsx bench/latency-causes.ts [seconds=60] [rate=1000] [warmup=10]
 //   BENCH_FETCH=basic ... (default reliable)
@@ -35,16 +36,27 @@ if (process.env.LATENCY_PUSHER) {
   // The pusher: one job every 1000/rate ms, on a steady schedule.
   const client = new Client({ redis: process.env.REDIS_URL!, dialect: "8.1.7" });
   const Job = client.job<[number]>("LatencyJob", { queue: "latency" });
-  const end = now() + (seconds + warmup) * 1000;
+  const from = now() + warmup * 1000;
+  const end = from + seconds * 1000;
+  // The client's own share: from a job's push time to its LPUSH's reply.
+  // A job cannot start before it is in Redis, so this bounds what the client
+  // (its event loop, its GC, the socket write) adds to the job's latency.
+  const replied: number[] = [];
   let next = now();
   while (now() < end) {
     next += 1000 / rate;
-    void Job.performAsync(now());
+    const t = now();
+    void Job.performAsync(t).then(() => {
+      if (t >= from) replied.push(now() - t);
+    });
     const wait = next - now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
     else await new Promise((r) => setImmediate(r));
   }
   await client.close();
+  replied.sort((a, b) => a - b);
+  const at = (p: number) => replied[Math.min(replied.length - 1, Math.floor(p * replied.length))];
+  process.stdout.write(`${JSON.stringify({ p50ms: at(0.5), p99ms: at(0.99), p999ms: at(0.999), maxms: replied.at(-1) })}\n`);
   process.exit(0);
 }
 
@@ -89,7 +101,11 @@ const [cmd, ...args] = pinnedArgv(pin ? AUX_CPU : undefined, [
 ]);
 const pusher = spawn(cmd!, args, {
   env: { ...process.env, LATENCY_PUSHER: "1", REDIS_URL: server.url },
-  stdio: "inherit",
+  stdio: ["ignore", "pipe", "inherit"],
+});
+let pusherOut = "";
+pusher.stdout!.on("data", (d: Buffer) => {
+  pusherOut += d.toString();
 });
 await new Promise((r) => setTimeout(r, warmup * 1000));
 const from = now();
@@ -139,6 +155,8 @@ console.log(
       p99ms: p99,
       p999ms: q(0.999),
       maxms: lat.at(-1),
+      // The same figures for the client alone: push time to its LPUSH's reply.
+      clientPushToReplyMs: pusherOut.trim() ? JSON.parse(pusherOut.trim()) : null,
       tailJobs: tail.length,
       tailJobsDelayedByGc: duringGc,
       // kind: 1 minor (scavenge), 2 major, 4 incremental, 8 weak callbacks

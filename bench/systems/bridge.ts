@@ -21,6 +21,8 @@ export interface BridgeVariant {
   nodeFlags?: readonly string[];
 }
 
+const COMPARE_FETCH = process.env.BENCH_COMPARE_FETCH === "reliable" ? "reliable" : "basic";
+
 export const BRIDGE_VARIANTS: BridgeVariant[] = [
   {
     id: "bridge",
@@ -49,13 +51,14 @@ export const BRIDGE_VARIANTS: BridgeVariant[] = [
         },
       ]
     : []),
-  // The other tree is run as it was: its node flags, if any, are not known here.
+  // The other tree is run as it was: its node flags, if any, are not known
+  // here. BENCH_COMPARE_FETCH=reliable compares reliable fetch instead.
   ...(COMPARE_SRC
     ? [
         {
           id: "bridge-compare",
-          label: `sidekiq-bridge (basic fetch) from ${COMPARE_SRC}`,
-          workerOptions: { fetch: "basic" },
+          label: `sidekiq-bridge (${COMPARE_FETCH} fetch) from ${COMPARE_SRC}`,
+          workerOptions: { fetch: COMPARE_FETCH },
           src: COMPARE_SRC,
           nodeFlags: (process.env.BENCH_COMPARE_NODE_FLAGS ?? "").split(" ").filter(Boolean),
         },
