@@ -56,7 +56,9 @@ if (process.env.LATENCY_PUSHER) {
   await client.close();
   replied.sort((a, b) => a - b);
   const at = (p: number) => replied[Math.min(replied.length - 1, Math.floor(p * replied.length))];
-  process.stdout.write(`${JSON.stringify({ p50ms: at(0.5), p99ms: at(0.99), p999ms: at(0.999), maxms: replied.at(-1) })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ p50ms: at(0.5), p99ms: at(0.99), p999ms: at(0.999), maxms: replied.at(-1) })}\n`,
+  );
   process.exit(0);
 }
 
