@@ -9,7 +9,7 @@
 import { expect, it } from "vitest";
 import { Worker } from "../src/server/index.js";
 import { makeCapsule } from "../src/server/capsule.js";
-import { BasicFetch, ReliableFetch, WIP_REGISTRY, wipKey, workingHashKey } from "../src/server/fetch.js";
+import { AckQueue, BasicFetch, ReliableFetch, WIP_REGISTRY, wipKey, workingHashKey } from "../src/server/fetch.js";
 import { detectFeatures, featuresOf } from "../src/server/server-features.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
 
@@ -238,6 +238,50 @@ describeEachSidekiq(
       expect(await held(sk, w.identity, queue)).toBe(0);
       expect(await sk.redis.smembers(WIP_REGISTRY)).not.toContain(wip);
       expect(await sk.redis.smembers(WIP_REGISTRY)).not.toContain(working);
+    });
+
+    it("reliable fetch: a finished job's acknowledgement waits for the next fetch to carry it, even when an earlier one's flush timer comes due", async () => {
+      const queue = "batch-acks";
+      await pushBulk(sk, "AnyJob", queue, 20);
+      const cap = makeCapsule({ name: "default", concurrency: 5, queues: [queue] });
+      const blocking = sk.newRedis();
+      const identity = `batch-acks:${process.pid}:feedfacecafe`;
+      const hash = workingHashKey(identity, `queue:${queue}`);
+      // A long flush delay, so the test's own pauses cannot decide the outcome.
+      const delay = 2000;
+      const rf = new ReliableFetch(
+        sk.redis,
+        blocking,
+        cap,
+        identity,
+        await detectFeatures(sk.redis),
+        new AckQueue(),
+        1000,
+        delay,
+      );
+      const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+      try {
+        const batch = await rf.retrieveWork(5);
+        expect(await sk.redis.hlen(hash)).toBe(5);
+        // The first job finishes: its flush timer starts; the next fetch carries it.
+        const first = rf.acknowledge(batch[0]!);
+        const t0 = performance.now();
+        await rf.retrieveWork(5);
+        await first;
+        expect(await sk.redis.hexists(hash, batch[0]!.field!)).toBe(0);
+        // The second finishes half a delay later. When the first one's timer
+        // would have come due it is still held: it waits for a fetch.
+        await sleep(delay / 2 - (performance.now() - t0));
+        const second = rf.acknowledge(batch[1]!);
+        await sleep(delay * 1.25 - (performance.now() - t0));
+        expect(await sk.redis.hexists(hash, batch[1]!.field!)).toBe(1);
+        await rf.retrieveWork(5);
+        await second;
+        expect(await sk.redis.hexists(hash, batch[1]!.field!)).toBe(0);
+        expect(await sk.redis.hlen(hash)).toBe(13);
+      } finally {
+        blocking.disconnect();
+      }
     });
 
     it("servers without BLMPOP / RPOP count get the one-job commands; with them, one round trip fills the free slots; a repeated requeue queues nothing twice", async () => {

@@ -185,10 +185,13 @@ export class AckQueue {
   fields: UnitOfWork[] = [];
   fieldsSettle: Settlement | undefined;
   listed: ListAck[] = [];
-
-  get size(): number {
-    return this.fields.length + this.listed.length;
-  }
+  /**
+   * The one flush timer, armed by the first acknowledgement after a take and
+   * cleared by the next take: a timer left from acknowledgements a fetch
+   * already carried would flush the newer ones early, in a pipeline of their
+   * own, where the next fetch would have carried them for nothing.
+   */
+  timer: NodeJS.Timeout | undefined;
 
   add(uow: UnitOfWork): Promise<void> {
     if (uow.field === undefined) {
@@ -202,6 +205,10 @@ export class AckQueue {
 
   /** Takes every pending acknowledgement. */
   take(): { fields: UnitOfWork[]; fieldsSettle: Settlement | undefined; listed: ListAck[] } {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
     const taken = { fields: this.fields, fieldsSettle: this.fieldsSettle, listed: this.listed };
     this.fields = [];
     this.fieldsSettle = undefined;
@@ -235,6 +242,8 @@ export class ReliableFetch implements Fetcher {
     private readonly acks = new AckQueue(),
     /** Longest pause between polls of several empty queues. */
     private readonly maxIdleMs = 1000,
+    /** How long finished jobs wait for a fetch to carry their acknowledgement. */
+    private readonly ackDelayMs = ACK_DELAY_MS,
   ) {}
 
   wip(queue: string): string {
@@ -324,13 +333,13 @@ export class ReliableFetch implements Fetcher {
     // (the slots they freed start one at once), or else, after ACK_DELAY_MS,
     // in one pipeline of their own: one HDEL per working hash either way.
     const done = this.acks.add(uow);
-    if (this.acks.size === 1) setTimeout(() => this.flushAcks(), ACK_DELAY_MS);
+    this.acks.timer ??= setTimeout(() => this.flushAcks(), this.ackDelayMs);
     return done;
   }
 
   private flushAcks(): void {
-    if (this.acks.size === 0) return; // a fetch took them along
     const { fields, fieldsSettle, listed } = this.acks.take();
+    if (fields.length === 0 && listed.length === 0) return;
     const pipe = this.redis.pipeline();
     for (const a of listed) pipe.lrem(this.wip(a.uow.queue), 1, a.uow.raw);
     const byHash = new Map<string, Array<string | undefined>>();
