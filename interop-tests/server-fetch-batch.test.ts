@@ -115,7 +115,10 @@ describeEachSidekiq(
      * says when (not a poll of Redis, which under load can miss the 1 s for
      * which such a batch is held).
      */
-    const startGated = async (queue: string, o: { fetchAhead?: boolean; onAhead?: (w: Worker) => void } = {}) => {
+    const startGated = async (
+      queue: string,
+      o: { fetchAhead?: boolean; fetchLanes?: number; onAhead?: (w: Worker) => void } = {},
+    ) => {
       const jids = await pushBulk(sk, "AheadJob", queue, 200);
       const w = new Worker({
         redis: sk.url,
@@ -123,6 +126,7 @@ describeEachSidekiq(
         queues: [queue],
         concurrency: 5,
         ...(o.fetchAhead === undefined ? {} : { fetchAhead: o.fetchAhead }),
+        ...(o.fetchLanes === undefined ? {} : { fetchLanes: o.fetchLanes }),
         scheduler: false,
         timeout: 5,
       });
@@ -152,7 +156,9 @@ describeEachSidekiq(
         let quieted: Promise<void> | undefined;
         // Quiet in the turn after the batch arrives: it is then waiting for a slot.
         const onAhead = ending === "quiet" ? (w: Worker) => setImmediate(() => (quieted = w.quietDown())) : undefined;
-        const run = await startGated(queue, onAhead ? { onAhead } : {});
+        // One lane: one batch fetched ahead, whose place in the queue is known
+        // (two lanes' batches may come back from Redis in either order).
+        const run = await startGated(queue, { fetchLanes: 1, ...(onAhead ? { onAhead } : {}) });
         const { w } = run;
         try {
           // The next batch of 5 was fetched ahead: held by this process, not started.
@@ -189,6 +195,55 @@ describeEachSidekiq(
         }
       });
     }
+
+    it("reliable fetch with two lanes (the default from concurrency 4) holds at most a batch per lane ahead; quiet returns them all, and every job runs once", async () => {
+      const queue = "ahead-lanes";
+      let quieted: Promise<void> | undefined;
+      let most = 0;
+      const run = await startGated(queue, {
+        onAhead: (w) => {
+          // Held now: 5 running, and what the lanes fetched ahead.
+          void held(sk, w.identity, queue).then((n) => (most = Math.max(most, n)));
+          setTimeout(() => (quieted = w.quietDown()), 100);
+        },
+      });
+      const { w } = run;
+      try {
+        await waitFor("quiet to be asked", async () => (quieted ? true : undefined));
+        for (let i = 0; i < 5; i++) most = Math.max(most, await held(sk, w.identity, queue));
+        await quieted;
+        expect(run.aheadJobs).toBeGreaterThan(0);
+        expect(most).toBeGreaterThan(5);
+        expect(most).toBeLessThanOrEqual(15);
+        // Back in the queue: every job not started, none twice.
+        expect(await held(sk, w.identity, queue)).toBe(5);
+        const args = await sk.ruby<number[]>(`Sidekiq::Queue.new(${JSON.stringify(queue)}).map { |j| j.args[0] }`);
+        expect(args).toHaveLength(200 - run.ran.length);
+        expect(new Set(args).size).toBe(args.length);
+        expect(run.gated).toBe(5);
+      } finally {
+        run.open();
+        await w.stop();
+      }
+      // A second worker runs the rest: all 200 ran exactly once.
+      const rest = new Worker({
+        redis: sk.url,
+        dialect: sk.target.version,
+        queues: [queue],
+        concurrency: 5,
+        scheduler: false,
+      });
+      rest.register("AheadJob", (_args, ctx) => void run.ran.push(ctx.jid));
+      await rest.start();
+      try {
+        await waitFor("all 200 to run", async () => (run.ran.length === 200 ? true : undefined));
+        await new Promise((r) => setTimeout(r, 200));
+        expect(run.ran).toHaveLength(200);
+        expect(new Set(run.ran)).toEqual(new Set(run.jids));
+      } finally {
+        await rest.stop();
+      }
+    });
 
     it("reliable fetch with fetchAhead: false never holds more jobs than slots", async () => {
       const queue = "ahead-off";

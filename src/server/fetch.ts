@@ -132,18 +132,32 @@ export function workingHashKey(identity: string, queue: string): string {
 }
 
 /**
- * How many fetch lanes (connections, each fetching for its share of the
+ * How many fetch lanes (connections, each fetching for the capsule's shared
  * slots) a capsule gets unless told. Two let one lane's round trip overlap
- * the other's jobs. Reliable fetch pays 4 commands a batch (the Lua call, its
- * RPOP, HSET, and the HDEL of the acknowledgements it carries), so it takes
- * its second lane only from concurrency 16, where each lane's batches still
- * hold 8 jobs (0.5 commands a job at most): measured at concurrency 10, one
- * lane used less CPU a job and drained faster than two (bench/results/
- * hot-path-allocation.md, section 3). Basic fetch pays one command a batch
- * and takes it from 4.
+ * the other's jobs; they come from concurrency 4. Basic fetch pays one
+ * command a batch, so each lane fetches for its share of the slots. Reliable
+ * fetch pays 4 (the Lua call, its RPOP, HSET, and the HDEL of the
+ * acknowledgements it carries): halved batches would cost 0.8 commands a job
+ * at concurrency 10. With fetch-ahead each lane fetches batches as large as
+ * the capsule's concurrency (laneBatch), so two lanes cost no more commands
+ * than one and their round trips overlap: at concurrency 10 one lane
+ * spent a third of a drain waiting for Redis (bench/results/
+ * reliable-two-lanes.md). Without fetch-ahead a lane's batch cannot exceed
+ * its share of free slots, so the second lane comes only from concurrency
+ * 16, where each batch still holds 8 jobs (bench/results/
+ * hot-path-allocation.md, section 3).
  */
-export function defaultFetchLanes(concurrency: number, reliable: boolean): number {
-  return concurrency >= (reliable ? 16 : 4) ? 2 : 1;
+export function defaultFetchLanes(concurrency: number, reliable: boolean, fetchAhead = false): number {
+  return concurrency >= (reliable && !fetchAhead ? 16 : 4) ? 2 : 1;
+}
+
+/**
+ * The most jobs one lane's fetch asks for: its share of the slots, or, for
+ * reliable fetch with fetch-ahead, the whole concurrency (the lanes share the
+ * slots; what finds no free slot waits as a fetch ahead).
+ */
+export function laneBatch(concurrency: number, lanes: number, wholeBatches: boolean): number {
+  return wholeBatches ? concurrency : Math.ceil(concurrency / lanes);
 }
 
 /** Below this many free slots the one-job move is cheaper in Redis commands (1 vs 3 a batch). */

@@ -5,7 +5,15 @@
 import type { Redis } from "ioredis";
 import { bounded, type ConnectionWatch, isConnectionError } from "../redis/availability.js";
 import type { Capsule } from "./capsule.js";
-import { AckQueue, BasicFetch, defaultFetchLanes, type Fetcher, ReliableFetch, type UnitOfWork } from "./fetch.js";
+import {
+  AckQueue,
+  BasicFetch,
+  defaultFetchLanes,
+  type Fetcher,
+  laneBatch,
+  ReliableFetch,
+  type UnitOfWork,
+} from "./fetch.js";
 import { LazyAbort } from "./lazy-abort.js";
 import type { WorkerEvents } from "./events.js";
 import type { Logger } from "./logger.js";
@@ -113,6 +121,8 @@ export class Manager {
   private jobMs = Infinity;
   /** The last fetch found as many jobs as it asked for: the queues have a backlog. */
   private backlog = false;
+  /** How many jobs fetched ahead may wait for a slot: a batch per lane (0: never fetch ahead). */
+  private aheadLimit = 0;
 
   constructor(private readonly o: ManagerOptions) {}
 
@@ -123,11 +133,14 @@ export class Manager {
   /** Opens the fetch lanes, registers the working lists and starts fetching. */
   async start(): Promise<void> {
     const cap = this.o.capsule;
+    const ahead = this.o.reliable && this.o.fetchAhead === true;
     const lanes = Math.max(
       1,
-      Math.min(this.o.fetchLanes ?? defaultFetchLanes(cap.concurrency, this.o.reliable), cap.concurrency),
+      Math.min(this.o.fetchLanes ?? defaultFetchLanes(cap.concurrency, this.o.reliable, ahead), cap.concurrency),
     );
-    const perLane = Math.ceil(cap.concurrency / lanes);
+    const perLane = laneBatch(cap.concurrency, lanes, ahead);
+    // Each lane may have one batch waiting for slots.
+    this.aheadLimit = ahead ? lanes * perLane : 0;
     const acks = new AckQueue();
     for (let lane = 0; lane < lanes; lane++) {
       // A fetch must never be sent twice: if a connection drops with a fetch in
@@ -243,9 +256,10 @@ export class Manager {
   }
 
   /**
-   * One loop per fetch lane, each with its own blocking connection: fetch only
-   * for free slots, so no job waits in this process; two lanes let one lane's
-   * round trip overlap the other's jobs.
+   * One loop per fetch lane, each with its own blocking connection: fetch for
+   * free slots (and, while fetching ahead, for a batch to wait for them), at
+   * most `perLane` jobs a fetch; two lanes let one lane's round trip overlap
+   * the other's jobs, and while fetching ahead, the other's round trip.
    */
   private async fetchLoop(fetch: Fetcher, perLane: number): Promise<void> {
     const cap = this.o.capsule;
@@ -329,9 +343,9 @@ export class Manager {
     this.wakeLanes();
   }
 
-  /** How many jobs may wait here beyond the slots: as many as there are slots, while jobs are short and the queues have a backlog. */
+  /** How many jobs may wait here beyond the slots: a batch per lane, while jobs are short and the queues have a backlog. */
   private aheadRoom(): number {
-    return this.o.fetchAhead && this.backlog && this.jobMs < AHEAD_MAX_JOB_MS ? this.o.capsule.concurrency : 0;
+    return this.backlog && this.jobMs < AHEAD_MAX_JOB_MS ? this.aheadLimit : 0;
   }
 
   /** Keeps a job fetched ahead until a slot frees (release) or it has waited too long. */
