@@ -62,17 +62,20 @@ export interface WorkerOptions {
    */
   fetch?: "reliable" | "basic";
   /**
-   * Fetch connections per capsule (default 2 from concurrency 4 with basic
-   * fetch, from 16 with reliable fetch, else 1): each fetches for at most its
-   * share of the slots, so one's round trip overlaps the other's jobs.
+   * Fetch connections per capsule (default 2 from concurrency 4, else 1;
+   * reliable fetch with fetchAhead: false, 2 from 16): one's round trip
+   * overlaps the other's jobs. Basic fetch: each fetches for at most its
+   * share of the slots. Reliable fetch with fetch-ahead: each fetches up to
+   * the whole concurrency (what finds no free slot waits, see fetchAhead).
    */
   fetchLanes?: number;
   /**
    * Reliable fetch only (default true): while the queues have a backlog and
    * jobs take under 5 ms on average, fetch the next batch before the slots
-   * free, so no slot waits for a round trip to Redis. At most as many jobs
-   * as there are slots wait, in this process's working hash (a crash loses none); a job
-   * still waiting after a second goes back to the head of its queue.
+   * free, so no slot waits for a round trip to Redis. At most one batch per
+   * fetch lane waits (the concurrency times the lanes), in this process's
+   * working hash (a crash loses none); a job still waiting after a second
+   * goes back to the head of its queue.
    */
   fetchAhead?: boolean;
   /** How often (ms) to look for dead processes' working lists (default 60 s). */
