@@ -1,8 +1,9 @@
 // Reliable fetch's keys and lane default: recovery must recognise both the
 // working hash (batches) and the working list (one-job fetches, and all that
-// older versions left), and the default lanes keep reliable batches of 8.
+// older versions left), and the default lanes keep reliable batches large:
+// a reliable batch costs 4 commands whatever its size.
 import { describe, expect, it } from "vitest";
-import { defaultFetchLanes, wipKey, workingHashKey } from "../../src/server/fetch.js";
+import { defaultFetchLanes, laneBatch, wipKey, workingHashKey } from "../../src/server/fetch.js";
 import { parseWipKey } from "../../src/server/recovery.js";
 
 describe("working keys", () => {
@@ -13,8 +14,16 @@ describe("working keys", () => {
     expect(parseWipKey("bridge:workers:x|queue:default")).toBeUndefined();
   });
 
-  it("reliable fetch takes a second lane from concurrency 16, basic fetch from 4", () => {
+  it("a second lane from concurrency 4; reliable fetch without fetch-ahead from 16, so its batches keep 8 jobs", () => {
     expect([1, 3, 4, 10, 15, 16, 50].map((c) => defaultFetchLanes(c, true))).toEqual([1, 1, 1, 1, 1, 2, 2]);
+    expect([1, 3, 4, 10, 50].map((c) => defaultFetchLanes(c, true, true))).toEqual([1, 1, 2, 2, 2]);
     expect([1, 3, 4, 10].map((c) => defaultFetchLanes(c, false))).toEqual([1, 1, 2, 2]);
+  });
+
+  it("a lane's batch: its share of the slots, or with fetch-ahead the whole concurrency", () => {
+    expect(laneBatch(10, 2, false)).toBe(5);
+    expect(laneBatch(7, 2, false)).toBe(4);
+    expect(laneBatch(10, 2, true)).toBe(10);
+    expect(laneBatch(50, 2, true)).toBe(50);
   });
 });
