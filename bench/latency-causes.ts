@@ -55,7 +55,7 @@ if (process.env.LATENCY_PUSHER) {
   }
   await client.close();
   replied.sort((a, b) => a - b);
-  const at = (p: number) => replied[Math.min(replied.length - 1, Math.floor(p * replied.length))];
+  const at = (p: number) => quantile(replied, p);
   process.stdout.write(
     `${JSON.stringify({ p50ms: at(0.5), p99ms: at(0.99), p999ms: at(0.999), maxms: replied.at(-1) })}\n`,
   );
@@ -133,7 +133,7 @@ await server.stop();
 
 const measured = samples.filter(([t]) => t >= from);
 const lat = measured.map(([, l]) => l).sort((a, b) => a - b);
-const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))]!;
+const q = (p: number) => quantile(lat, p)!;
 const p99 = q(0.99);
 const gcIn = gcs.filter(([s]) => s >= from);
 // A job is GC-delayed when a pause ended no earlier than its push and no later than its start.
@@ -204,4 +204,9 @@ function topSites(profile: SamplingProfile): string[] {
     .sort((a, b) => b[1] - a[1])
     .slice(0, 15)
     .map(([k, v]) => `${((100 * v) / total).toFixed(1)}% ${k}`);
+}
+
+/** The sample at fraction p of an ascending list (the job's and the client's figures alike). */
+function quantile(sorted: readonly number[], p: number): number | undefined {
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 }
