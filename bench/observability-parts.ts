@@ -13,18 +13,16 @@ import * as api from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
-import type { Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { instrumentWorker } from "../src/metrics/prometheus.js";
 import { WorkerEvents } from "../src/server/events.js";
-import { Stats } from "../src/server/execution-stats.js";
 import { JobLogger } from "../src/server/job-logger.js";
 import { LazyAbort } from "../src/server/lazy-abort.js";
 import { consoleLogger } from "../src/server/logger.js";
 import { processJob, type ProcessorDeps, type ServerMiddleware } from "../src/server/processor.js";
 import type { Worker } from "../src/server/worker.js";
-import type { RetryConfig } from "../src/server/job-retry.js";
 import { tracingServerMiddleware } from "../src/tracing/opentelemetry.js";
+import { offlineProcessorDeps } from "../harness/processor-deps.js";
 import { median } from "./measure/summary.js";
 
 const JOBS = Number(process.env.BENCH_PARTS_JOBS ?? 30_000);
@@ -73,19 +71,7 @@ async function variant(name: string): Promise<{ deps: ProcessorDeps; done: () =>
     const fake = { on: (e: never, fn: never) => events.on(e, fn), slots: () => [] } as unknown as Worker;
     await instrumentWorker(fake, { registry: new Registry() });
   }
-  const deps: ProcessorDeps = {
-    redis: undefined as unknown as Redis,
-    handlers: new Map([["NoopJob", { handler: () => {}, options: {} }]]),
-    activeJobHandlers: new Map(),
-    middleware,
-    retry: undefined as unknown as RetryConfig,
-    stats: new Stats(),
-    unknownClass: "retry",
-    logger,
-    work: new Map(),
-    stopping: () => false,
-    jobLogger,
-  };
+  const deps = offlineProcessorDeps({ handlers: { NoopJob: () => {} }, logger, middleware, jobLogger });
   return { deps, done, traced: on("tracing") };
 }
 

@@ -3,12 +3,10 @@
 // iterable job's ctx is.
 import { inspect } from "node:util";
 import { expect, it } from "vitest";
-import type { Redis } from "ioredis";
-import { Stats } from "../../src/server/execution-stats.js";
+import { offlineProcessorDeps } from "../../harness/processor-deps.js";
 import { LazyAbort } from "../../src/server/lazy-abort.js";
 import type { Logger } from "../../src/server/logger.js";
-import { processJob, type ProcessorDeps } from "../../src/server/processor.js";
-import type { RetryConfig } from "../../src/server/job-retry.js";
+import { processJob } from "../../src/server/processor.js";
 import type { JobContext } from "../../src/server/types.js";
 
 const job =
@@ -19,18 +17,11 @@ it("the handler's ctx has the job's fields, and its getters work on the ctx and 
   const logger: Logger = { debug() {}, info: (m) => lines.push(m), warn() {}, error() {} };
   let stopping = false;
   let seen: JobContext | undefined;
-  const deps = {
-    redis: undefined as unknown as Redis,
-    handlers: new Map([["CtxJob", { handler: (_a: unknown, ctx: JobContext) => void (seen = ctx), options: {} }]]),
-    activeJobHandlers: new Map(),
-    middleware: [],
-    retry: undefined as unknown as RetryConfig,
-    stats: new Stats(),
-    unknownClass: "retry",
+  const deps = offlineProcessorDeps({
+    handlers: { CtxJob: (_a, ctx) => void (seen = ctx) },
     logger,
-    work: new Map(),
     stopping: () => stopping,
-  } as unknown as ProcessorDeps;
+  });
   const abort = new LazyAbort();
   const uow = { queue: "queue:q", queueName: "q", job, raw: Buffer.from(job), field: undefined };
   expect(await processJob(uow as never, "t1", abort, deps)).toBe("ack");
