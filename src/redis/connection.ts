@@ -1,8 +1,18 @@
 // What a client or worker accepts as "a Redis": an ioredis instance (used as
 // is, never closed by us), a URL, or options for TLS, ACL and Sentinel.
-import { Redis, type RedisOptions } from "ioredis";
+import { createRequire } from "node:module";
+import type * as Ioredis from "ioredis";
+import type { RedisOptions } from "ioredis";
 import { RECONNECT_ERRORS } from "./retry-once.js";
 import { recordErrors } from "./availability.js";
+
+// ioredis is CommonJS. Loaded by `import` from an ES module, Node 20 takes it
+// through its ES module loader, which cost 4-6 MB more peak RSS in every
+// process than require() (bench/README.md, "Memory"). The class is the same
+// either way (one module cache), so an application's instance still passes
+// `instanceof Redis`.
+const { Redis } = createRequire(import.meta.url)("ioredis") as typeof Ioredis;
+type Redis = Ioredis.Redis;
 
 /** Connection options: host and port or Sentinel (`sentinels`, `name`), TLS, ACL user and password, database. */
 export interface RedisConnectionOptions {

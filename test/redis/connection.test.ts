@@ -1,3 +1,6 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { connectRedis } from "../../src/redis/connection.js";
@@ -18,5 +21,28 @@ describe("connectRedis", () => {
     expect(owned).toBe(true);
     expect(redis.options.db).toBe(3);
     redis.disconnect();
+  });
+});
+
+describe("how ioredis is loaded", () => {
+  // Imported from an ES module, ioredis (CommonJS) goes through Node's ES
+  // module loader file by file: 4-6 MB more RSS in every process on Node 20
+  // (bench/README.md, "Memory"). connection.ts require()s it; everything else
+  // takes its values from there and only types from "ioredis".
+  it("no file in src/ imports a value from ioredis by import (connection.ts require()s it)", () => {
+    const root = join(dirname(fileURLToPath(import.meta.url)), "../../src");
+    const offenders: string[] = [];
+    for (const file of readdirSync(root, { recursive: true, encoding: "utf8" })) {
+      if (!file.endsWith(".ts")) continue;
+      const text = readFileSync(join(root, file), "utf8");
+      for (const m of text.matchAll(/^import\s+(type\s+)?([^;]*?)\s+from\s+"ioredis";/gms)) {
+        const names = m[2]!.replace(/^\{|\}$/g, "");
+        const values = m[1] ? [] : names.split(",").filter((n) => n.trim() && !/^\s*type\s/.test(n));
+        if (values.length) offenders.push(`${file}: ${m[0]}`);
+      }
+      if (/\bimport\(\s*"ioredis"\s*\)/.test(text.replace(/typeof import\(\s*"ioredis"\s*\)/g, "")))
+        offenders.push(`${file}: import("ioredis")`);
+    }
+    expect(offenders).toEqual([]);
   });
 });
