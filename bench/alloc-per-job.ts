@@ -3,13 +3,17 @@
 // unlike throughput. A child process runs the Worker with --trace-gc-nvp (V8
 // prints, at every GC, the bytes allocated since the previous one); the
 // window opens and closes with a forced full GC, so the sum of `allocated=`
-// between them is every byte the drain allocated on the V8 heap. Each child
+// between them is every byte the drain allocated on the V8 heap, and the sum
+// of the scavenges' `promoted=` what moved to the old generation. Each child
 // drains a warm-up round first (JIT), then the measured rounds.
 //
 //   npx tsx bench/alloc-per-job.ts [jobs=20000] [rounds=3]
 //   BENCH_FETCH=basic,reliable BENCH_CONCURRENCY=10,50 BENCH_LANES=1 ...
 //   ALLOC_PROFILE=1 ...   # also V8's sampling heap profile (objects GC'd
 //                         # by minor and major GC included): the top allocators
+//   ALLOC_PROFILE=survivors ...  # the same, of objects that outlived a young-
+//                                # generation collection (promoted: they grow
+//                                # the old generation until a full GC)
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -64,7 +68,8 @@ async function child(): Promise<void> {
       await post("HeapProfiler.startSampling", {
         samplingInterval: 1024,
         includeObjectsCollectedByMajorGC: true,
-        includeObjectsCollectedByMinorGC: true,
+        // ALLOC_PROFILE=survivors: only what outlived young-generation collections (what grows the old generation).
+        includeObjectsCollectedByMinorGC: process.env.ALLOC_PROFILE !== "survivors",
       });
     }
     gc();
@@ -115,9 +120,9 @@ async function parent(): Promise<void> {
   const args = Array.from({ length: n }, (_, i) => [i]);
   console.log(`node ${process.version}, flags ${flags.join(" ") || "none"}, ${n} jobs a round, median of ${rounds}`);
   console.log(
-    "| fetch | concurrency | lanes | KB allocated / job | CPU µs / job | commands / job | jobs/s (load-dependent) |",
+    "| fetch | concurrency | lanes | KB allocated / job | bytes promoted / job | CPU µs / job | commands / job | jobs/s (load-dependent) |",
   );
-  console.log("| --- | ---: | --- | ---: | ---: | ---: | ---: |");
+  console.log("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |");
   try {
     for (const fetch of fetches)
       for (const concurrency of concurrencies) {
@@ -144,7 +149,7 @@ async function parent(): Promise<void> {
           return r.value;
         };
         while ((await next()) !== "READY");
-        const results: Array<{ kb: number; cpu: number; cmds: number; rate: number }> = [];
+        const results: Array<{ kb: number; promotedB: number; cpu: number; cmds: number; rate: number }> = [];
         for (let round = 0; round <= rounds; round++) {
           const count = round === 0 ? Math.max(1000, n / 4) : n;
           // Staged under another queue: the idle worker would fetch some of a push to queue:bench.
@@ -156,10 +161,15 @@ async function parent(): Promise<void> {
           while ((await next()) !== "MARK start");
           await redis.rename("bench:staged", "queue:bench");
           let allocated = 0;
+          let promoted = 0;
           let line: string;
           while (!(line = await next()).startsWith("MARK end")) {
             const m = / allocated=(\d+)/.exec(line);
             if (m) allocated += Number(m[1]);
+            // What young-generation collections moved to the old generation:
+            // it stays there until a full GC, so it is what grows the heap.
+            const p = / promoted=(\d+)/.exec(line);
+            if (p && / gc=s /.test(line)) promoted += Number(p[1]);
           }
           const r = JSON.parse(line.slice("MARK end ".length)) as {
             ms: number;
@@ -169,7 +179,13 @@ async function parent(): Promise<void> {
           };
           const cmds = countCommands(await readCommandStats(redis)).total / count;
           if (round === 0) continue;
-          results.push({ kb: allocated / count / 1024, cpu: r.cpuUs / count, cmds, rate: (count / r.ms) * 1000 });
+          results.push({
+            kb: allocated / count / 1024,
+            promotedB: promoted / count,
+            cpu: r.cpuUs / count,
+            cmds,
+            rate: (count / r.ms) * 1000,
+          });
           if (r.top.length) {
             console.error(`sampled ${(r.sampled / count / 1024).toFixed(2)} KB/job (${fetch}, c${concurrency}); top:`);
             for (const [k, b] of r.top) console.error(`  ${(b / count).toFixed(0).padStart(6)} B/job  ${k}`);
@@ -182,7 +198,7 @@ async function parent(): Promise<void> {
           return v[Math.floor(v.length / 2)]!;
         };
         console.log(
-          `| ${fetch} | ${concurrency} | ${process.env.BENCH_LANES ?? "default"} | ${med("kb").toFixed(2)} | ${med("cpu").toFixed(1)} | ${med("cmds").toFixed(3)} | ${Math.round(med("rate"))} |`,
+          `| ${fetch} | ${concurrency} | ${process.env.BENCH_LANES ?? "default"} | ${med("kb").toFixed(2)} | ${Math.round(med("promotedB"))} | ${med("cpu").toFixed(1)} | ${med("cmds").toFixed(3)} | ${Math.round(med("rate"))} |`,
         );
       }
   } finally {

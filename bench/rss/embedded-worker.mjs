@@ -9,6 +9,8 @@ const worker = new Worker({
   dialect: "8.1.7",
   queues: ["bench"],
   concurrency: Number(process.env.DRAIN_CONCURRENCY ?? 10),
+  // DRAIN_FETCH=basic: basic fetch instead of the default (reliable).
+  ...(process.env.DRAIN_FETCH ? { fetch: process.env.DRAIN_FETCH } : {}),
   logger: { debug() {}, info() {}, warn: console.error, error: console.error },
 });
 register(worker);
