@@ -45,7 +45,7 @@ const variants: Variant[] = [
         { name: "embedded Worker, no flags", args: embedded([]) },
         { name: `embedded Worker, ${WORKER_NODE_FLAGS.join(" ")}`, args: embedded(WORKER_NODE_FLAGS) },
         {
-          name: "embedded Worker, no flags, v8.setFlagsFromString('--semi-space-growth-factor=1') in the app",
+          name: "embedded Worker, no flags, v8.setFlagsFromString('--semi-space-growth-factor=1 --heap-growing-percent=50') in the app",
           args: [join(REPO_ROOT, "bench/rss/embedded-worker-small-young.mjs")],
         },
       ]),

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=2
+#!/usr/bin/env -S node --max-semi-space-size=2 --heap-growing-percent=50
 // sidekiq-bridge command line. Each command lives in its own module,
 // `<name>-command.ts`, exporting `summary`, `help` and `run(argv)`.
 
