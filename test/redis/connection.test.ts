@@ -25,10 +25,10 @@ describe("connectRedis", () => {
 });
 
 describe("how ioredis is loaded", () => {
-  // Imported from an ES module, ioredis (CommonJS) goes through Node's ES
-  // module loader file by file: 4-6 MB more RSS in every process on Node 20
-  // (bench/README.md, "Memory"). connection.ts require()s it; everything else
-  // takes its values from there and only types from "ioredis".
+  // Imported from an ES module, ioredis (CommonJS) went through Node 20's ES
+  // module loader at 4-6 MB more RSS in every process (bench/README.md,
+  // "Memory"). connection.ts require()s it; everything else takes its values
+  // from there and only types from "ioredis".
   it("no file in src/ imports a value from ioredis by import (connection.ts require()s it)", () => {
     const root = join(dirname(fileURLToPath(import.meta.url)), "../../src");
     const offenders: string[] = [];
