@@ -23,6 +23,7 @@ import { startRedis } from "../harness/redis-server.js";
 import { Client } from "../src/client/client.js";
 import { Worker } from "../src/server/worker.js";
 import { AUX_CPU, pinnedArgv, pinPid, REDIS_CPU, TEST_CPU } from "./lib/cpu.js";
+import { percentile } from "./measure/summary.js";
 import type { Logger } from "../src/server/logger.js";
 
 const [seconds, rate, warmup] = [60, 1000, 10].map((d, i) => Number(process.argv[2 + i] ?? d)) as [
@@ -55,7 +56,7 @@ if (process.env.LATENCY_PUSHER) {
   }
   await client.close();
   replied.sort((a, b) => a - b);
-  const at = (p: number) => quantile(replied, p);
+  const at = (p: number) => percentile(replied, p * 100);
   process.stdout.write(
     `${JSON.stringify({ p50ms: at(0.5), p99ms: at(0.99), p999ms: at(0.999), maxms: replied.at(-1) })}\n`,
   );
@@ -133,7 +134,7 @@ await server.stop();
 
 const measured = samples.filter(([t]) => t >= from);
 const lat = measured.map(([, l]) => l).sort((a, b) => a - b);
-const q = (p: number) => quantile(lat, p)!;
+const q = (p: number) => percentile(lat, p * 100);
 const p99 = q(0.99);
 const gcIn = gcs.filter(([s]) => s >= from);
 // A job is GC-delayed when a pause ended no earlier than its push and no later than its start.
@@ -204,9 +205,4 @@ function topSites(profile: SamplingProfile): string[] {
     .sort((a, b) => b[1] - a[1])
     .slice(0, 15)
     .map(([k, v]) => `${((100 * v) / total).toFixed(1)}% ${k}`);
-}
-
-/** The sample at fraction p of an ascending list (the job's and the client's figures alike). */
-function quantile(sorted: readonly number[], p: number): number | undefined {
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 }
