@@ -379,6 +379,41 @@ describeEachSidekiq(
       expect(await held(sk, identity, queue)).toBe(1);
       blocking.disconnect();
     });
+
+    it("reliable fetch shuffles the queue order on every fetch when the weights say so, one job or a batch at a time; strict keeps it", async () => {
+      const [a, b] = ["shuffle-a", "shuffle-b"];
+      await pushBulk(sk, "AnyJob", a, 200);
+      await pushBulk(sk, "AnyJob", b, 200);
+      const blocking = sk.newRedis();
+      const features = await detectFeatures(sk.redis);
+      const fetchFrom = async (queues: string[], max: number) => {
+        const rf = new ReliableFetch(
+          sk.redis,
+          blocking,
+          makeCapsule({ name: "default", concurrency: 5, queues }),
+          `shuffle:${process.pid}:${queues.join()}:${max}`,
+          { ...features },
+        );
+        const seen: string[] = [];
+        for (let i = 0; i < 24; i++) {
+          const work = await rf.retrieveWork(max);
+          seen.push(work[0]!.queueName);
+          await rf.requeue(work);
+        }
+        return new Set(seen);
+      };
+      try {
+        // Equal weights: Sidekiq's random order, drawn again for each fetch
+        // (1 in 2^23 that one queue comes first every time by chance).
+        expect(await fetchFrom([`${a},1`, `${b},1`], 5)).toEqual(new Set([a, b]));
+        expect(await fetchFrom([`${a},1`, `${b},1`], 1)).toEqual(new Set([a, b]));
+        // Strict: always the first.
+        expect(await fetchFrom([a, b], 5)).toEqual(new Set([a]));
+        expect(await fetchFrom([a, b], 1)).toEqual(new Set([a]));
+      } finally {
+        blocking.disconnect();
+      }
+    });
   },
   (t) => t.version.startsWith("8."),
 );

@@ -231,6 +231,48 @@ export class AckQueue {
   }
 }
 
+/** A fetch's key lists (ReliableFetch.fetchKeys). */
+interface FetchKeys {
+  /** The queues, "queue:<name>", in this fetch's order. */
+  queues: string[];
+  /** The queues, then their working lists: the one-job move's KEYS. */
+  one: string[];
+  /** The queues, their working lists, then their working hashes: the batch move's KEYS. */
+  batch: string[];
+}
+
+type TakenAcks = ReturnType<AckQueue["take"]>;
+
+/**
+ * The batch move's ARGV: how many, the first field number, then each
+ * acknowledgement as (queue index, field) for the working hash or
+ * (-queue index, raw job) for the working list.
+ */
+function batchArgs(
+  max: number,
+  first: number,
+  queues: readonly string[],
+  acks: TakenAcks,
+): [number, number, number, ...Array<number | string | Buffer>] {
+  const args: [number, number, number, ...Array<number | string | Buffer>] = [
+    max,
+    first,
+    acks.listed.length + acks.fields.length,
+  ];
+  for (const a of acks.listed) args.push(-(queues.indexOf(a.uow.queue) + 1), a.uow.raw);
+  for (const u of acks.fields) args.push(queues.indexOf(u.queue) + 1, u.field!);
+  return args;
+}
+
+/** Settles the acknowledgements a batch fetch carried: all made, or all failed with `e`. */
+function settleAcks(acks: TakenAcks, e?: Error): void {
+  for (const a of acks.listed)
+    if (e) a.settle.reject(e);
+    else a.settle.resolve();
+  if (e) acks.fieldsSettle?.reject(e);
+  else acks.fieldsSettle?.resolve();
+}
+
 /**
  * Reliable fetch. With several free slots one Lua call moves a batch into the
  * working hash `bridge:working:<identity>|queue:<name>` (3 commands) and
@@ -244,6 +286,8 @@ export class ReliableFetch implements Fetcher {
   private idleMs = 0;
   /** The last batch found nothing: wait for one job before batching again. */
   private drained = false;
+  /** The key lists, when the queue order never changes. */
+  private fixedKeys: FetchKeys | undefined;
 
   constructor(
     private readonly redis: Redis,
@@ -284,54 +328,78 @@ export class ReliableFetch implements Fetcher {
     await this.redis.sadd(WIP_REGISTRY, ...this.keys());
   }
 
-  async retrieveWork(max: number): Promise<UnitOfWork[]> {
+  /**
+   * The fetch's key lists: the queues in this fetch's order, then their
+   * working lists (the one-job move), then their working hashes (a batch).
+   * Built once when the order never changes (strict, or one queue): a busy
+   * worker fetches thousands of times a second.
+   */
+  private fetchKeys(): FetchKeys {
+    if (this.fixedKeys) return this.fixedKeys;
     const queues = queuesCommand(this.capsule);
-    const keys = [...queues, ...queues.map((q) => this.wip(q))];
+    const one = [...queues];
+    const batch = [...queues];
+    for (const q of queues) one.push(this.wip(q));
+    for (const q of queues) batch.push(this.wip(q));
+    for (const q of queues) batch.push(this.working(q));
+    const keys: FetchKeys = { queues, one, batch };
+    if (this.capsule.mode === "strict" || queues.length === 1) this.fixedKeys = keys;
+    return keys;
+  }
+
+  async retrieveWork(max: number): Promise<UnitOfWork[]> {
+    const keys = this.fetchKeys();
     if (max >= MIN_BATCH && this.features.popCount && !this.drained) {
-      // Acknowledgements waiting for their timer ride along with this fetch
-      // (all of them: the queue is the capsule's, so are their working hashes).
-      const acks = this.acks.take();
-      const ackArgs: Array<number | string | Buffer> = [];
-      for (const a of acks.listed) ackArgs.push(-(queues.indexOf(a.uow.queue) + 1), a.uow.raw);
-      for (const u of acks.fields) ackArgs.push(queues.indexOf(u.queue) + 1, u.field!);
-      const settle = (e?: Error) => {
-        for (const a of acks.listed)
-          if (e) a.settle.reject(e);
-          else a.settle.resolve();
-        if (e) acks.fieldsSettle?.reject(e);
-        else acks.fieldsSettle?.resolve();
-      };
-      const first = nextField;
-      nextField += max;
-      let r: [Buffer, Buffer[]] | null;
-      try {
-        r = await fetchBatchIntoWorkingList(
-          this.blocking,
-          [...keys, ...queues.map((q) => this.working(q))],
-          [max, first, acks.listed.length + acks.fields.length, ...ackArgs],
-        );
-      } catch (e) {
-        settle(e as Error);
-        throw e;
-      }
-      settle();
-      if (r) {
+      const batch = await this.fetchBatch(max, keys);
+      if (batch) {
         this.idleMs = 0;
-        const queue = r[0].toString();
-        return r[1].map((raw, j) => unitOfWork(queue, raw, String(first + j)));
+        return batch;
       }
       // Empty: block (one queue) or back off (several) below, until a job turns up.
       this.drained = true;
     }
+    return this.fetchOne(keys);
+  }
+
+  /**
+   * Moves up to `max` jobs into the working hash, carrying the
+   * acknowledgements waiting for their timer (all of them: the queues are the
+   * capsule's, so are their working lists and hashes). Null: every queue was
+   * empty. Kept apart from the one-job path so each stays small enough for
+   * V8 to optimise once and keep.
+   */
+  private async fetchBatch(max: number, keys: FetchKeys): Promise<UnitOfWork[] | null> {
+    const acks = this.acks.take();
+    const first = nextField;
+    nextField += max;
+    let r: [Buffer, Buffer[]] | null;
+    try {
+      r = await fetchBatchIntoWorkingList(this.blocking, keys.batch, batchArgs(max, first, keys.queues, acks));
+    } catch (e) {
+      settleAcks(acks, e as Error);
+      throw e;
+    }
+    settleAcks(acks);
+    if (!r) return null;
+    const queue = r[0].toString();
+    const jobs = r[1];
+    const work: UnitOfWork[] = new Array(jobs.length);
+    for (let j = 0; j < jobs.length; j++) work[j] = unitOfWork(queue, jobs[j]!, String(first + j));
+    return work;
+  }
+
+  /** One job into the working list: blocking on one queue, else polling with a backoff while idle. */
+  private async fetchOne(keys: FetchKeys): Promise<UnitOfWork[]> {
+    const queues = keys.queues;
     if (queues.length === 1) {
       // One queue: block in Redis, exactly like BRPOP.
       const q = queues[0]!;
-      const job = await this.blocking.brpoplpushBuffer(q, this.wip(q), FETCH_TIMEOUT_SECONDS);
+      const job = await this.blocking.brpoplpushBuffer(q, keys.one[1]!, FETCH_TIMEOUT_SECONDS);
       if (job) this.drained = false;
       return job ? [unitOfWork(q, job)] : [];
     }
     if (this.idleMs > 0) await new Promise((r) => setTimeout(r, this.idleMs));
-    const r = await fetchOneIntoWorkingList(this.blocking, keys, []);
+    const r = await fetchOneIntoWorkingList(this.blocking, keys.one, []);
     if (!r) {
       // Several queues cannot be blocked on atomically: poll, backing off while idle.
       this.idleMs = Math.min(Math.max(this.idleMs * 2, 25), this.maxIdleMs);
