@@ -264,7 +264,7 @@ function batchArgs(
   return args;
 }
 
-/** Settles the acknowledgements a batch fetch carried: all made, or all failed with `e`. */
+/** Settles taken acknowledgements all at once: all made, or all failed with `e` (a batch fetch, a pipeline that failed whole). */
 function settleAcks(acks: TakenAcks, e?: Error): void {
   for (const a of acks.listed)
     if (e) a.settle.reject(e);
@@ -338,9 +338,8 @@ export class ReliableFetch implements Fetcher {
     if (this.fixedKeys) return this.fixedKeys;
     const queues = queuesCommand(this.capsule);
     const one = [...queues];
-    const batch = [...queues];
     for (const q of queues) one.push(this.wip(q));
-    for (const q of queues) batch.push(this.wip(q));
+    const batch = [...one];
     for (const q of queues) batch.push(this.working(q));
     const keys: FetchKeys = { queues, one, batch };
     if (this.capsule.mode === "strict" || queues.length === 1) this.fixedKeys = keys;
@@ -420,7 +419,8 @@ export class ReliableFetch implements Fetcher {
   }
 
   private flushAcks(): void {
-    const { fields, fieldsSettle, listed } = this.acks.take();
+    const acks = this.acks.take();
+    const { fields, fieldsSettle, listed } = acks;
     if (fields.length === 0 && listed.length === 0) return;
     const pipe = this.redis.pipeline();
     for (const a of listed) pipe.lrem(this.wip(a.uow.queue), 1, a.uow.raw);
@@ -445,10 +445,7 @@ export class ReliableFetch implements Fetcher {
         if (failed) fieldsSettle?.reject(failed);
         else fieldsSettle?.resolve();
       },
-      (e: Error) => {
-        for (const a of listed) a.settle.reject(e);
-        fieldsSettle?.reject(e);
-      },
+      (e: Error) => settleAcks(acks, e),
     );
   }
 
