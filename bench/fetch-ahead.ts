@@ -8,11 +8,8 @@
 //
 //   npx tsx bench/fetch-ahead.ts                       # 40,000 jobs, 1 + 5 rounds
 //   BENCH_JOBS=20000 BENCH_ROUNDS=3 npx tsx bench/fetch-ahead.ts
-import { Redis } from "ioredis";
 import { startRedis } from "../harness/redis-server.js";
-import { Client } from "../src/client/client.js";
-import { consoleLogger } from "../src/server/logger.js";
-import { Worker } from "../src/server/worker.js";
+import { timedDrain } from "./lib/timed-drain.js";
 import { median } from "./measure/summary.js";
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 40_000);
@@ -35,54 +32,15 @@ interface Figure {
 }
 
 async function drain(url: string, v: (typeof variants)[number]): Promise<Figure> {
-  const redis = new Redis(url);
-  await redis.flushdb();
-  // Enqueued where the idle worker cannot see them, then released at once.
-  const client = new Client({ redis: url, dialect: 8 });
-  for (let i = 0; i < JOBS; i += 1000) {
-    const args = Array.from({ length: Math.min(1000, JOBS - i) }, (_, k) => [i + k]);
-    await client.pushBulk({ class: "NoopJob", queue: "hold", args });
-  }
-  await client.close();
-  const worker = new Worker({
-    redis: url,
-    dialect: 8,
-    queues: ["ahead-bench"],
-    concurrency: CONCURRENCY,
-    fetch: v.fetch,
-    fetchAhead: v.fetchAhead,
-    scheduler: false,
-    logger: consoleLogger({ level: "warn" }),
-    skipDefaultJobLogging: true,
-  });
-  let ran = 0;
-  let finished: () => void = () => {};
-  const allDone = new Promise<void>((r) => (finished = r));
-  worker.register("NoopJob", () => {
-    if (++ran === JOBS) finished();
-  });
   let fetches = 0;
-  worker.on("fetch", () => void fetches++);
-  await worker.start();
-  fetches = 0;
-  const c0 = process.cpuUsage();
-  const e0 = performance.eventLoopUtilization();
-  const t0 = performance.now();
-  await redis.rename("queue:hold", "queue:ahead-bench");
-  await allDone;
-  const seconds = (performance.now() - t0) / 1000;
-  const cpu = process.cpuUsage(c0);
-  const elu = performance.eventLoopUtilization(e0).utilization;
-  await worker.stop();
-  redis.disconnect();
-  return {
-    rate: JOBS / seconds,
-    cpuUs: (cpu.user + cpu.system) / JOBS,
-    userUs: cpu.user / JOBS,
-    systemUs: cpu.system / JOBS,
-    elu,
-    fetches,
-  };
+  const f = await timedDrain({
+    url,
+    jobs: JOBS,
+    queue: "ahead-bench",
+    worker: { concurrency: CONCURRENCY, fetch: v.fetch, fetchAhead: v.fetchAhead },
+    started: (worker) => worker.on("fetch", () => void fetches++),
+  });
+  return { ...f, fetches };
 }
 
 const server = await startRedis();

@@ -29,9 +29,16 @@ const rubyQueueSize = (sk: SidekiqContext, queue: string) =>
 describeEachSidekiq(
   "server: batched fetch",
   (sk) => {
-    for (const fetch of ["basic", "reliable"] as const) {
-      it(`${fetch} fetch takes no more jobs than free slots, and runs each of Ruby's jobs once`, async () => {
-        const queue = `batch-${fetch}`;
+    // Basic fetch keeps one lane unless told; two lanes share the free slots.
+    const slotVariants = [
+      { fetch: "basic", lanes: undefined },
+      { fetch: "basic", lanes: 2 },
+      { fetch: "reliable", lanes: undefined },
+    ] as const;
+    for (const { fetch, lanes } of slotVariants) {
+      const named = lanes ? `${fetch} fetch with ${lanes} lanes` : `${fetch} fetch`;
+      it(`${named} takes no more jobs than free slots, and runs each of Ruby's jobs once`, async () => {
+        const queue = `batch-${fetch}-${lanes ?? "default"}`;
         const jids = await pushBulk(sk, "GateJob", queue, 40);
         const w = new Worker({
           redis: sk.url,
@@ -39,6 +46,7 @@ describeEachSidekiq(
           queues: [queue],
           concurrency: 7,
           fetch,
+          ...(lanes ? { fetchLanes: lanes } : {}),
           scheduler: false,
           timeout: 5,
         });
@@ -74,7 +82,9 @@ describeEachSidekiq(
           await w.stop();
         }
       });
+    }
 
+    for (const fetch of ["basic", "reliable"] as const) {
       it(`${fetch} fetch keeps Sidekiq's order: FIFO within a queue, strict queues first to last`, async () => {
         const [high, low] = [`order-high-${fetch}`, `order-low-${fetch}`];
         await pushBulk(sk, "OrderJob", low, 60);

@@ -38,14 +38,28 @@ export const BRIDGE_VARIANTS: BridgeVariant[] = [
     nodeFlags: WORKER_NODE_FLAGS,
   },
   // BENCH_RELIABLE_TWO_LANES=1: reliable fetch with two fetch lanes at every
-  // concurrency (the default takes the second from 16), to weigh the default's
-  // bigger batches (fewer commands) against the overlap of two lanes.
+  // concurrency (the default takes the second from concurrency 4, from 16
+  // with fetchAhead: false), to weigh bigger batches (fewer commands)
+  // against the overlap of two lanes.
   ...(process.env.BENCH_RELIABLE_TWO_LANES
     ? [
         {
           id: "bridge-reliable-2lanes",
           label: "sidekiq-bridge (reliable fetch, 2 fetch lanes)",
           workerOptions: { fetch: "reliable", fetchLanes: 2 },
+          skip: ["enqueue"],
+          nodeFlags: WORKER_NODE_FLAGS,
+        },
+      ]
+    : []),
+  // BENCH_BASIC_LANES=N: basic fetch with N fetch lanes at every concurrency,
+  // beside the default's, to weigh batch size (commands a job) against overlap.
+  ...(process.env.BENCH_BASIC_LANES
+    ? [
+        {
+          id: "bridge-lanes",
+          label: `sidekiq-bridge (basic fetch, ${process.env.BENCH_BASIC_LANES} fetch lanes)`,
+          workerOptions: { fetch: "basic", fetchLanes: Number(process.env.BENCH_BASIC_LANES) },
           skip: ["enqueue"],
           nodeFlags: WORKER_NODE_FLAGS,
         },

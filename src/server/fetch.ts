@@ -133,22 +133,25 @@ export function workingHashKey(identity: string, queue: string): string {
 
 /**
  * How many fetch lanes (connections, each fetching for the capsule's shared
- * slots) a capsule gets unless told. Two let one lane's round trip overlap
- * the other's jobs; they come from concurrency 4. Basic fetch pays one
- * command a batch, so each lane fetches for its share of the slots. Reliable
- * fetch pays 4 (the Lua call, its RPOP, HSET, and the HDEL of the
- * acknowledgements it carries): halved batches would cost 0.8 commands a job
- * at concurrency 10. With fetch-ahead each lane fetches batches as large as
- * the capsule's concurrency (laneBatch), so two lanes cost no more commands
- * than one and their round trips overlap: at concurrency 10 one lane
- * spent a third of a drain waiting for Redis (bench/results/
- * reliable-two-lanes.md). Without fetch-ahead a lane's batch cannot exceed
- * its share of free slots, so the second lane comes only from concurrency
- * 16, where each batch still holds 8 jobs (bench/results/
+ * slots) a capsule gets unless told. A second lane lets one lane's round trip
+ * overlap the other's, but only pays where each lane can still fetch large
+ * batches. Basic fetch never holds more jobs than free slots, so two lanes
+ * halve each batch and double the fetches: each fetch costs a socket write
+ * and a reply to parse, and one lane drained faster at every concurrency,
+ * no-op jobs or jobs that wait or compute (bench/results/basic-one-lane.md).
+ * Reliable fetch pays 4 commands a batch (the Lua call, its RPOP, HSET, and
+ * the HDEL of the acknowledgements it carries). With fetch-ahead each lane
+ * fetches batches as large as the capsule's concurrency (laneBatch), so two
+ * lanes cost no more commands than one and their round trips overlap: at
+ * concurrency 10 one lane spent a third of a drain waiting for Redis
+ * (bench/results/reliable-two-lanes.md). Without fetch-ahead a lane's batch
+ * cannot exceed its share of free slots, so the second lane comes only from
+ * concurrency 16, where each batch still holds 8 jobs (bench/results/
  * hot-path-allocation.md, section 3).
  */
 export function defaultFetchLanes(concurrency: number, reliable: boolean, fetchAhead = false): number {
-  return concurrency >= (reliable && !fetchAhead ? 16 : 4) ? 2 : 1;
+  if (!reliable) return 1;
+  return concurrency >= (fetchAhead ? 4 : 16) ? 2 : 1;
 }
 
 /**

@@ -62,11 +62,12 @@ export interface WorkerOptions {
    */
   fetch?: "reliable" | "basic";
   /**
-   * Fetch connections per capsule (default 2 from concurrency 4, else 1;
-   * reliable fetch with fetchAhead: false, 2 from 16): one's round trip
-   * overlaps the other's jobs. Basic fetch: each fetches for at most its
-   * share of the slots. Reliable fetch with fetch-ahead: each fetches up to
-   * the whole concurrency (what finds no free slot waits, see fetchAhead).
+   * Fetch connections per capsule: one's round trip overlaps the other's
+   * jobs. Default: basic fetch 1 (each lane may fetch only its share of the
+   * free slots, so more lanes mean smaller batches and more fetches);
+   * reliable fetch 2 from concurrency 4, else 1, and with fetchAhead: false
+   * 2 from 16. Reliable fetch with fetch-ahead: each lane fetches up to the
+   * whole concurrency (what finds no free slot waits, see fetchAhead).
    */
   fetchLanes?: number;
   /**

@@ -14,10 +14,10 @@ describe("working keys", () => {
     expect(parseWipKey("bridge:workers:x|queue:default")).toBeUndefined();
   });
 
-  it("a second lane from concurrency 4; reliable fetch without fetch-ahead from 16, so its batches keep 8 jobs", () => {
+  it("basic fetch keeps one lane; reliable fetch a second from concurrency 4 with fetch-ahead, from 16 without (its batches keep 8 jobs)", () => {
     expect([1, 3, 4, 10, 15, 16, 50].map((c) => defaultFetchLanes(c, true))).toEqual([1, 1, 1, 1, 1, 2, 2]);
     expect([1, 3, 4, 10, 50].map((c) => defaultFetchLanes(c, true, true))).toEqual([1, 1, 2, 2, 2]);
-    expect([1, 3, 4, 10].map((c) => defaultFetchLanes(c, false))).toEqual([1, 1, 2, 2]);
+    expect([1, 3, 4, 10, 16, 50, 200].map((c) => defaultFetchLanes(c, false))).toEqual([1, 1, 1, 1, 1, 1, 1]);
   });
 
   it("a lane's batch: its share of the slots, or with fetch-ahead the whole concurrency", () => {
