@@ -28,6 +28,9 @@ import { BullMQSystem } from "./systems/bullmq.js";
 import { RubySystem } from "./systems/ruby.js";
 import type { BenchRedis, SystemUnderTest } from "./systems/types.js";
 import { summarize } from "./measure/summary.js";
+import { measureRssFloor, type RssFloor } from "./measure/rss-floor.js";
+import { REPO_ROOT } from "./lib/build.js";
+import { WORKER_NODE_FLAGS } from "../src/cli/node-flags.js";
 
 const cfg = loadConfig();
 const started = Date.now();
@@ -216,7 +219,18 @@ async function main(): Promise<number> {
 
   const elapsed = (Date.now() - started) / 1000;
   const env = environment(rbVersion);
-  const targets = judgeTargets(results);
+  // What of the peak RSS target node and ioredis take before any of our code runs.
+  let floor: RssFloor | undefined;
+  if (results.systems.some((s) => s.ours && results.median(s.id, "rss.drain.c10") !== undefined)) {
+    try {
+      floor = measureRssFloor(WORKER_NODE_FLAGS, REPO_ROOT);
+    } catch (e) {
+      results.notes.push(
+        `The RSS floor (node alone, node with ioredis) could not be measured: ${(e as Error).message}`,
+      );
+    }
+  }
+  const targets = judgeTargets(results, floor);
   console.log(`\nOn Node ${env.node}:\n${renderTable(results, defs)}\n`);
   if (targets.length) {
     console.log("Targets (medians):");

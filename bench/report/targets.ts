@@ -1,6 +1,7 @@
 // The performance targets, judged on medians of the same run (runs of all
 // systems interleaved). Reliable fetch is what a worker gets by default, so it
 // carries the drain targets against Ruby and BullMQ as well as basic fetch.
+import type { RssFloor } from "../measure/rss-floor.js";
 import type { Results } from "./model.js";
 
 export type TargetStatus = "met" | "missed" | "not measured";
@@ -27,7 +28,8 @@ const CMDS_RELIABLE_BUSY = 0.5;
 /** Peak RSS of a worker draining at concurrency 10, started as the CLI starts it. */
 const RSS_MB = 64;
 
-export function judgeTargets(results: Results): TargetResult[] {
+/** `floor`: node alone and node with ioredis required, with the worker's node flags, shown beside the RSS target. */
+export function judgeTargets(results: Results, floor?: RssFloor): TargetResult[] {
   const out: TargetResult[] = [];
   const med = (s: string, m: string) => results.median(s, m);
   for (const o of results.systems.filter((s) => s.ours)) {
@@ -84,7 +86,12 @@ export function judgeTargets(results: Results): TargetResult[] {
     add(
       `worker peak RSS ≤ ${RSS_MB} MB draining at concurrency 10`,
       c10 === undefined ? undefined : c10 <= RSS_MB,
-      c10 === undefined ? "–" : `${c10.toFixed(1)} MB (all worker runs: up to ${Math.max(...all).toFixed(1)} MB)`,
+      c10 === undefined
+        ? "–"
+        : `${c10.toFixed(1)} MB (all worker runs: up to ${Math.max(...all).toFixed(1)} MB)` +
+            (floor
+              ? `; before any sidekiq-bridge code, node alone peaks at ${floor.nodeMiB.toFixed(1)} MB and node with ioredis required at ${floor.ioredisMiB.toFixed(1)} MB (same node flags)`
+              : ""),
     );
   }
   return out;
