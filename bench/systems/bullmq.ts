@@ -47,8 +47,16 @@ class BullFamily implements QueueFamily {
   }
 
   async pending(): Promise<number> {
-    const c = await this.queue.getJobCounts("wait", "delayed", "active", "prioritized", "waiting-children");
-    return Object.values(c).reduce((a, b) => a + b, 0);
+    // BullMQ marks a job completed after its processor returns, on the worker's
+    // next round trip, so the last jobs counted can still be "active" for a
+    // moment: give them a second before calling them left over.
+    const deadline = Date.now() + 1000;
+    for (;;) {
+      const c = await this.queue.getJobCounts("wait", "delayed", "active", "prioritized", "waiting-children");
+      const left = Object.values(c).reduce((a, b) => a + b, 0);
+      if (left === 0 || left !== c.active || Date.now() > deadline) return left;
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }
 
   async close(): Promise<void> {
