@@ -9,7 +9,7 @@
 //   npx tsx bench/fetch-ahead.ts                       # 40,000 jobs, 1 + 5 rounds
 //   BENCH_JOBS=20000 BENCH_ROUNDS=3 npx tsx bench/fetch-ahead.ts
 import { startRedis } from "../harness/redis-server.js";
-import { timedDrain } from "./lib/timed-drain.js";
+import { timedDrain, type TimedDrain } from "./lib/timed-drain.js";
 import { median } from "./measure/summary.js";
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 40_000);
@@ -22,14 +22,8 @@ const variants = [
   { name: "reliable, fetchAhead: false", fetch: "reliable", fetchAhead: false },
 ] as const;
 
-interface Figure {
-  rate: number;
-  cpuUs: number;
-  userUs: number;
-  systemUs: number;
-  elu: number;
-  fetches: number;
-}
+/** A timed drain, and how many fetches the worker made in it. */
+type Figure = TimedDrain & { fetches: number };
 
 async function drain(url: string, v: (typeof variants)[number]): Promise<Figure> {
   let fetches = 0;

@@ -14,7 +14,7 @@
 //   BENCH_FETCH=reliable BENCH_LANES=1,2 BENCH_JOBS=40000 BENCH_ROUNDS=5 ...
 import type { Redis } from "ioredis";
 import { startRedis } from "../harness/redis-server.js";
-import { timedDrain } from "./lib/timed-drain.js";
+import { timedDrain, type TimedDrain } from "./lib/timed-drain.js";
 import { median } from "./measure/summary.js";
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 20_000);
@@ -42,12 +42,7 @@ const chosen = JOBS_BY_KIND[JOB];
 if (!chosen) throw new Error(`BENCH_JOB must be one of ${Object.keys(JOBS_BY_KIND).join(", ")}, not ${JOB}`);
 const job: Job = chosen;
 
-interface Figure {
-  rate: number;
-  cpuUs: number;
-}
-
-const drain = (url: string, lanes: number): Promise<Figure> =>
+const drain = (url: string, lanes: number): Promise<TimedDrain> =>
   timedDrain({
     url,
     jobs: JOBS,
@@ -58,7 +53,7 @@ const drain = (url: string, lanes: number): Promise<Figure> =>
 
 const server = await startRedis();
 const url = `${server.url}/0`;
-const figures = new Map<number, Figure[]>(LANES.map((l) => [l, []]));
+const figures = new Map<number, TimedDrain[]>(LANES.map((l) => [l, []]));
 try {
   for (let round = 0; round <= ROUNDS; round++)
     for (const lanes of LANES) {
