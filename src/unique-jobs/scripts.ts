@@ -2,6 +2,7 @@
 // the arguments the gem's Script::Caller appends to every call.
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
+import { isNoScript } from "../redis/scripts/define-script.js";
 
 const shas = new Map<string, string>();
 
@@ -22,7 +23,7 @@ export async function runScript(
   try {
     return await redis.evalsha(sha1(lua), keys.length, ...keys, ...argv);
   } catch (e) {
-    if (!String((e as Error).message).startsWith("NOSCRIPT")) throw e;
+    if (!isNoScript(e)) throw e;
     return redis.eval(lua, keys.length, ...keys, ...argv);
   }
 }

@@ -1,5 +1,5 @@
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, type RedisServer } from "../../harness/redis-server.js";
 import { defineScript, type LuaInclude } from "../../src/redis/scripts/define-script.js";
 import * as registry from "../../src/redis/scripts/index.js";
@@ -17,6 +17,8 @@ const rawBytes = defineScript<Buffer, readonly [], readonly [Buffer]>({
   replies: "buffer",
   lua: "\nreturn ARGV[1]",
 });
+
+const failing = defineScript<never>({ name: "testFailing", lua: '\nreturn redis.error_reply("boom")' });
 
 describe("defineScript (the one way to run a Lua script)", () => {
   it("puts the includes in front of the script's text", () => {
@@ -52,12 +54,24 @@ describe("defineScript (the one way to run a Lua script)", () => {
       expect(await echoKeyAndArgs(redis, ["k"], ["ab", 3])).toEqual(["k", "abab", "3"]);
     });
 
-    it("registers a script once per connection, however often it runs", async () => {
+    it("sends the text once per connection, then only its SHA1", async () => {
       const other = new Redis(server.url);
       try {
-        const define = vi.spyOn(other, "defineCommand");
+        await redis.config("RESETSTAT");
         for (let i = 0; i < 3; i++) await echoKeyAndArgs(other, ["k"], ["x", i]);
-        expect(define).toHaveBeenCalledTimes(1);
+        const stats = await redis.info("commandstats");
+        const calls = (cmd: string) => Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+        expect([calls("eval"), calls("evalsha")]).toEqual([1, 2]);
+      } finally {
+        other.disconnect();
+      }
+    });
+
+    it("rejects with the script's own error, by text and by SHA1", async () => {
+      const other = new Redis(server.url);
+      try {
+        await expect(failing(other, [], [])).rejects.toThrow("boom");
+        await expect(failing(other, [], [])).rejects.toThrow("boom");
       } finally {
         other.disconnect();
       }

@@ -1,11 +1,17 @@
 // The one way to run a Lua script. defineScript turns a script's source into a
-// typed function `(redis, keys, args)`. Its first call on a connection
-// registers the script there (ioredis' defineCommand, once per connection);
-// ioredis then sends EVAL once per socket and EVALSHA after, and sends the
-// text again on NOSCRIPT (after a restart or SCRIPT FLUSH), as Sidekiq's
-// scripts are run. Every key a script touches is passed in `keys` (KEYS), so it
-// also runs where undeclared keys are refused (Valkey, Dragonfly, cluster-safe
+// typed function `(redis, keys, args)`. Its first call on a connection sends
+// the text (EVAL); later calls send its SHA1 (EVALSHA), and the text again on
+// NOSCRIPT (after a restart or SCRIPT FLUSH), as Sidekiq's scripts are run.
+// Every key a script touches is passed in `keys` (KEYS), so it also runs
+// where undeclared keys are refused (Valkey, Dragonfly, cluster-safe
 // scripting).
+// Scripts go through ioredis' plain `call`, not its defineCommand: that makes
+// a Command subclass for each script on each connection, so the code every
+// command runs through (ioredis' Command methods and socket writes) meets a
+// new object shape with each, and V8 drops and recompiles it each time. A
+// reliable fetch worker took about twice as many jobs to warm up as a basic
+// fetch one (bench/results/script-commands.md).
+import { createHash } from "node:crypto";
 import type { Redis, RedisKey } from "ioredis";
 
 /** Lua text that scripts share (local functions), put in front of each script that includes it. */
@@ -36,10 +42,6 @@ export interface Script<Keys extends readonly RedisKey[], Args extends readonly 
   readonly lua: string;
 }
 
-/** A connection with the scripts' commands defineCommand added to it. */
-type WithScripts = Redis &
-  Record<string, ((...numKeysKeysArgs: Array<RedisKey | ScriptArg>) => Promise<unknown>) | undefined>;
-
 const names = new Set<string>();
 
 /**
@@ -59,14 +61,27 @@ export function defineScript<
   if (texts.some((t) => !t.startsWith("\n")))
     throw new Error(`Lua script ${source.name}: each text must start with a newline`);
   const lua = texts.join("");
-  const method = source.replies === "buffer" ? `${source.name}Buffer` : source.name;
-  const defined = new WeakSet<Redis>();
+  const sha = createHash("sha1").update(lua).digest("hex");
+  const buffers = source.replies === "buffer";
+  const send = (redis: Redis, command: "eval" | "evalsha", script: string, keys: Keys, args: Args) =>
+    (buffers
+      ? redis.callBuffer(command, script, keys.length, ...keys, ...args)
+      : redis.call(command, script, keys.length, ...keys, ...args)) as Promise<Result>;
+  const sent = new WeakSet<Redis>();
   const run = (redis: Redis, keys: Keys, args: Args): Promise<Result> => {
-    if (!defined.has(redis)) {
-      redis.defineCommand(source.name, { lua });
-      defined.add(redis);
+    if (!sent.has(redis)) {
+      sent.add(redis);
+      return send(redis, "eval", lua, keys, args);
     }
-    return (redis as WithScripts)[method]!(keys.length, ...keys, ...args) as Promise<Result>;
+    return send(redis, "evalsha", sha, keys, args).catch((e: unknown) => {
+      if (!isNoScript(e)) throw e;
+      return send(redis, "eval", lua, keys, args);
+    });
   };
   return Object.assign(run, { scriptName: source.name, lua });
+}
+
+/** Redis's reply when it does not hold a script sent by SHA1 (EVALSHA). */
+export function isNoScript(e: unknown): boolean {
+  return e instanceof Error && e.message.startsWith("NOSCRIPT");
 }
