@@ -2,7 +2,7 @@
 // the arguments the gem's Script::Caller appends to every call.
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
-import { isNoScript } from "../redis/scripts/define-script.js";
+import { evalBySha } from "../redis/scripts/define-script.js";
 
 const shas = new Map<string, string>();
 
@@ -14,18 +14,13 @@ function sha1(lua: string): string {
 
 export type ScriptArg = string | number;
 
-export async function runScript(
+export function runScript(
   redis: Redis,
   lua: string,
   keys: readonly string[],
   argv: readonly ScriptArg[],
 ): Promise<unknown> {
-  try {
-    return await redis.evalsha(sha1(lua), keys.length, ...keys, ...argv);
-  } catch (e) {
-    if (!isNoScript(e)) throw e;
-    return redis.eval(lua, keys.length, ...keys, ...argv);
-  }
+  return evalBySha(redis, sha1(lua), lua, keys, argv);
 }
 
 /**

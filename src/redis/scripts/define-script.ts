@@ -63,25 +63,51 @@ export function defineScript<
   const lua = texts.join("");
   const sha = createHash("sha1").update(lua).digest("hex");
   const buffers = source.replies === "buffer";
-  const send = (redis: Redis, command: "eval" | "evalsha", script: string, keys: Keys, args: Args) =>
-    (buffers
-      ? redis.callBuffer(command, script, keys.length, ...keys, ...args)
-      : redis.call(command, script, keys.length, ...keys, ...args)) as Promise<Result>;
   const sent = new WeakSet<Redis>();
   const run = (redis: Redis, keys: Keys, args: Args): Promise<Result> => {
     if (!sent.has(redis)) {
       sent.add(redis);
-      return send(redis, "eval", lua, keys, args);
+      return send(redis, buffers, "eval", lua, keys, args) as Promise<Result>;
     }
-    return send(redis, "evalsha", sha, keys, args).catch((e: unknown) => {
-      if (!isNoScript(e)) throw e;
-      return send(redis, "eval", lua, keys, args);
-    });
+    return evalBySha(redis, sha, lua, keys, args, buffers) as Promise<Result>;
   };
   return Object.assign(run, { scriptName: source.name, lua });
 }
 
+/** One EVAL or EVALSHA through ioredis' plain `call` (see above: no defineCommand). */
+function send(
+  redis: Redis,
+  buffers: boolean,
+  command: "eval" | "evalsha",
+  script: string,
+  keys: readonly RedisKey[],
+  args: readonly ScriptArg[],
+): Promise<unknown> {
+  return buffers
+    ? redis.callBuffer(command, script, keys.length, ...keys, ...args)
+    : redis.call(command, script, keys.length, ...keys, ...args);
+}
+
+/**
+ * Runs a script by its SHA1 (EVALSHA), and by its text (EVAL) when Redis does
+ * not hold it (NOSCRIPT: after a restart, SCRIPT FLUSH, or on a server that
+ * never saw it). `buffers`: bulk-string replies as Buffers.
+ */
+export function evalBySha(
+  redis: Redis,
+  sha: string,
+  lua: string,
+  keys: readonly RedisKey[],
+  args: readonly ScriptArg[],
+  buffers = false,
+): Promise<unknown> {
+  return send(redis, buffers, "evalsha", sha, keys, args).catch((e: unknown) => {
+    if (!isNoScript(e)) throw e;
+    return send(redis, buffers, "eval", lua, keys, args);
+  });
+}
+
 /** Redis's reply when it does not hold a script sent by SHA1 (EVALSHA). */
-export function isNoScript(e: unknown): boolean {
+function isNoScript(e: unknown): boolean {
   return e instanceof Error && e.message.startsWith("NOSCRIPT");
 }
