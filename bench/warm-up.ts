@@ -15,6 +15,7 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Redis } from "ioredis";
 import { startRedis } from "../harness/redis-server.js";
+import { stageJobs } from "./lib/timed-drain.js";
 import { median } from "./measure/summary.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 16);
@@ -52,10 +53,7 @@ try {
   const cpus: number[] = [];
   const rates: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
-    for (let i = 0; i < JOBS; i += 1000) {
-      const args = Array.from({ length: Math.min(1000, JOBS - i) }, (_, k) => [i + k]);
-      await client.pushBulk({ class: "WarmJob", queue: "warm-hold", args });
-    }
+    await stageJobs(client, "WarmJob", "warm-hold", JOBS);
     target = ran + JOBS;
     const done = new Promise<void>((res) => (finished = res));
     const c0 = process.cpuUsage();

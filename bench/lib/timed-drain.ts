@@ -30,15 +30,25 @@ export interface TimedDrain {
   elu: number;
 }
 
+/** Enqueues `jobs` jobs of `cls` (args [0], [1], ...) on `queue`, 1,000 a bulk push. */
+export async function stageJobs(
+  client: Pick<Client, "pushBulk">,
+  cls: string,
+  queue: string,
+  jobs: number,
+): Promise<void> {
+  for (let i = 0; i < jobs; i += 1000) {
+    const args = Array.from({ length: Math.min(1000, jobs - i) }, (_, k) => [i + k]);
+    await client.pushBulk({ class: cls, queue, args });
+  }
+}
+
 export async function timedDrain(o: TimedDrainOptions): Promise<TimedDrain> {
   const redis = new Redis(o.url);
   await redis.flushdb();
   const hold = `${o.queue}-hold`;
   const client = new Client({ redis: o.url, dialect: 8 });
-  for (let i = 0; i < o.jobs; i += 1000) {
-    const args = Array.from({ length: Math.min(1000, o.jobs - i) }, (_, k) => [i + k]);
-    await client.pushBulk({ class: "DrainJob", queue: hold, args });
-  }
+  await stageJobs(client, "DrainJob", hold, o.jobs);
   await client.close();
   const worker = new Worker({
     redis: o.url,
