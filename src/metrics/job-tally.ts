@@ -5,6 +5,7 @@
 // if every job had gone through prom-client: same samples, same order, the
 // same float sums (added in the same order).
 import type * as Prom from "prom-client";
+import { type Observed, observeInto, scrapedHistogram } from "./plain-histogram.js";
 import type { PromClient } from "./prometheus.js";
 
 /** The labels of the job metrics, in prom-client's order. */
@@ -18,29 +19,21 @@ const LABEL_NAMES = ["class", "queue"] as const;
 /** The counters kept per class and queue. */
 export type JobCount = "processed" | "failed" | "retried" | "dead";
 
-/** One class and queue's counts and durations. */
-export class JobTally {
+/** One class and queue's counts and durations (the duration histogram's observations). */
+export class JobTally implements Observed {
   processed = 0;
   failed = 0;
   retried = 0;
   dead = 0;
-  /** The duration histogram: observations, their sum, and per bound (not cumulative) how many fell in it. */
   count = 0;
   sum = 0;
   readonly buckets: number[];
   constructor(
-    readonly labels: JobLabels,
+    readonly labels: JobLabels & Record<string, string>,
     bounds: number,
   ) {
     this.buckets = new Array<number>(bounds).fill(0);
   }
-}
-
-/** prom-client's Histogram entries (not in its typings): what `zero()` creates per label set. */
-interface HistogramEntry {
-  bucketValues: Record<string, number>;
-  sum: number;
-  count: number;
 }
 
 export class JobTallies {
@@ -73,17 +66,9 @@ export class JobTallies {
     if (t[what]++ === 0) this.order[what].push(t);
   }
 
-  /** prom-client's Histogram#observe: the first bound the value is within (none past the last). */
+  /** prom-client's Histogram#observe, in plain numbers. */
   observe(t: JobTally, seconds: number): void {
-    if (t.count++ === 0) this.order.duration.push(t);
-    t.sum += seconds;
-    const b = this.bounds;
-    for (let i = 0; i < b.length; i++) {
-      if (seconds <= b[i]!) {
-        t.buckets[i]!++;
-        return;
-      }
-    }
+    if (observeInto(t, this.bounds, seconds)) this.order.duration.push(t);
   }
 
   /**
@@ -111,37 +96,13 @@ export class JobTallies {
 
   /** A prom-client Histogram with these buckets that reads the durations at scrape time. */
   histogram(prom: PromClient, config: { name: string; help: string; registers: Prom.Registry[] }) {
-    const { order, bounds } = this;
-    const clear = (h: Prom.Histogram<string>) => prom.Histogram.prototype.reset.call(h);
-    const histogram = new prom.Histogram({
-      ...config,
-      labelNames: LABEL_NAMES,
-      buckets: [...bounds],
-      collect() {
-        clear(this);
-        // zero() makes each label set's entry (prom-client hashes the labels); they are then filled in.
-        for (const t of order.duration) this.zero(t.labels);
-        const entries = Object.values((this as unknown as { hashMap: Record<string, HistogramEntry> }).hashMap);
-        if (entries.length !== order.duration.length || (entries[0] && typeof entries[0].sum !== "number"))
-          throw new Error(`${config.name}: this prom-client's Histogram keeps its values in an unknown shape`);
-        entries.forEach((e, n) => {
-          const t = order.duration[n]!;
-          e.sum = t.sum;
-          e.count = t.count;
-          // `+=`: a bound given twice is one entry in prom-client.
-          for (let i = 0; i < bounds.length; i++) e.bucketValues[bounds[i]!]! += t.buckets[i]!;
-        });
-      },
-    });
-    histogram.reset = () => {
-      clear(histogram);
-      for (const t of order.duration) {
-        t.count = 0;
-        t.sum = 0;
-        t.buckets.fill(0);
-      }
-      order.duration = [];
-    };
-    return histogram;
+    const order = this.order;
+    return scrapedHistogram(
+      prom,
+      { ...config, labelNames: LABEL_NAMES },
+      this.bounds,
+      () => order.duration,
+      () => (order.duration = []),
+    );
   }
 }

@@ -7,6 +7,7 @@ import type * as Prom from "prom-client";
 import type { SidekiqApi } from "../api/sidekiq-api.js";
 import type { Worker } from "../server/worker.js";
 import { type JobCount, JobTallies } from "./job-tally.js";
+import { KeyedHistogram } from "./plain-histogram.js";
 
 /** The prom-client module, loaded only when metrics are used (an optional peer dependency). */
 export type PromClient = typeof Prom;
@@ -61,11 +62,11 @@ export async function instrumentWorker(worker: Worker, opts: MetricsOptions = {}
     help: "How long handlers (with their server middleware) ran, by class and queue.",
     registers,
   });
-  const fetchDuration = new prom.Histogram({
+  // Per capsule in plain numbers too: a busy worker fetches thousands of times a second.
+  const fetches = new KeyedHistogram("capsule", opts.fetchBuckets ?? FETCH_BUCKETS);
+  fetches.histogram(prom, {
     name: "sidekiq_fetch_duration_seconds",
     help: "Fetch round trips (a blocking fetch waits up to 2 s on empty queues), by capsule.",
-    labelNames: ["capsule"],
-    buckets: opts.fetchBuckets ?? FETCH_BUCKETS,
     registers,
   });
   const fetchErrors = new prom.Counter({
@@ -107,7 +108,7 @@ export async function instrumentWorker(worker: Worker, opts: MetricsOptions = {}
   });
   worker.on("job:retry", (e) => jobs.inc(jobs.get(e.className, e.queue), "retried"));
   worker.on("job:dead", (e) => jobs.inc(jobs.get(e.className, e.queue), "dead"));
-  worker.on("fetch", (e) => fetchDuration.observe({ capsule: e.capsule }, e.seconds));
+  worker.on("fetch", (e) => fetches.observe(e.capsule, e.seconds));
   worker.on("fetch:error", (e) => fetchErrors.inc({ capsule: e.capsule }));
   worker.on("redis:lost", () => connected.set(0));
   worker.on("redis:regained", () => connected.set(1));

@@ -1,9 +1,10 @@
-// The job metrics are counted in plain numbers and handed to prom-client at
-// scrape time; a scrape must read exactly as if every job had gone through
-// prom-client's own Counter#inc and Histogram#observe.
+// The job metrics and the fetch durations are counted in plain numbers and
+// handed to prom-client at scrape time; a scrape must read exactly as if
+// every job and fetch had gone through prom-client's own Counter#inc and
+// Histogram#observe.
 import * as prom from "prom-client";
 import { describe, expect, it } from "vitest";
-import { instrumentWorker } from "../../src/metrics/prometheus.js";
+import { instrumentWorker, type MetricsOptions } from "../../src/metrics/prometheus.js";
 import { WorkerEvents } from "../../src/server/events.js";
 import type { Worker } from "../../src/server/worker.js";
 
@@ -50,13 +51,19 @@ const HELP: Record<string, string> = {
 };
 const help = (name: string) => HELP[name]!;
 
-async function instrumented(registry: prom.Registry, buckets?: number[]) {
+/** instrumentWorker on a stand-in worker; returns the events its listeners hear (a listener's error fails the test). */
+async function instrument(registry: prom.Registry, opts: MetricsOptions): Promise<WorkerEvents> {
   const events = new WorkerEvents();
   events.onListenerError = (e) => {
     throw e;
   };
   const worker = { on: (e: never, fn: never) => events.on(e, fn), slots: () => [] } as unknown as Worker;
-  await instrumentWorker(worker, { registry, durationBuckets: buckets });
+  await instrumentWorker(worker, { ...opts, registry });
+  return events;
+}
+
+async function instrumented(registry: prom.Registry, buckets?: number[]) {
+  const events = await instrument(registry, { durationBuckets: buckets });
   const feed = (steps: Step[]) => {
     for (const s of steps) events.emit(s.e, { jid: "j", tid: "t", record: undefined, error: undefined, ...s } as never);
   };
@@ -153,5 +160,85 @@ describe("job metrics counted outside prom-client", () => {
     ref.resetMetrics();
     feedRef(jobs.slice(300));
     expect(await scrape(ours)).toEqual(await scrape(ref));
+  });
+});
+
+const FETCH = "sidekiq_fetch_duration_seconds";
+const FETCH_HELP = "Fetch round trips (a blocking fetch waits up to 2 s on empty queues), by capsule.";
+const FETCH_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+interface Fetch {
+  capsule: string;
+  seconds: number;
+}
+
+/** Fetches over three capsules: some on a bound exactly, some past the last (a blocking fetch on empty queues). */
+function fetches(n: number, seed: number): Fetch[] {
+  let x = seed;
+  const rnd = () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const capsules = ["default", "critical", 'we"ird\\capsule'];
+  const out: Fetch[] = [];
+  for (let i = 0; i < n; i++) {
+    const capsule = capsules[Math.floor(rnd() * 3)]!;
+    const seconds = [0.0005, 0.1, 2.5, 2.0003, rnd() * 0.004, rnd() * 0.0004][Math.floor(rnd() * 6)]!;
+    out.push({ capsule, seconds });
+  }
+  return out;
+}
+
+/** The fetch histogram fed as it was before: prom-client's observe per fetch. */
+function fetchReference(registry: prom.Registry, buckets = FETCH_BUCKETS): (f: Fetch[]) => void {
+  const h = new prom.Histogram({
+    name: FETCH,
+    help: FETCH_HELP,
+    labelNames: ["capsule"],
+    buckets,
+    registers: [registry],
+  });
+  return (f) => {
+    for (const { capsule, seconds } of f) h.observe({ capsule }, seconds);
+  };
+}
+
+async function fetchInstrumented(registry: prom.Registry, buckets?: number[]): Promise<(f: Fetch[]) => void> {
+  const events = await instrument(registry, { fetchBuckets: buckets });
+  return (f) => {
+    for (const { capsule, seconds } of f) events.emit("fetch", { capsule, seconds, jobs: 1 });
+  };
+}
+
+describe("fetch durations counted outside prom-client", () => {
+  it("a scrape reads byte for byte as prom-client fed fetch by fetch (buckets, sums, capsule order)", async () => {
+    for (const seed of [1, 2, 3]) {
+      const f = fetches(3000, seed);
+      const ref = new prom.Registry();
+      fetchReference(ref)(f);
+      const ours = new prom.Registry();
+      (await fetchInstrumented(ours))(f);
+      expect(await ours.getSingleMetricAsString(FETCH)).toEqual(await ref.getSingleMetricAsString(FETCH));
+      const json = async (r: prom.Registry) => (await r.getMetricsAsJSON()).filter((m) => m.name === FETCH);
+      expect(await json(ours)).toEqual(await json(ref));
+    }
+  });
+
+  it("reads the same before any fetch, between scrapes, with custom buckets, and after resetMetrics", async () => {
+    const buckets = [0.001, 0.01, 0.01, 1];
+    const f = fetches(900, 9);
+    const ours = new prom.Registry();
+    const feed = await fetchInstrumented(ours, buckets);
+    const ref = new prom.Registry();
+    const feedRef = fetchReference(ref, buckets);
+    const same = async () =>
+      expect(await ours.getSingleMetricAsString(FETCH)).toEqual(await ref.getSingleMetricAsString(FETCH));
+    await same();
+    feed(f.slice(0, 300));
+    feedRef(f.slice(0, 300));
+    await same();
+    ours.resetMetrics();
+    ref.resetMetrics();
+    await same();
+    feed(f.slice(300));
+    feedRef(f.slice(300));
+    await same();
   });
 });
