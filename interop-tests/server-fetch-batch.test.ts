@@ -349,6 +349,54 @@ describeEachSidekiq(
       }
     });
 
+    it("reliable fetch: one batch fetch carries the acknowledgements of a working list's job and of two queues' working hashes, and only those", async () => {
+      const [qa, qb] = ["carry-a", "carry-b"];
+      await pushBulk(sk, "AnyJob", qa, 3);
+      await pushBulk(sk, "AnyJob", qb, 6);
+      // Strict order: qa is emptied before qb is fetched from.
+      const cap = makeCapsule({ name: "default", concurrency: 5, queues: [qa, qb] });
+      const blocking = sk.newRedis();
+      const identity = `carry-acks:${process.pid}:feedfacecafe`;
+      const [wipA, hashA, hashB] = [
+        wipKey(identity, `queue:${qa}`),
+        workingHashKey(identity, `queue:${qa}`),
+        workingHashKey(identity, `queue:${qb}`),
+      ];
+      // A flush delay no step of the test reaches: only a fetch can carry them.
+      const rf = new ReliableFetch(
+        sk.redis,
+        blocking,
+        cap,
+        identity,
+        await detectFeatures(sk.redis),
+        new AckQueue(),
+        1000,
+        60_000,
+      );
+      try {
+        const [one] = await rf.retrieveWork(1); // one free slot: the one-job move, into the working list
+        const fromA = await rf.retrieveWork(5); // the 2 left in qa, into its working hash
+        const fromB = await rf.retrieveWork(5); // 5 of qb's 6
+        expect([await sk.redis.llen(wipA), await sk.redis.hlen(hashA), await sk.redis.hlen(hashB)]).toEqual([1, 2, 5]);
+        expect(one!.field).toBeUndefined();
+        const finished = [one!, ...fromA, fromB[0]!, fromB[2]!, fromB[4]!];
+        const acks = finished.map((u) => rf.acknowledge(u));
+        expect([await sk.redis.llen(wipA), await sk.redis.hlen(hashA), await sk.redis.hlen(hashB)]).toEqual([1, 2, 5]);
+        const last = await rf.retrieveWork(5); // carries all six, fetches qb's last job
+        await Promise.all(acks);
+        expect(last).toHaveLength(1);
+        expect(await sk.redis.llen(wipA)).toBe(0);
+        expect(await sk.redis.hlen(hashA)).toBe(0);
+        // qb's unfinished two and the one just fetched, under their own field numbers.
+        expect(new Set(await sk.redis.hkeys(hashB))).toEqual(
+          new Set([fromB[1]!.field, fromB[3]!.field, last[0]!.field]),
+        );
+        expect([await rubyQueueSize(sk, qa), await rubyQueueSize(sk, qb)]).toEqual([0, 0]);
+      } finally {
+        blocking.disconnect();
+      }
+    });
+
     it("servers without BLMPOP / RPOP count get the one-job commands; with them, one round trip fills the free slots; a repeated requeue queues nothing twice", async () => {
       const queue = "batch-features";
       await pushBulk(sk, "AnyJob", queue, 20);

@@ -248,9 +248,10 @@ interface FetchKeys {
 type TakenAcks = ReturnType<AckQueue["take"]>;
 
 /**
- * The batch move's ARGV: how many, the first field number, then each
- * acknowledgement as (queue index, field) for the working hash or
- * (-queue index, raw job) for the working list.
+ * The batch move's ARGV: how many, the first field number, the working-list
+ * acknowledgements as (queue index, raw job) pairs, then the working-hash
+ * ones in one string of "index field" pairs (each argument costs ioredis
+ * more than the bytes it holds).
  */
 function batchArgs(
   max: number,
@@ -258,13 +259,11 @@ function batchArgs(
   queues: readonly string[],
   acks: TakenAcks,
 ): [number, number, number, ...Array<number | string | Buffer>] {
-  const args: [number, number, number, ...Array<number | string | Buffer>] = [
-    max,
-    first,
-    acks.listed.length + acks.fields.length,
-  ];
-  for (const a of acks.listed) args.push(-(queues.indexOf(a.uow.queue) + 1), a.uow.raw);
-  for (const u of acks.fields) args.push(queues.indexOf(u.queue) + 1, u.field!);
+  const args: [number, number, number, ...Array<number | string | Buffer>] = [max, first, acks.listed.length];
+  for (const a of acks.listed) args.push(queues.indexOf(a.uow.queue) + 1, a.uow.raw);
+  let fields = "";
+  for (const u of acks.fields) fields += `${fields === "" ? "" : " "}${queues.indexOf(u.queue) + 1} ${u.field!}`;
+  args.push(fields);
   return args;
 }
 

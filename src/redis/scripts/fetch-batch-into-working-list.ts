@@ -21,10 +21,15 @@
 
       ARGV[1]          how many jobs at most (the free slots)
       ARGV[2]          the field number of the first job fetched (the next ones count up)
-      ARGV[3]          A, how many acknowledgements follow
-      ARGV[4..3+2A]    pairs: i and the field of a finished job in the working
-                       hash KEYS[2n+i], or -i and the raw bytes of a finished
-                       job in the working list KEYS[n+i]
+      ARGV[3]          L, how many working-list acknowledgements follow
+      ARGV[4..3+2L]    pairs: i and the raw bytes of a finished job in the
+                       working list KEYS[n+i]
+      ARGV[4+2L]       the finished jobs in working hashes, in one string:
+                       "i field i field ..." for the working hash KEYS[2n+i]
+                       (empty for none). One argument, not two a job: ioredis
+                       spends 0.1-0.2 µs on each argument of a command
+                       (bench/results/ack-arguments.md), and a busy worker
+                       acknowledges a batch a fetch.
 
     Output:
       {queue, jobs}    the queue's key and the jobs' raw bytes, first fetched
@@ -36,7 +41,7 @@ import { defineScript } from "./define-script.js";
 export const fetchBatchIntoWorkingList = defineScript<
   [queue: Buffer, jobs: Buffer[]] | null,
   readonly string[],
-  readonly [max: number, firstField: number, acks: number, ...queueIndexAndJob: Array<number | string | Buffer>]
+  readonly [max: number, firstField: number, listAcks: number, ...listAcksThenHashAcks: Array<number | string | Buffer>]
 >({
   name: "bridgeMoveMany",
   replies: "buffer",
@@ -44,15 +49,15 @@ export const fetchBatchIntoWorkingList = defineScript<
 local n = #KEYS / 3
 local max = tonumber(ARGV[1])
 local first = tonumber(ARGV[2])
+local listed = tonumber(ARGV[3])
+for a = 4, 3 + 2 * listed, 2 do
+  redis.call("lrem", KEYS[n + tonumber(ARGV[a])], 1, ARGV[a + 1])
+end
 local done = {}
-for a = 4, 3 + 2 * tonumber(ARGV[3]), 2 do
-  local i = tonumber(ARGV[a])
-  if i < 0 then
-    redis.call("lrem", KEYS[n - i], 1, ARGV[a + 1])
-  else
-    done[i] = done[i] or {}
-    table.insert(done[i], ARGV[a + 1])
-  end
+for i, field in string.gmatch(ARGV[4 + 2 * listed], "(%d+) (%d+)") do
+  i = tonumber(i)
+  done[i] = done[i] or {}
+  table.insert(done[i], field)
 end
 for i, fields in pairs(done) do
   for j = 1, #fields, 1000 do
