@@ -26,6 +26,25 @@ const held = async (sk: SidekiqContext, identity: string, queue: string) =>
 const rubyQueueSize = (sk: SidekiqContext, queue: string) =>
   sk.ruby<number>(`Sidekiq::Queue.new(${JSON.stringify(queue)}).size`);
 
+/** A reliable fetch whose finished jobs wait `ackDelayMs` for a fetch to carry their acknowledgement. */
+const reliableFetchWithAckDelay = async (
+  sk: SidekiqContext,
+  blocking: ReturnType<SidekiqContext["newRedis"]>,
+  cap: ReturnType<typeof makeCapsule>,
+  identity: string,
+  ackDelayMs: number,
+) =>
+  new ReliableFetch(
+    sk.redis,
+    blocking,
+    cap,
+    identity,
+    await detectFeatures(sk.redis),
+    new AckQueue(),
+    1000,
+    ackDelayMs,
+  );
+
 describeEachSidekiq(
   "server: batched fetch",
   (sk) => {
@@ -314,16 +333,7 @@ describeEachSidekiq(
       const hash = workingHashKey(identity, `queue:${queue}`);
       // A long flush delay, so the test's own pauses cannot decide the outcome.
       const delay = 2000;
-      const rf = new ReliableFetch(
-        sk.redis,
-        blocking,
-        cap,
-        identity,
-        await detectFeatures(sk.redis),
-        new AckQueue(),
-        1000,
-        delay,
-      );
+      const rf = await reliableFetchWithAckDelay(sk, blocking, cap, identity, delay);
       const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
       try {
         const batch = await rf.retrieveWork(5);
@@ -363,16 +373,7 @@ describeEachSidekiq(
         workingHashKey(identity, `queue:${qb}`),
       ];
       // A flush delay no step of the test reaches: only a fetch can carry them.
-      const rf = new ReliableFetch(
-        sk.redis,
-        blocking,
-        cap,
-        identity,
-        await detectFeatures(sk.redis),
-        new AckQueue(),
-        1000,
-        60_000,
-      );
+      const rf = await reliableFetchWithAckDelay(sk, blocking, cap, identity, 60_000);
       try {
         const [one] = await rf.retrieveWork(1); // one free slot: the one-job move, into the working list
         const fromA = await rf.retrieveWork(5); // the 2 left in qa, into its working hash
