@@ -4,7 +4,7 @@
 // and latest.md. Method: bench/README.md. Settings: bench/config.ts.
 import { Redis } from "ioredis";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { ensureDebianPackages } from "../harness/prepare.js";
 import { startRedis, type RedisServer } from "../harness/redis-server.js";
 import { Client } from "../src/client/client.js";
@@ -29,7 +29,7 @@ import { RubySystem } from "./systems/ruby.js";
 import type { BenchRedis, SystemUnderTest } from "./systems/types.js";
 import { summarize } from "./measure/summary.js";
 import { measureRssFloor, type RssFloor } from "./measure/rss-floor.js";
-import { REPO_ROOT } from "./lib/build.js";
+import { BENCH_DIR, REPO_ROOT } from "./lib/build.js";
 import { WORKER_NODE_FLAGS } from "../src/cli/node-flags.js";
 
 const cfg = loadConfig();
@@ -243,7 +243,8 @@ async function main(): Promise<number> {
   const json = join(cfg.outDir, `${cfg.outName}.json`);
   const md = join(cfg.outDir, `${cfg.outName}.md`);
   writeFileSync(json, `${JSON.stringify(toJson(results, defs, cfg, env, targets, elapsed), null, 2)}\n`);
-  writeFileSync(md, toMarkdown(results, defs, cfg, env, targets, elapsed));
+  const readme = relative(cfg.outDir, join(BENCH_DIR, "README.md"));
+  writeFileSync(md, toMarkdown(results, defs, cfg, env, targets, elapsed, readme));
   console.log(`\nWrote ${json} and ${md} (${Math.round(elapsed)} s).`);
   if (results.errors.length) {
     console.error(`${results.errors.length} scenario(s) failed:`);

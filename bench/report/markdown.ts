@@ -38,13 +38,15 @@ export function toMarkdown(
   env: Environment,
   targets: TargetResult[],
   elapsedS: number,
+  /** bench/README.md as a link from the report's folder (results/, results/node24/, …). */
+  readmeLink = "../README.md",
 ): string {
   const out: string[] = [];
   out.push(`# Benchmark results${cfg.quick ? " (BENCH_QUICK smoke run: not comparable)" : ""}`, "");
   out.push(
     `\`npm run bench\` on ${env.date.slice(0, 10)}${env.commit ? `, commit ${env.commit}` : ""}, ${Math.round(elapsedS / 60)} min. ` +
       `${cfg.warmups} warm-up run(s) (at ${Math.round(cfg.warmupScale * 100)}% of the job count) and ${cfg.runs} measured run(s) per figure; ` +
-      "cells are **median (min–max)** of the measured runs. Method and how to read the figures: [bench/README.md](../README.md).",
+      `cells are **median (min–max)** of the measured runs. Method and how to read the figures: [bench/README.md](${readmeLink}).`,
     "",
   );
   out.push("## Systems", "");
