@@ -1,14 +1,13 @@
 // Runs the gem's Lua scripts by SHA, loading them on a NOSCRIPT reply, with
 // the arguments the gem's Script::Caller appends to every call.
-import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
-import { evalBySha } from "../redis/scripts/define-script.js";
+import { evalBySha, scriptSha } from "../redis/scripts/define-script.js";
 
 const shas = new Map<string, string>();
 
 function sha1(lua: string): string {
   let sha = shas.get(lua);
-  if (!sha) shas.set(lua, (sha = createHash("sha1").update(lua).digest("hex")));
+  if (!sha) shas.set(lua, (sha = scriptSha(lua)));
   return sha;
 }
 

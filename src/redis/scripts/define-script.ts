@@ -61,7 +61,7 @@ export function defineScript<
   if (texts.some((t) => !t.startsWith("\n")))
     throw new Error(`Lua script ${source.name}: each text must start with a newline`);
   const lua = texts.join("");
-  const sha = createHash("sha1").update(lua).digest("hex");
+  const sha = scriptSha(lua);
   const buffers = source.replies === "buffer";
   const sent = new WeakSet<Redis>();
   const run = (redis: Redis, keys: Keys, args: Args): Promise<Result> => {
@@ -72,6 +72,11 @@ export function defineScript<
     return evalBySha(redis, sha, lua, keys, args, buffers) as Promise<Result>;
   };
   return Object.assign(run, { scriptName: source.name, lua });
+}
+
+/** The SHA1 Redis names a script by (EVALSHA, SCRIPT EXISTS): hex of the text's bytes. */
+export function scriptSha(lua: string): string {
+  return createHash("sha1").update(lua).digest("hex");
 }
 
 /** One EVAL or EVALSHA through ioredis' plain `call` (see above: no defineCommand). */
