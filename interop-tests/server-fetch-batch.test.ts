@@ -374,20 +374,21 @@ describeEachSidekiq(
       ];
       // A flush delay no step of the test reaches: only a fetch can carry them.
       const rf = await reliableFetchWithAckDelay(sk, blocking, cap, identity, 60_000);
+      // Jobs held in qa's working list, qa's working hash and qb's working hash.
+      const heldBy = async () => [await sk.redis.llen(wipA), await sk.redis.hlen(hashA), await sk.redis.hlen(hashB)];
       try {
         const [one] = await rf.retrieveWork(1); // one free slot: the one-job move, into the working list
         const fromA = await rf.retrieveWork(5); // the 2 left in qa, into its working hash
         const fromB = await rf.retrieveWork(5); // 5 of qb's 6
-        expect([await sk.redis.llen(wipA), await sk.redis.hlen(hashA), await sk.redis.hlen(hashB)]).toEqual([1, 2, 5]);
+        expect(await heldBy()).toEqual([1, 2, 5]);
         expect(one!.field).toBeUndefined();
         const finished = [one!, ...fromA, fromB[0]!, fromB[2]!, fromB[4]!];
         const acks = finished.map((u) => rf.acknowledge(u));
-        expect([await sk.redis.llen(wipA), await sk.redis.hlen(hashA), await sk.redis.hlen(hashB)]).toEqual([1, 2, 5]);
+        expect(await heldBy()).toEqual([1, 2, 5]);
         const last = await rf.retrieveWork(5); // carries all six, fetches qb's last job
         await Promise.all(acks);
         expect(last).toHaveLength(1);
-        expect(await sk.redis.llen(wipA)).toBe(0);
-        expect(await sk.redis.hlen(hashA)).toBe(0);
+        expect(await heldBy()).toEqual([0, 0, 3]);
         // qb's unfinished two and the one just fetched, under their own field numbers.
         expect(new Set(await sk.redis.hkeys(hashB))).toEqual(
           new Set([fromB[1]!.field, fromB[3]!.field, last[0]!.field]),
