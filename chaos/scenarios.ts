@@ -12,6 +12,7 @@ import type { SidekiqBackend } from "../harness/backend.js";
 import { REPO_ROOT } from "../harness/local-backend.js";
 import { freePort, startRedis, type RedisServer } from "../harness/redis-server.js";
 import type { SidekiqTarget } from "../harness/versions.js";
+import { WIP_REGISTRY } from "../src/server/fetch.js";
 
 export interface ScenarioResult {
   scenario: string;
@@ -112,6 +113,22 @@ export async function enqueue(url: RedisSource, n: number, ms: number): Promise<
 }
 
 /**
+ * Jobs a killed worker still held (its working hashes and lists) whose run
+ * was already recorded: their work reached Redis, their acknowledgement did
+ * not, so recovery runs them again. Reliable fetch is at-least-once, and
+ * these are exactly the runs a kill -9 can repeat.
+ */
+async function heldAfterRun(redis: Redis): Promise<number> {
+  const recorded = new Set((await redis.lrange("chaos:runs", 0, -1)).map((r) => r.split(":")[0]));
+  let n = 0;
+  for (const key of await redis.smembers(WIP_REGISTRY)) {
+    const jobs = (await redis.type(key)) === "hash" ? await redis.hvals(key) : await redis.lrange(key, 0, -1);
+    for (const j of jobs) if (recorded.has((JSON.parse(j) as { jid: string }).jid)) n++;
+  }
+  return n;
+}
+
+/**
  * kill -9 of a worker with `queued` jobs waiting and `inFlight` running,
  * then a restart. The Node worker's reliable fetch should lose nothing.
  * Jobs of `jobMs` (default 50); short ones (under 5 ms) make the worker
@@ -130,6 +147,7 @@ export async function kill9Node(queued = 5000, inFlight = 50, jobMs = 50): Promi
     first.kill("SIGKILL");
     await new Promise((r) => first.once("exit", r));
     const killedAt = Date.now();
+    const rerun = await heldAfterRun(redis);
     const second = spawnNodeWorker(url, inFlight);
     children.push(second);
     await until(
@@ -146,6 +164,7 @@ export async function kill9Node(queued = 5000, inFlight = 50, jobMs = 50): Promi
       sent: sent.length,
       ...(await count(redis, sent)),
       recoverySeconds,
+      notes: `${rerun} jobs had recorded their run but were still held at the kill (not yet acknowledged): recovery runs these again`,
     };
   } finally {
     for (const c of children) c.kill("SIGKILL");
