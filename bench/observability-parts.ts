@@ -12,7 +12,12 @@ import { Writable } from "node:stream";
 import * as api from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+} from "@opentelemetry/sdk-trace-base";
 import { Registry } from "prom-client";
 import { instrumentWorker } from "../src/metrics/prometheus.js";
 import { WorkerEvents } from "../src/server/events.js";
@@ -28,10 +33,17 @@ import { median } from "./measure/summary.js";
 const JOBS = Number(process.env.BENCH_PARTS_JOBS ?? 30_000);
 const ROUNDS = Number(process.env.BENCH_PARTS_ROUNDS ?? 7);
 const BATCH = 10;
-const VARIANTS = (process.env.BENCH_PARTS ?? "off,logs,metrics,tracing,tracing-no-context,all").split(",");
+const VARIANTS = (process.env.BENCH_PARTS ?? "off,logs,metrics,tracing,tracing-no-context,tracing-sampled,all").split(
+  ",",
+);
 
-const tracer = new BasicTracerProvider({
-  spanProcessors: [new BatchSpanProcessor({ export: (_s, done) => done({ code: 0 }), shutdown: async () => {} })],
+// An exporter that drops spans: what is measured is the bridge's work, not a collector's.
+const dropSpans = () => [new BatchSpanProcessor({ export: (_s, done) => done({ code: 0 }), shutdown: async () => {} })];
+const tracer = new BasicTracerProvider({ spanProcessors: dropSpans() });
+/** "tracing-sampled": 1% of the jobs' traces recorded, as a fleet of short jobs would sample. */
+const sampledTracer = new BasicTracerProvider({
+  sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(0.01) }),
+  spanProcessors: dropSpans(),
 });
 const contextManager = new AsyncLocalStorageContextManager();
 api.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
@@ -65,7 +77,9 @@ async function variant(name: string): Promise<{ deps: ProcessorDeps; done: () =>
         contextManager.disable();
       };
     }
-    middleware.push(tracingServerMiddleware({ api, tracerProvider: tracer }));
+    middleware.push(
+      tracingServerMiddleware({ api, tracerProvider: name === "tracing-sampled" ? sampledTracer : tracer }),
+    );
   }
   if (on("metrics")) {
     const fake = { on: (e: never, fn: never) => events.on(e, fn), slots: () => [] } as unknown as Worker;

@@ -8,6 +8,7 @@
 //   npx tsx bench/observability.ts                  # 20,000 jobs, 1 warm-up + 5 runs each
 //   BENCH_OBS_JOBS=100000 BENCH_OBS_RUNS=3 npx tsx bench/observability.ts
 //   BENCH_OBS_PROFILE=/tmp/prof npx tsx bench/observability.ts   # a .cpuprofile of each measured drain
+//   BENCH_OBS_SAMPLE=0.01 npx tsx bench/observability.ts         # tracing records 1% of jobs (a ratio sampler)
 import { createWriteStream, mkdirSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { tmpdir } from "node:os";
@@ -15,7 +16,12 @@ import { join } from "node:path";
 import * as api from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+} from "@opentelemetry/sdk-trace-base";
 import { Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { startRedis } from "../harness/redis-server.js";
@@ -33,7 +39,10 @@ const QUEUE = "obs-bench";
 /** What "on" turns on (default all three): e.g. BENCH_OBS_ON=tracing to see one part's cost. */
 const PARTS = new Set((process.env.BENCH_OBS_ON ?? "logs,metrics,tracing").split(","));
 
+/** A share of traces to record, as a production fleet of short jobs would (default: every span). */
+const SAMPLE = process.env.BENCH_OBS_SAMPLE === undefined ? undefined : Number(process.env.BENCH_OBS_SAMPLE);
 const tracer = new BasicTracerProvider({
+  ...(SAMPLE === undefined ? {} : { sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(SAMPLE) }) }),
   // An exporter that drops spans: what is measured is the bridge's work, not a collector's.
   spanProcessors: [new BatchSpanProcessor({ export: (_s, done) => done({ code: 0 }), shutdown: async () => {} })],
 });
@@ -151,7 +160,8 @@ async function main(): Promise<void> {
     const cOn = median(on.map((x) => x.cpuUs));
     console.log(`drain of ${JOBS} jobs, concurrency ${CONCURRENCY}, basic fetch, ${RUNS} runs each (medians)`);
     console.log(`  all off:  ${rOff.toFixed(0)} jobs/s, ${cOff.toFixed(1)} µs CPU/job`);
-    console.log(`  on (${[...PARTS].join(", ")}): ${rOn.toFixed(0)} jobs/s, ${cOn.toFixed(1)} µs CPU/job`);
+    const sampled = PARTS.has("tracing") && SAMPLE !== undefined ? `, ${SAMPLE} of traces recorded` : "";
+    console.log(`  on (${[...PARTS].join(", ")}${sampled}): ${rOn.toFixed(0)} jobs/s, ${cOn.toFixed(1)} µs CPU/job`);
     console.log(
       `  on / off: throughput ${(rOn / rOff).toFixed(3)} (target >= 0.90), CPU per job ${(cOn / cOff).toFixed(3)}`,
     );

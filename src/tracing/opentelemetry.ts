@@ -83,6 +83,14 @@ function payloadHrTime(v: unknown): Otel.HrTime | undefined {
   return [Math.trunc(ms / 1000), Math.round((ms % 1000) * 1e6)];
 }
 
+/** The job's `created_at` and `enqueued_at` as the consumer span's events, as Ruby's middleware adds them. */
+function addTimes(span: Otel.Span, rec: JobRecord): void {
+  const created = payloadHrTime(rec.get("created_at"));
+  if (created) span.addEvent("created_at", created);
+  const enqueued = payloadHrTime(rec.get("enqueued_at"));
+  if (enqueued) span.addEvent("enqueued_at", enqueued);
+}
+
 function recordError(o: TracingOptions, span: Otel.Span, e: unknown): void {
   quietly(() => {
     span.recordException(e instanceof Error ? e : String(e));
@@ -200,10 +208,8 @@ export function tracingServerMiddleware(o: TracingOptions): ServerMiddleware {
     }
     if (!span) return next();
     try {
-      const created = payloadHrTime(rec.get("created_at"));
-      if (created) span.addEvent("created_at", created);
-      const enqueued = payloadHrTime(rec.get("enqueued_at"));
-      if (enqueued) span.addEvent("enqueued_at", enqueued);
+      // A span the sampler dropped keeps no events: do not read the times.
+      if (span.isRecording()) addTimes(span, rec);
     } catch {
       // as above: only the events are lost
     }

@@ -3,9 +3,14 @@
 // always read for a propagator whose fields cannot be listed.
 import * as api from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import {
+  AlwaysOffSampler,
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
 import type { Redis } from "ioredis";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { tracingServerMiddleware } from "../../src/tracing/opentelemetry.js";
 import { JobRecord } from "../../src/wire/job-record.js";
 
@@ -58,5 +63,27 @@ describe("tracing: the job's remote context", () => {
     });
     const linked = await runJob(traced);
     expect(linked.links.map((l) => l.context.traceId)).toEqual([TRACE]);
+  });
+
+  it("runs a job whose span the sampler drops, without reading the times that only a recorded span keeps", async () => {
+    api.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    exporter.reset();
+    const sampledOut = new BasicTracerProvider({
+      sampler: new AlwaysOffSampler(),
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    const mw = tracingServerMiddleware({ api, tracerProvider: sampledOut });
+    const job = JobRecord.parse(traced);
+    const get = vi.spyOn(job, "get");
+    let ran = false;
+    await mw({ jid: "j", className: "C", queue: "q", job, redis: undefined as unknown as Redis }, async () => {
+      ran = true;
+    });
+    expect(ran).toBe(true);
+    expect(exporter.getFinishedSpans()).toEqual([]);
+    const read = get.mock.calls.map(([k]) => k);
+    expect(read).toContain("traceparent");
+    expect(read).not.toContain("created_at");
+    expect(read).not.toContain("enqueued_at");
   });
 });
