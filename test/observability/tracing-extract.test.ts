@@ -1,6 +1,7 @@
 // The consumer span's remote context: read when the job carries a key the
 // global propagator declares, skipped (same span) when it carries none, and
-// always read for a propagator whose fields cannot be listed.
+// always read for a propagator whose fields cannot be listed; a span the
+// sampler drops still runs its job, without reading the payload's times.
 import * as api from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import {
