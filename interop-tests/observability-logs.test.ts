@@ -159,6 +159,8 @@ export const RecordJob = () => {};\n`,
             stdio: ["ignore", "pipe", "pipe"],
           },
         );
+        // Taken now: a worker that has already exited would never emit it again.
+        const closed = new Promise((r) => child.once("close", r));
         let stderr = "";
         child.stderr.on("data", (d) => (stderr += d));
         try {
@@ -175,7 +177,7 @@ export const RecordJob = () => {};\n`,
           await new Promise((r) => setTimeout(r, 300));
         } finally {
           child.kill("SIGTERM");
-          await new Promise((r) => child.on("close", r));
+          await closed;
         }
         return stderr;
       };

@@ -10,6 +10,7 @@ import { SidekiqApi } from "../src/api/sidekiq-api.js";
 import { instrumentWorker, metricsHandler, registerFleetMetrics, serveMetrics } from "../src/metrics/prometheus.js";
 import { Worker } from "../src/server/index.js";
 import { REPO_ROOT } from "../harness/local-backend.js";
+import { freePort } from "../harness/redis-server.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 
 /** A sample's value from Prometheus text, or undefined. */
@@ -130,7 +131,7 @@ describeEachSidekiq(
         expect(rubyLatency - nodeLatency).toBeLessThanOrEqual(grown + 0.01);
 
         // The CLI serves the same gauges, bound to 127.0.0.1.
-        const port = 20000 + Math.floor(Math.random() * 20000);
+        const port = await freePort();
         const child = spawn(
           process.execPath,
           [join(REPO_ROOT, "dist", "cli", "main.js"), "metrics", "--port", String(port), "--redis", sk.url],
@@ -138,6 +139,8 @@ describeEachSidekiq(
             stdio: ["ignore", "pipe", "pipe"],
           },
         );
+        // Taken now: a command that has already exited would never emit it again.
+        const closed = new Promise((r) => child.once("close", r));
         let stderr = "";
         child.stderr.on("data", (d) => (stderr += d));
         try {
@@ -145,7 +148,9 @@ describeEachSidekiq(
             "the metrics command to listen",
             async () => stderr.includes("/metrics for") || undefined,
             15_000,
-          );
+          ).catch((e: Error) => {
+            throw new Error(`${e.message}\n${stderr}`);
+          });
           expect(stderr).toContain(`http://127.0.0.1:${port}/metrics`);
           const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
           expect(sample(text, "sidekiq_queue_size", { queue: "met-q" })).toBe(2);
@@ -153,7 +158,7 @@ describeEachSidekiq(
           expect((await fetch(`http://127.0.0.1:${port}/nope`)).status).toBe(404);
         } finally {
           child.kill("SIGTERM");
-          await new Promise((r) => child.on("close", r));
+          await closed;
         }
       } finally {
         await api.close();
