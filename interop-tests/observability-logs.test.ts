@@ -2,7 +2,6 @@
 // Sidekiq's start/done/fail lines through a real pino logger (every field
 // kept), the job events, error and death handlers, and the CLI's
 // --log-format json with a logger exported by the handlers module.
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +11,7 @@ import { expect, it } from "vitest";
 import { Worker } from "../src/server/index.js";
 import type { WorkerEventMap } from "../src/server/events.js";
 import { REPO_ROOT } from "../harness/local-backend.js";
+import { startCli } from "./support/cli-process.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 
 type Line = Record<string, unknown>;
@@ -150,19 +150,11 @@ describeEachSidekiq(
 export const logger = pino({ base: { svc: "cli" } }, pino.destination({ dest: ${JSON.stringify(out)}, sync: true }));
 export const RecordJob = () => {};\n`,
       );
-      const main = join(REPO_ROOT, "dist", "cli", "main.js");
       const runOne = async (args: string[], jidsWanted: number): Promise<string> => {
-        const child = spawn(
-          process.execPath,
-          [main, "worker", "-q", "obs-cli", "--redis", sk.url, "--dialect", sk.target.version, ...args],
-          {
-            stdio: ["ignore", "pipe", "pipe"],
-          },
+        const cli = startCli(
+          ["worker", "-q", "obs-cli", "--redis", sk.url, "--dialect", sk.target.version, ...args],
+          {},
         );
-        // Taken now: a worker that has already exited would never emit it again.
-        const closed = new Promise((r) => child.once("close", r));
-        let stderr = "";
-        child.stderr.on("data", (d) => (stderr += d));
         try {
           await sk.ruby(
             `${jidsWanted}.times { |i| Sidekiq::Client.push("class" => "RecordJob", "queue" => "obs-cli", "args" => [i]) }`,
@@ -171,15 +163,14 @@ export const RecordJob = () => {};\n`,
             "the CLI worker to drain",
             async () => (await sk.redis.llen("queue:obs-cli")) === 0 || undefined,
             20_000,
-          ).catch((e: Error) => {
-            throw new Error(`${e.message}\n${stderr}`);
-          });
+            cli.stderr,
+          );
           await new Promise((r) => setTimeout(r, 300));
         } finally {
-          child.kill("SIGTERM");
-          await closed;
+          cli.child.kill("SIGTERM");
+          await cli.closed;
         }
-        return stderr;
+        return cli.stderr();
       };
       try {
         const stderr = await runOne(["-r", plain, "--log-format", "json", "--log-level", "info"], 2);
@@ -196,14 +187,10 @@ export const RecordJob = () => {};\n`,
         }
         expect(json.some((l) => l.msg === "Bye!")).toBe(true);
 
-        const bad = spawn(process.execPath, [main, "worker", "--log-format", "xml"], {
-          stdio: ["ignore", "pipe", "pipe"],
-        });
-        let badErr = "";
-        bad.stderr.on("data", (d) => (badErr += d));
-        const code = await new Promise((r) => bad.on("close", r));
-        expect(code).toBe(1);
-        expect(badErr).toContain("--log-format must be text or json");
+        const bad = startCli(["worker", "--log-format", "xml"], {});
+        await bad.closed;
+        expect(await bad.exited).toBe(1);
+        expect(bad.stderr()).toContain("--log-format must be text or json");
 
         await runOne(["-r", withLogger], 1);
         const { readFileSync } = await import("node:fs");

@@ -1,16 +1,14 @@
 // Prometheus metrics: a Node worker's counters and histograms while it drains
 // jobs real Ruby enqueued (scraped during the drain), and the fleet gauges
 // that `sidekiq-bridge metrics` reads from Redis next to a real Ruby process.
-import { spawn } from "node:child_process";
 import { createServer } from "node:http";
-import { join } from "node:path";
 import { Registry } from "prom-client";
 import { expect, it } from "vitest";
 import { SidekiqApi } from "../src/api/sidekiq-api.js";
 import { instrumentWorker, metricsHandler, registerFleetMetrics, serveMetrics } from "../src/metrics/prometheus.js";
 import { Worker } from "../src/server/index.js";
-import { REPO_ROOT } from "../harness/local-backend.js";
 import { freePort } from "../harness/redis-server.js";
+import { startCli } from "./support/cli-process.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 
 /** A sample's value from Prometheus text, or undefined. */
@@ -132,33 +130,22 @@ describeEachSidekiq(
 
         // The CLI serves the same gauges, bound to 127.0.0.1.
         const port = await freePort();
-        const child = spawn(
-          process.execPath,
-          [join(REPO_ROOT, "dist", "cli", "main.js"), "metrics", "--port", String(port), "--redis", sk.url],
-          {
-            stdio: ["ignore", "pipe", "pipe"],
-          },
-        );
-        // Taken now: a command that has already exited would never emit it again.
-        const closed = new Promise((r) => child.once("close", r));
-        let stderr = "";
-        child.stderr.on("data", (d) => (stderr += d));
+        const cli = startCli(["metrics", "--port", String(port), "--redis", sk.url], {});
         try {
           await waitFor(
             "the metrics command to listen",
-            async () => stderr.includes("/metrics for") || undefined,
+            async () => cli.stderr().includes("/metrics for") || undefined,
             15_000,
-          ).catch((e: Error) => {
-            throw new Error(`${e.message}\n${stderr}`);
-          });
-          expect(stderr).toContain(`http://127.0.0.1:${port}/metrics`);
+            cli.stderr,
+          );
+          expect(cli.stderr()).toContain(`http://127.0.0.1:${port}/metrics`);
           const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
           expect(sample(text, "sidekiq_queue_size", { queue: "met-q" })).toBe(2);
           expect(sample(text, "sidekiq_processes", { version: sk.target.version, runtime: "ruby" })).toBe(1);
           expect((await fetch(`http://127.0.0.1:${port}/nope`)).status).toBe(404);
         } finally {
-          child.kill("SIGTERM");
-          await closed;
+          cli.child.kill("SIGTERM");
+          await cli.closed;
         }
       } finally {
         await api.close();

@@ -125,13 +125,22 @@ export function describeEachSidekiq(
   }
 }
 
-/** Polls until `fn` returns a value other than undefined/false, or throws after `ms`. */
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
+/**
+ * Polls until `fn` returns a value other than undefined/false, or throws after
+ * `ms`; the error ends with `detail()` when given (a child's output, say).
+ */
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false>,
+  ms = 30_000,
+  detail?: () => string,
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const v = await fn();
     if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${ms} ms waiting for ${what}${detail ? `\n${detail()}` : ""}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
