@@ -149,6 +149,27 @@ const ROUTES: Route[] = [
   { method: "POST", pattern: /^\/locks\/([^/]+)\/delete$/, title: "Lock", action: deleteLockAction },
 ];
 
+/** One URL pattern and the routes (one per method) it answers. */
+interface Resource {
+  pattern: RegExp;
+  routes: Route[];
+}
+
+/**
+ * A path names one resource: the first pattern in ROUTES that matches it, with
+ * every method routed on that pattern. So `/retries/all` is the Retry All
+ * action, which answers a GET with 405, and never the page of a job whose key
+ * is "all", which the looser single-job pattern after it would also match. An
+ * action route therefore comes before any page pattern that could match its
+ * path (the tests GET every action URL and expect 405).
+ */
+const RESOURCES: Resource[] = [];
+for (const route of ROUTES) {
+  const same = RESOURCES.find((r) => r.pattern.source === route.pattern.source);
+  if (same) same.routes.push(route);
+  else RESOURCES.push({ pattern: route.pattern, routes: [route] });
+}
+
 function securityHeaders(res: ServerResponse): void {
   res.setHeader("Content-Security-Policy", CONTENT_SECURITY_POLICY);
   res.setHeader("X-Content-Type-Options", "nosniff");
@@ -267,14 +288,12 @@ export function createWebHandler(options: WebOptions): WebHandler {
           { "Cache-Control": "no-store" },
         );
       }
-      const candidates = ROUTES.filter((r) => r.pattern.test(path));
-      const route = candidates.find((r) => r.method === method);
+      const resource = RESOURCES.find((r) => r.pattern.test(path));
+      if (!resource) return errorPage(res, 404, "Not found");
+      const route = resource.routes.find((r) => r.method === method);
       if (!route) {
-        if (candidates.length > 0) {
-          res.setHeader("Allow", [...new Set(candidates.map((r) => r.method))].join(", "));
-          return errorPage(res, 405, `${method} is not allowed here`);
-        }
-        return errorPage(res, 404, "Not found");
+        res.setHeader("Allow", resource.routes.map((r) => r.method).join(", "));
+        return errorPage(res, 405, `${method} is not allowed here`);
       }
       const params = route.pattern
         .exec(path)!
