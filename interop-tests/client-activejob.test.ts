@@ -1,7 +1,8 @@
 // A Node-enqueued ActiveJob is performed by a real ActiveJob::Base
 // subclass (ruby-fixtures/lib/jobs.rb AjRecordJob) through Sidekiq.
 import { expect, it } from "vitest";
-import { aj, Client } from "../src/client/index.js";
+import { aj } from "../src/client/activejob.js";
+import { Client } from "../src/client/client.js";
 import { JobRecord } from "../src/wire/index.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 

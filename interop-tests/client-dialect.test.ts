@@ -1,6 +1,7 @@
 // Dialect "auto" writes what the live fleet reads, proven by the stored bytes.
 import { describe, expect, it } from "vitest";
-import { Client, DialectDetectionError } from "../src/client/index.js";
+import { Client } from "../src/client/client.js";
+import { DialectDetectionError } from "../src/client/errors.js";
 import { JobRecord } from "../src/wire/index.js";
 import { allocateDb, backend, describeEachSidekiq, selected, waitFor } from "./support/harness.js";
 import { inject } from "vitest";

@@ -1,6 +1,6 @@
 // Node enqueues, real Ruby Sidekiq workers perform.
 import { expect, it } from "vitest";
-import { Client } from "../src/client/index.js";
+import { Client } from "../src/client/client.js";
 import { RubyFloat, JobRecord } from "../src/wire/index.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
 

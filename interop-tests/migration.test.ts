@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { Client } from "../src/client/index.js";
+import { Client } from "../src/client/client.js";
 import { Worker } from "../src/server/worker.js";
 import type { Logger } from "../src/server/logger.js";
 import { JobRecord, newJid, rubyFloatToS } from "../src/wire/index.js";

@@ -13,8 +13,8 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { beforeAll, expect, it } from "vitest";
-import { Client } from "../src/client/index.js";
-import { Worker } from "../src/server/index.js";
+import { Client } from "../src/client/client.js";
+import { Worker } from "../src/server/worker.js";
 import { tracingClientMiddleware, tracingServerMiddleware } from "../src/tracing/opentelemetry.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 

@@ -6,8 +6,10 @@ import { hostname } from "node:os";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { Redis } from "ioredis";
-import { Client } from "../src/client/index.js";
-import { Poller, Worker, type Logger } from "../src/server/index.js";
+import { Client } from "../src/client/client.js";
+import { Poller } from "../src/server/scheduled.js";
+import { Worker } from "../src/server/worker.js";
+import type { Logger } from "../src/server/logger.js";
 import {
   PROMOTING_REGISTRY,
   promotingKey,

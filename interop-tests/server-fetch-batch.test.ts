@@ -7,7 +7,7 @@
 // short jobs hold every slot; those jobs go back to the head of their queue
 // when they wait too long or the worker quiets.
 import { expect, it } from "vitest";
-import { Worker } from "../src/server/index.js";
+import { Worker } from "../src/server/worker.js";
 import { makeCapsule } from "../src/server/capsule.js";
 import { AckQueue, BasicFetch, ReliableFetch, WIP_REGISTRY, wipKey, workingHashKey } from "../src/server/fetch.js";
 import { detectFeatures, featuresOf } from "../src/server/server-features.js";

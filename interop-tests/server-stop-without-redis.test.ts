@@ -13,8 +13,11 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { noise } from "../chaos/shutdown-scenarios.js";
 import { REPO_ROOT } from "../harness/local-backend.js";
 import { freePort, type RedisServer, startRedis } from "../harness/redis-server.js";
-import { Client, RedisUnavailableError } from "../src/client/index.js";
-import { EXIT_INCOMPLETE, type Logger, SHUTDOWN_GRACE_MS, Worker } from "../src/server/index.js";
+import { Client } from "../src/client/client.js";
+import { RedisUnavailableError } from "../src/redis/availability.js";
+import { EXIT_INCOMPLETE, SHUTDOWN_GRACE_MS } from "../src/server/launcher.js";
+import type { Logger } from "../src/server/logger.js";
+import { Worker } from "../src/server/worker.js";
 
 const MAIN = join(REPO_ROOT, "dist", "cli", "main.js");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

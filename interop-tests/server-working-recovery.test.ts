@@ -6,7 +6,8 @@
 import { expect, it } from "vitest";
 import { makeCapsule } from "../src/server/capsule.js";
 import { ReliableFetch, WIP_REGISTRY, wipKey, workingHashKey } from "../src/server/fetch.js";
-import { Worker, type Logger } from "../src/server/index.js";
+import { Worker } from "../src/server/worker.js";
+import type { Logger } from "../src/server/logger.js";
 import { detectFeatures } from "../src/server/server-features.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
 

@@ -3,8 +3,8 @@
 // with a Node worker (or client) and once all in Ruby, and the gem's own view
 // of its keys and changelog must be the same afterwards.
 import { describe, expect, it } from "vitest";
-import { Client } from "../src/client/index.js";
-import type { Worker } from "../src/server/index.js";
+import { Client } from "../src/client/client.js";
+import type { Worker } from "../src/server/worker.js";
 import { uniqueJobsClient, UniqueJobsConflict } from "../src/unique-jobs/index.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
 import {

@@ -30,7 +30,7 @@ export type { Dialect, DialectLike } from "./wire/dialect.js";
 
 // Worker: process Sidekiq jobs in Node.
 export { Worker, type WorkerOptions } from "./server/worker.js";
-export { EXIT_STOPPED, EXIT_INCOMPLETE, SHUTDOWN_GRACE_MS, type StopResult } from "./server/launcher.js";
+export type { StopResult } from "./server/launcher.js";
 export {
   JobRetrySkip,
   type JobContext,

@@ -2,7 +2,7 @@
 // gem and its job classes loaded, and a Node worker mirroring those classes.
 import { afterAll, afterEach, beforeAll } from "vitest";
 import type { SidekiqProcess } from "../../harness/backend.js";
-import { Worker } from "../../src/server/index.js";
+import { Worker } from "../../src/server/worker.js";
 import type { Logger } from "../../src/server/logger.js";
 import { uniqueJobs } from "../../src/unique-jobs/index.js";
 import type { SidekiqContext } from "./harness.js";

@@ -1,2 +1,9 @@
 // sidekiq-bridge/tracing: OpenTelemetry spans and W3C context in jobs (needs @opentelemetry/api).
-export * from "./opentelemetry.js";
+// Named exports only: the @opentelemetry/api loader stays internal.
+export {
+  traceJobs,
+  tracingClientMiddleware,
+  tracingServerMiddleware,
+  type TracingOptions,
+  type OpenTelemetryApi,
+} from "./opentelemetry.js";

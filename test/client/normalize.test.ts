@@ -1,16 +1,10 @@
 import { describe, expect, it } from "vitest";
-import {
-  normalizeItem,
-  SidekiqArgumentError,
-  scheduleAt,
-  verifyArgs,
-  findUnsafeArg,
-  runClientMiddleware,
-  serializeArguments,
-  aj,
-  iso8601Nanos,
-  type JobHash,
-} from "../../src/client/index.js";
+import { normalizeItem, type JobHash } from "../../src/client/normalize.js";
+import { SidekiqArgumentError } from "../../src/client/errors.js";
+import { scheduleAt } from "../../src/client/job.js";
+import { verifyArgs, findUnsafeArg } from "../../src/client/strict-args.js";
+import { runClientMiddleware } from "../../src/client/middleware.js";
+import { serializeArguments, aj, iso8601Nanos } from "../../src/client/activejob.js";
 import { profileForVersion, RubyFloat, toRubyJson } from "../../src/wire/index.js";
 
 const v8 = profileForVersion("8.1.7");
