@@ -281,7 +281,7 @@ export async function handleFailure(
   let retryAt: number;
   if (rules.retryAt === "jitter-on-default-only") {
     // Before 6.2.2 jitter belonged to the default delay only.
-    retryAt = nowS + (strategy.custom ? strategy.delay : strategy.delay + retryJitter(p, count, random));
+    retryAt = nowS + (strategy.custom ? strategy.delay : retryDelay(p, count, random));
   } else if (rules.retryAt === "now+(delay+jitter)") {
     // 6.2.2 - 6.5.1: delay_for returns delay + jitter.
     retryAt = nowS + (strategy.delay + retryJitter(p, count, random));
