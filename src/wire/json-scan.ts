@@ -44,7 +44,7 @@ function scanString(text: string, i: number): number {
   }
 }
 
-export interface NumberLexeme {
+interface NumberLexeme {
   end: number;
   isFloat: boolean;
   /** An integer whose value a JS number cannot hold exactly. */
@@ -97,24 +97,12 @@ function scanNumber(text: string, i: number): NumberLexeme {
   return { end, isFloat: numberIsFloat, isBig: numberIsBig };
 }
 
-export interface ScanResult {
-  end: number;
-  /** True when some integer in the value is beyond 2^53. */
-  hasBig: boolean;
-}
-
-/** Validates one JSON value starting at `start` (whitespace allowed before it). */
-export function scanValue(text: string, start: number): ScanResult {
-  const end = scanValueEnd(text, start);
-  return { end, hasBig: valueHasBig };
-}
-
 /** Set by scanValueEnd: some integer in the value just scanned is beyond 2^53. */
 let valueHasBig = false;
 /** The open containers of scanValueEnd (it never re-enters itself): 0x5b `[` or 0x7b `{`. */
 const stack: number[] = [];
 
-/** scanValue without a result object: returns the end, sets valueHasBig. */
+/** Validates one JSON value starting at `start` (whitespace allowed before it): returns the end, sets valueHasBig. */
 function scanValueEnd(text: string, start: number): number {
   let i = skipWs(text, start);
   let hasBig = false;

@@ -25,7 +25,7 @@ const requireHere = createRequire(import.meta.url);
  * src/wire/validate.ts (tsx, vitest) and as dist/wire/validate.js (after `npm run build`),
  * and `schema` is shipped in the package's `files`.
  */
-export const SCHEMA_DIR: URL = new URL("../../schema/", import.meta.url);
+const SCHEMA_DIR: URL = new URL("../../schema/", import.meta.url);
 
 /** One schema violation. */
 export interface WireSchemaIssue {
