@@ -1,7 +1,8 @@
 // Gets this machine ready for the interop tests: Debian packages, the root
 // filesystems of the matrix, and clear words when that is not possible.
 import { spawnSync, spawn } from "node:child_process";
-import { buildRootfs, installedSidekiqVersion, FIXTURES_SRC } from "./local-backend.js";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { buildRootfs, installedSidekiqVersion, FIXTURES_SRC, REPO_ROOT } from "./local-backend.js";
 import type { SidekiqTarget, Suite } from "./versions.js";
 import { join } from "node:path";
 
@@ -79,3 +80,45 @@ export async function prepareRootfs(targets: readonly SidekiqTarget[]): Promise<
 }
 
 export { buildRootfs };
+
+/** The variable docker-compose.yml hands every image build as its APT_OPTIONS build arg. */
+export const APT_OPTIONS_VARIABLE = "SIDEKIQ_BRIDGE_APT_OPTIONS";
+
+/** The comment above the line `updateComposeEnv` writes; the line after it is ours to change. */
+const ENV_MARK =
+  "# Written by npm run prepare:env: the Debian mirror serves expired Release files (an archive snapshot).";
+
+/**
+ * Keeps `.env` (which `docker compose` reads from the repository root; git
+ * ignores it) in step with the Debian mirror: `SIDEKIQ_BRIDGE_APT_OPTIONS`
+ * set to `aptOptions` under a comment saying why when they are not empty, and
+ * that line gone when they are. Every other line is the user's and is kept;
+ * no mirror host is written. Returns what it did, in a sentence.
+ */
+export function updateComposeEnv(aptOptions: string, file = join(REPO_ROOT, ".env")): string {
+  const before = existsSync(file) ? readFileSync(file, "utf8") : undefined;
+  const lines = (before ?? "").split("\n");
+  const kept: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i] === ENV_MARK) {
+      if (lines[i + 1]?.startsWith(`${APT_OPTIONS_VARIABLE}=`)) i++;
+      continue;
+    }
+    kept.push(lines[i]!);
+  }
+  while (kept.length > 0 && kept[kept.length - 1] === "") kept.pop();
+  const own = kept.find((l) => l.startsWith(`${APT_OPTIONS_VARIABLE}=`));
+  if (aptOptions !== "" && !own) kept.push(ENV_MARK, `${APT_OPTIONS_VARIABLE}=${JSON.stringify(aptOptions)}`);
+  const after = kept.length > 0 ? `${kept.join("\n")}\n` : "";
+  if (after === (before ?? "")) {
+    if (own) return `.env: ${own} (set by hand) kept`;
+    return aptOptions === ""
+      ? ".env: the Debian mirror needs no apt options"
+      : `.env: ${APT_OPTIONS_VARIABLE} already set`;
+  }
+  if (after === "") rmSync(file);
+  else writeFileSync(file, after);
+  return aptOptions === ""
+    ? `.env: ${APT_OPTIONS_VARIABLE} removed, the Debian mirror needs no apt options`
+    : `.env: ${APT_OPTIONS_VARIABLE}=${JSON.stringify(aptOptions)} for docker compose's image builds`;
+}
