@@ -2,7 +2,7 @@
 // Ruby sees after each action. The command runs in-process (its `run`), with
 // stdout and stderr captured.
 import { afterEach, beforeEach, expect, it, vi } from "vitest";
-import { run } from "../src/cli/cron-command.js";
+import { run } from "../src/cron/cli-command.js";
 import { auditQueues, emptyHandlers } from "../src/migration/audit.js";
 import { cronRuby } from "./support/cron.js";
 import { describeEachSidekiq } from "./support/harness.js";

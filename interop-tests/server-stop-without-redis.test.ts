@@ -15,9 +15,10 @@ import { REPO_ROOT } from "../harness/local-backend.js";
 import { freePort, type RedisServer, startRedis } from "../harness/redis-server.js";
 import { Client } from "../src/client/client.js";
 import { RedisUnavailableError } from "../src/redis/availability.js";
-import { EXIT_INCOMPLETE, SHUTDOWN_GRACE_MS } from "../src/server/launcher.js";
-import type { Logger } from "../src/server/logger.js";
-import { Worker } from "../src/server/worker.js";
+import { EXIT_INCOMPLETE } from "../src/server/signals.js";
+import { SHUTDOWN_GRACE_MS } from "../src/server/stop-result.js";
+import type { Logger } from "../src/logging/logger.js";
+import { Worker } from "../src/worker/worker.js";
 
 const MAIN = join(REPO_ROOT, "dist", "cli", "main.js");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -2,12 +2,8 @@
 // sidekiq-bridge command line. Each command lives in its own module,
 // `<name>-command.ts`, exporting `summary`, `help` and `run(argv)`.
 
-interface CommandModule {
-  summary: string;
-  help: string;
-  run(argv: string[]): Promise<number>;
-}
-
+import type { CommandModule } from "../addon/addon.js";
+import { addonCommands } from "../addon/registry.js";
 import { cliVersion } from "./version.js";
 
 type Loader = () => Promise<CommandModule>;
@@ -29,8 +25,9 @@ const COMMANDS: Record<string, Loader> = {
   export: () => import("./export-command.js"),
   import: () => import("./import-command.js"),
   web: () => import("./web-command.js"),
-  cron: () => import("./cron-command.js"),
   metrics: () => import("./metrics-command.js"),
+  // What the add-ons contribute (sidekiq-cron's `cron`).
+  ...addonCommands(),
 };
 
 function load(name: string): Promise<CommandModule> {

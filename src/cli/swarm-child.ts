@@ -6,7 +6,7 @@
 // twice at once is one stop: systemd's default KillMode=control-group sends
 // TERM to every process of the service while the supervisor forwards its own.
 import { type RedisSource, connectRedis } from "../redis/connection.js";
-import type { Logger } from "../server/logger.js";
+import type { Logger } from "../logging/logger.js";
 import { READY_MESSAGE, SWARM_INDEX_ENV, SWARM_REPLACES_ENV } from "./swarm.js";
 
 export interface SwarmChild {

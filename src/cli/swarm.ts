@@ -24,7 +24,7 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { constants as osConstants } from "node:os";
 import { parseArgs } from "node:util";
-import type { Logger } from "../server/logger.js";
+import type { Logger } from "../logging/logger.js";
 import { intFlag } from "./flags.js";
 
 /** The child's 0-based slot, set in each child's environment (a handlers module may read it). */

@@ -3,11 +3,14 @@
 import { parseArgs } from "node:util";
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
-import { Worker, type WorkerOptions } from "../server/worker.js";
+import { addons } from "../addon/registry.js";
+import { resolveWorkerConfig, WorkerConfigError } from "../config/resolve.js";
+import type { CoreWorkerOptions } from "../config/worker-options.js";
+import { Worker, type WorkerOptions } from "../worker/worker.js";
 import type { UnknownClassPolicy } from "../server/processor.js";
 import { DialectDetectionError } from "../client/errors.js";
 import { profileFor } from "../wire/dialect.js";
-import { consoleLogger, isLogLevel, toLogger, type LoggerLike } from "../server/logger.js";
+import { consoleLogger, toLogger, type LoggerLike, type LogFormat, type LogLevel } from "../logging/logger.js";
 import { childArgv, processesFlag, superviseSwarm } from "./swarm.js";
 import { joinSwarm, swarmChild, swarmSignalExit } from "./swarm-child.js";
 
@@ -33,7 +36,9 @@ Options:
       --fallback D            dialect to use when auto finds no live Ruby process
       --unknown POLICY        job class without handler: retry (default, like Sidekiq), requeue, dead
       --label LABEL           extra label for the Web UI (repeatable)
-      --no-cron               do not run sidekiq-cron's poller (on by default; idle without cron jobs)
+${addons()
+  .flatMap((a) => (a.flag ? [`      --${a.flag.name.padEnd(22)}${a.flag.help}`] : []))
+  .join("\n")}
       --log-level LEVEL       debug, info (default), warn or error
       --log-format FORMAT     text (Sidekiq's lines, default) or json (Sidekiq's JSON formatter)
       --json                  the same as --log-format json
@@ -56,6 +61,16 @@ jobs stay in the working lists for recovery (basic fetch: lost), the heartbeat e
 TERM, INT, TSTP and TTIN to its children and exits with the highest of their codes (1 when a child
 could not start or crash-looped).`;
 
+/** The flag that sets each checked worker option, for errors that name what the user typed. */
+const FLAG_OF: Partial<Record<keyof CoreWorkerOptions, string>> = {
+  fetch: "--fetch",
+  unknownClass: "--unknown",
+  logLevel: "--log-level",
+  logFormat: "--log-format",
+  timeout: "--timeout",
+  concurrency: "--concurrency",
+};
+
 const OPTIONS = {
   queue: { type: "string", short: "q", multiple: true },
   concurrency: { type: "string", short: "c" },
@@ -70,7 +85,8 @@ const OPTIONS = {
   sentinel: { type: "string", multiple: true },
   "sentinel-name": { type: "string" },
   fetch: { type: "string" },
-  "no-cron": { type: "boolean" },
+  // Each add-on's flag (--no-cron): from its entry in the add-on registry.
+  ...Object.fromEntries(addons().flatMap((a) => (a.flag ? [[a.flag.name, { type: "boolean" } as const]] : []))),
   json: { type: "boolean" },
   "log-level": { type: "string" },
   "log-format": { type: "string" },
@@ -86,38 +102,42 @@ export async function run(argv: string[]): Promise<number> {
     if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got "${v}"`);
     return n;
   };
-  const unknown = (values.unknown ?? "retry") as UnknownClassPolicy;
-  if (!["retry", "requeue", "dead"].includes(unknown))
-    throw new Error(`--unknown must be retry, requeue or dead, got "${values.unknown}"`);
-  const fetch = values.fetch ?? "reliable";
-  if (fetch !== "reliable" && fetch !== "basic") throw new Error(`--fetch must be reliable or basic, got "${fetch}"`);
   const sentinels = (values.sentinel ?? []).map((s) => {
     const m = /^(.+):(\d+)$/.exec(s);
     if (!m) throw new Error(`--sentinel must be HOST:PORT, got "${s}"`);
     return { host: m[1]!, port: Number(m[2]) };
   });
-  const logLevel = values["log-level"] ?? "info";
-  if (!isLogLevel(logLevel)) throw new Error(`--log-level must be debug, info, warn or error, got "${logLevel}"`);
-  const logFormat = values["log-format"] ?? (values.json ? "json" : "text");
-  if (logFormat !== "text" && logFormat !== "json")
-    throw new Error(`--log-format must be text or json, got "${logFormat}"`);
+  const logLevel = (values["log-level"] ?? "info") as LogLevel;
+  const logFormat = (values["log-format"] ?? (values.json ? "json" : "text")) as LogFormat;
   const opts: WorkerOptions = {
     logLevel,
     logFormat,
     redis: sentinels.length
       ? { sentinels, name: values["sentinel-name"] ?? "mymaster" }
       : (values.redis ?? process.env.REDIS_URL ?? "redis://127.0.0.1:6379/0"),
-    fetch,
+    fetch: (values.fetch ?? "reliable") as "reliable",
     queues: values.queue?.length ? values.queue : ["default"],
     concurrency: num("concurrency", values.concurrency, 5),
     timeout: num("timeout", values.timeout, 25),
     tag: values.tag ?? "",
     labels: values.label ?? [],
-    unknownClass: unknown,
+    unknownClass: (values.unknown ?? "retry") as UnknownClassPolicy,
     dialect: values.dialect ?? "auto",
   };
   if (values.fallback) opts.autoFallback = values.fallback;
-  if (values["no-cron"]) opts.cron = false;
+  for (const a of addons()) {
+    if (!a.flag || !(values as Record<string, unknown>)[a.flag.name]) continue;
+    (opts as unknown as Record<string, unknown>)[a.name] = !a.onByDefault;
+  }
+  try {
+    // The same checks as the library's, once, named by flag: before any child is forked.
+    resolveWorkerConfig(opts);
+  } catch (e) {
+    const flag = e instanceof WorkerConfigError ? FLAG_OF[e.option] : undefined;
+    if (flag && e instanceof WorkerConfigError)
+      throw new Error(`${flag} must be ${e.must}, got "${String(e.got)}"`, { cause: e });
+    throw e;
+  }
   // A bad value is named by its flag, not by the library option it feeds.
   for (const [flag, value] of [
     ["--dialect", values.dialect === "auto" ? undefined : values.dialect],

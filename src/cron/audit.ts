@@ -3,6 +3,7 @@
 // keep running once the last Ruby process (whose sidekiq-cron poller enqueues
 // them today) is gone.
 import type { Redis } from "ioredis";
+import type { AuditCheck } from "../migration/audit-check.js";
 import { CronApi } from "./cron-api.js";
 
 export interface CronFeed {
@@ -83,3 +84,13 @@ export function judgeCronFeeds<T extends Judged>(
   }
   return { ...out, verdict: out.missing.length === 0 ? "READY" : "BLOCKED", cron: [...feeds] };
 }
+
+/** sidekiq-cron's part of `migrate audit`: the queues its jobs feed, and what they need from Node. */
+export const cronAudit: AuditCheck<Map<string, CronFeed[]>> = {
+  prepare: cronFeedsByQueue,
+  queues: (feeds) => feeds.keys(),
+  judgeQueue(audit, feeds, ctx) {
+    const mine = feeds.get(audit.queue);
+    return mine ? judgeCronFeeds(audit, mine, ctx.handled, ctx.liveNodeProcesses) : audit;
+  },
+};

@@ -12,7 +12,7 @@
 // skipped, and invalid jobs are logged once too (Ruby skips them silently).
 import type { Redis } from "ioredis";
 import type { Client } from "../client/client.js";
-import type { Logger } from "../server/logger.js";
+import type { Logger } from "../logging/logger.js";
 import { rubyFloatToS } from "../wire/ruby-json.js";
 import { CronApi } from "./cron-api.js";
 import { iso8601, type CronJob } from "./cron-job.js";
@@ -47,6 +47,7 @@ export interface CronPollResult {
 
 /** sidekiq-cron's poller in Node: enqueues each due fire time once, claimed with the gem's own ZADD. */
 export class CronPoller {
+  readonly name = "sidekiq-cron poller";
   private readonly api: CronApi;
   private timer?: NodeJS.Timeout;
   private running?: Promise<unknown>;

@@ -1,8 +1,9 @@
 // The worker's typed events: what happened to each job, the fetch, the Redis
-// connection and the lifecycle. Listeners run synchronously in order; one
-// that throws is reported and skipped, never breaking the worker.
+// connection and the lifecycle (Sidekiq's `config.on(:startup | :quiet |
+// :shutdown | :heartbeat | :exit)`). Listeners run synchronously in order;
+// one that throws is reported and skipped, never breaking the worker.
 import type { JobRecord } from "../wire/job-record.js";
-import type { LogContext } from "./logger.js";
+import type { LogContext } from "../logging/logger.js";
 
 export interface JobEventBase {
   jid: string;
@@ -46,8 +47,18 @@ export interface WorkerEventMap {
   "fetch:error": { capsule: string; error: unknown };
   "redis:lost": { error?: unknown };
   "redis:regained": Record<string, never>;
+  /** Sidekiq's :startup: the heartbeat and the services run, the managers are about to fetch. */
+  startup: Record<string, never>;
+  /** Sidekiq's :heartbeat: the process hash was first written (or written again after an outage). */
+  heartbeat: Record<string, never>;
+  /** Sidekiq's :quiet: fetching and the services stop; running jobs go on. */
   quiet: Record<string, never>;
+  /** The stop began (emitted with `shutdown`, the name Sidekiq gives it). */
   stopping: Record<string, never>;
+  /** Sidekiq's :shutdown: the stop began; running jobs get the timeout. */
+  shutdown: Record<string, never>;
+  /** Sidekiq's :exit: the stop is done and the connections are closed. */
+  exit: Record<string, never>;
   /** Sidekiq's error handlers, as an event: every error the worker reports. */
   error: { error: unknown; context: LogContext };
 }

@@ -1,105 +1,63 @@
 // Sidekiq's Launcher: starts and stops everything a worker process runs
 // beside its managers (one per capsule): the heartbeat, the scheduled poller,
-// the recovery of dead processes' working lists, and the OS and remote
-// signals. Quiet stops fetching and polling; stop waits, hands back, clears.
-import { constants as osConstants } from "node:os";
+// the services add-ons contribute (pollers), the recovery of dead processes'
+// working lists, and the signals. Quiet stops fetching and the services;
+// stop waits, hands back, clears. It reads the resolved WorkerConfig and
+// knows no add-on by name.
 import type { Client } from "../client/client.js";
+import type { WorkerConfig } from "../config/resolve.js";
 import { BRIDGE_LABEL } from "../wire/bridge-label.js";
 import {
   bounded,
   closeConnection,
   ConnectionWatch,
   isConnectionError,
-  lastErrorOf,
-  reasonOf,
   TIMED_OUT,
   whenReady,
 } from "../redis/availability.js";
 import type { OwnedRedis } from "../redis/connection.js";
 import type { WireProfile } from "../wire/dialect.js";
-import type { Capsule } from "./capsule.js";
-import { Heartbeat, type RemoteSignal, type WorkEntry } from "./heartbeat.js";
+import { Heartbeat, type WorkEntry } from "./heartbeat.js";
 import type { RetryConfig } from "./job-retry.js";
 import type { WorkerEvents } from "./events.js";
-import type { JobLogger } from "./job-logger.js";
-import type { Logger } from "./logger.js";
+import type { JobObserver } from "./job-observer.js";
+import type { Logger } from "../logging/logger.js";
 import { Manager } from "./manager.js";
-import type { ServerMiddleware, UnknownClassPolicy } from "./processor.js";
+import type { PayloadMarker } from "./payload-marker.js";
+import type { ServerMiddleware } from "./processor.js";
 import { identityHost, recoverOrphans } from "./recovery.js";
-import { CronPoller, type CronPollerOptions } from "../cron/poller.js";
 import { Poller } from "./scheduled.js";
 import { detectFeatures } from "./server-features.js";
+import type { Service, ServiceFactory } from "./service.js";
+import { handleOsSignals, onRemoteSignal } from "./signals.js";
+import { incompleteStopLine, silenceReason, SHUTDOWN_GRACE_MS, type StopResult } from "./stop-result.js";
 import { Stats } from "./execution-stats.js";
 import type { DeathHandler, RegisteredHandler } from "./types.js";
 
-/** What the user registered on the worker: handlers, middleware, death handlers. */
+/** What was plugged into the worker: handlers, middleware, death handlers, services, markers. */
 export interface Registry {
   handlers: ReadonlyMap<string, RegisteredHandler>;
   activeJobHandlers: ReadonlyMap<string, RegisteredHandler>;
   middleware: readonly ServerMiddleware[];
   deathHandlers: DeathHandler[];
+  /** Pollers and the like, run beside the managers. */
+  services: readonly ServiceFactory[];
+  /** Payload fields of add-ons this worker does not run: a job carrying one is warned about. */
+  markers: readonly PayloadMarker[];
 }
 
-/** The worker's settings the launcher needs, resolved. */
+/** What the launcher is handed: the resolved config, the connection, and what was plugged in. */
 export interface LauncherOptions {
+  config: WorkerConfig;
   conn: OwnedRedis;
   client: Client;
   identity: string;
-  capsules: Capsule[];
   registry: Registry;
   logger: Logger;
-  /** Builds the retry rules once the fleet's release is known. */
-  retryConfig: (profile: WireProfile) => RetryConfig;
-  reliable: boolean;
-  fetchLanes?: number | undefined;
-  /** Reliable fetch only: fetch the next batch while short jobs still hold the slots. */
-  fetchAhead: boolean;
-  recoveryIntervalMs: number;
-  scheduler: boolean;
-  /** sidekiq-cron's poller options, or false for none. */
-  cron: false | Omit<CronPollerOptions, "redis" | "client" | "logger">;
-  pollIntervalAverage?: number | undefined;
-  averageScheduledPollInterval?: number | undefined;
-  unknownClass: UnknownClassPolicy;
-  /** Seconds to wait for running jobs at shutdown. */
-  timeout: number;
-  tag: string;
-  labels: string[];
-  embedded: boolean;
-  /** How long start() waits for an unreachable Redis before it rejects. */
-  connectWaitMs: number;
-  /** Job lines, events and error handlers; lifecycle events. */
-  jobLogger?: JobLogger;
-  events?: WorkerEvents;
+  /** Job lines, job events and error handlers (Sidekiq's job logger). */
+  observer?: JobObserver | undefined;
+  events?: WorkerEvents | undefined;
 }
-
-/**
- * After the jobs' timeout, the time left for Redis work at shutdown (pushing
- * jobs back, leaving the working-list registry, clearing the heartbeat,
- * closing): past it, the connections are dropped and what was not done is
- * reported. Quiet (TSTP) waits at most this long for Redis too.
- */
-export const SHUTDOWN_GRACE_MS = 3000;
-
-/** How a stop went. `clean` is false when something could not be done (Redis unreachable). */
-export interface StopResult {
-  clean: boolean;
-  /** Jobs still running at the timeout, pushed back to their queues. */
-  pushedBack: number;
-  /**
-   * Jobs still running at the timeout that could not be pushed back: with
-   * reliable fetch they wait in this process's working lists, and recovery
-   * runs them again once the heartbeat has expired; with basic fetch they are lost.
-   */
-  notPushedBack: number;
-  /** What could not be done, one phrase each (empty when clean). */
-  problems: string[];
-}
-
-/** Exit codes of a stopped worker process: everything done. */
-export const EXIT_STOPPED = 0;
-/** Stopped within its deadline, but something could not be done (Redis unreachable): see the log line. */
-export const EXIT_INCOMPLETE = 3;
 
 type State = "new" | "running" | "quiet" | "stopping" | "stopped";
 
@@ -112,15 +70,15 @@ export class Launcher {
   /** The fleet's release, known once running. */
   profile?: WireProfile;
   private poller?: Poller;
-  private cron?: CronPoller;
+  private readonly services: Service[] = [];
   private recoveryTimer?: NodeJS.Timeout;
   private stopped?: Promise<StopResult>;
   private tidSeq = 0;
   private readonly watch: ConnectionWatch;
   /** Set once shutdown gave up on Redis: late failures of abandoned calls are not logged. */
   private gaveUp = false;
-  /** The logger handed to the heartbeat, poller and managers: silent once shutdown gave up. */
-  private readonly log: Logger;
+  /** The logger handed to the heartbeat, poller, services and managers: silent once shutdown gave up. */
+  readonly logger: Logger;
   private signalsHandled = false;
 
   constructor(private readonly o: LauncherOptions) {
@@ -128,14 +86,14 @@ export class Launcher {
       (f: (m: string, c?: Record<string, unknown>) => void) => (m: string, c?: Record<string, unknown>) => {
         if (!this.gaveUp) f(m, c);
       };
-    this.log = {
+    this.logger = {
       debug: quietAfterGivingUp((m, c) => o.logger.debug(m, c)),
       info: quietAfterGivingUp((m, c) => o.logger.info(m, c)),
       warn: quietAfterGivingUp((m, c) => o.logger.warn(m, c)),
       error: quietAfterGivingUp((m, c) => o.logger.error(m, c)),
     };
     // One line when Redis goes away, one when it is back (not one per retry).
-    this.watch = new ConnectionWatch({ lost: (m) => this.log.warn(m), back: (m) => this.log.info(m) });
+    this.watch = new ConnectionWatch({ lost: (m) => this.logger.warn(m), back: (m) => this.logger.info(m) });
     if (o.conn.owned) this.watch.add(o.conn.redis);
   }
 
@@ -147,107 +105,130 @@ export class Launcher {
     return this.state !== "new";
   }
 
+  /** Whether a stop has begun. */
+  get stopping(): boolean {
+    return this.stopped !== undefined;
+  }
+
+  /** The retry rules once the fleet's release is known: the config's, the death handlers, the error handlers. */
+  private retryConfig(profile: WireProfile): RetryConfig {
+    const observer = this.o.observer;
+    return {
+      profile,
+      ...this.o.config.retry,
+      deathHandlers: this.o.registry.deathHandlers,
+      onHandlerError: (e, c) => observer?.handleException(e, { context: c.context, job: c.job }),
+    };
+  }
+
   async run(): Promise<void> {
     if (this.state !== "new") throw new Error(`worker already ${this.state}`);
-    const o = this.o;
+    const { config, conn, registry } = this.o;
     try {
       // Fail fast, with the reason, when Redis is not there at all.
-      await whenReady(o.conn.redis, o.connectWaitMs);
+      await whenReady(conn.redis, config.connectWaitMs);
     } catch (e) {
       this.state = "stopped";
       this.dropConnections();
       throw e;
     }
-    const profile = await o.client.profile();
+    const profile = await this.o.client.profile();
     this.profile = profile;
     this.state = "running";
-    const retry = o.retryConfig(profile);
+    const retry = this.retryConfig(profile);
     this.heartbeat = new Heartbeat({
-      redis: o.conn.redis,
+      redis: conn.redis,
       profile,
-      identity: o.identity,
-      tag: o.tag,
-      labels: [...o.labels, BRIDGE_LABEL],
-      capsules: o.capsules.map((c) => ({
+      identity: this.o.identity,
+      tag: config.process.tag,
+      labels: [...config.process.labels, BRIDGE_LABEL],
+      capsules: config.capsules.map((c) => ({
         name: c.name,
         concurrency: c.concurrency,
         mode: c.mode,
         weights: c.weights,
       })),
-      embedded: o.embedded,
+      embedded: config.process.embedded,
       work: () => this.work.values(),
       stats: this.stats,
       quiet: () => this.quiet,
-      onSignal: (sig) => this.onRemoteSignal(sig),
-      logger: { error: (m) => this.log.error(m), warn: (m) => this.log.warn(m) },
+      onSignal: (sig) => onRemoteSignal(this, sig, this.signalsHandled),
+      logger: { error: (m) => this.logger.error(m), warn: (m) => this.logger.warn(m) },
     });
     await this.heartbeat.start(); // the first beat, then one every beatSeconds
-    if (o.scheduler) {
+    this.o.events?.emit("heartbeat", {});
+    if (config.scheduled.enabled) {
+      const { pollIntervalAverage, averageScheduledPollInterval } = config.scheduled;
       this.poller = new Poller({
-        redis: o.conn.redis,
-        identity: o.identity,
-        client: o.client,
+        redis: conn.redis,
+        identity: this.o.identity,
+        client: this.o.client,
         profile: () => profile,
         retry: () => retry,
-        logger: this.log,
-        ...(o.pollIntervalAverage !== undefined ? { pollIntervalAverage: o.pollIntervalAverage } : {}),
-        ...(o.averageScheduledPollInterval !== undefined
-          ? { averageScheduledPollInterval: o.averageScheduledPollInterval }
-          : {}),
+        logger: this.logger,
+        ...(pollIntervalAverage !== undefined ? { pollIntervalAverage } : {}),
+        ...(averageScheduledPollInterval !== undefined ? { averageScheduledPollInterval } : {}),
       });
       this.poller.start();
     }
-    if (o.cron !== false) {
-      // sidekiq-cron's poller: idle while Redis holds no cron jobs.
-      this.cron = new CronPoller({
-        isActiveJob: (c) => o.registry.activeJobHandlers.has(c),
-        ...o.cron,
-        redis: o.conn.redis,
-        client: o.client,
-        logger: this.log,
-      });
-      this.cron.start();
+    const context = {
+      redis: conn.redis,
+      client: this.o.client,
+      profile,
+      identity: this.o.identity,
+      logger: this.logger,
+    };
+    for (const make of registry.services) {
+      const service = make(context);
+      this.services.push(service);
+      await service.start();
     }
-    const features = await detectFeatures(o.conn.redis);
-    if (o.reliable) {
+    const features = await detectFeatures(conn.redis);
+    if (config.fetch.reliable) {
       // Our heartbeat exists now, so nobody mistakes our working lists for orphans.
       await this.recover(true);
-      this.recoveryTimer = setInterval(() => void this.recover(false), o.recoveryIntervalMs);
+      this.recoveryTimer = setInterval(() => void this.recover(false), config.fetch.recoveryIntervalMs);
       this.recoveryTimer.unref();
     }
-    for (const capsule of o.capsules) {
+    this.o.events?.emit("startup", {});
+    for (const capsule of config.capsules) {
       const m = new Manager({
-        redis: o.conn.redis,
+        redis: conn.redis,
         capsule,
-        identity: o.identity,
-        reliable: o.reliable,
+        identity: this.o.identity,
+        reliable: config.fetch.reliable,
         features,
-        fetchLanes: o.fetchLanes,
-        fetchAhead: o.reliable && o.fetchAhead,
-        logger: this.log,
+        fetchLanes: config.fetch.lanes,
+        fetchAhead: config.fetch.ahead,
+        logger: this.logger,
         watch: this.watch,
-        events: o.events,
+        events: this.o.events,
         nextTid: () => (++this.tidSeq).toString(36),
         processor: {
-          redis: o.conn.redis,
-          handlers: o.registry.handlers,
-          activeJobHandlers: o.registry.activeJobHandlers,
-          middleware: o.registry.middleware,
+          redis: conn.redis,
+          handlers: registry.handlers,
+          activeJobHandlers: registry.activeJobHandlers,
+          middleware: registry.middleware,
+          markers: registry.markers,
           retry,
           stats: this.stats,
-          unknownClass: o.unknownClass,
-          logger: this.log,
+          unknownClass: config.unknownClass,
+          logger: this.logger,
           work: this.work,
           stopping: () => this.state !== "running",
-          jobLogger: o.jobLogger,
+          observer: this.o.observer,
         },
       });
       this.managers.push(m);
       await m.start();
     }
-    o.logger.info(`sidekiq-bridge worker ${o.identity} started`, {
+    this.o.logger.info(`sidekiq-bridge worker ${this.o.identity} started`, {
       dialect: profile.version,
-      capsules: o.capsules.map((c) => ({ name: c.name, concurrency: c.concurrency, queues: Object.keys(c.weights) })),
+      capsules: config.capsules.map((c) => ({
+        name: c.name,
+        concurrency: c.concurrency,
+        queues: Object.keys(c.weights),
+      })),
     });
   }
 
@@ -257,7 +238,7 @@ export class Launcher {
       await recoverOrphans(this.o.conn.redis, identityHost(this.o.identity), this.o.logger, force);
     } catch (e) {
       // An outage is reported once by the connection watch.
-      if (!isConnectionError(e)) this.log.warn("could not recover orphaned jobs", { error: (e as Error).message });
+      if (!isConnectionError(e)) this.logger.warn("could not recover orphaned jobs", { error: (e as Error).message });
     }
   }
 
@@ -267,7 +248,7 @@ export class Launcher {
    */
   async quietDown(): Promise<void> {
     if ((await this.quietBy(Date.now() + SHUTDOWN_GRACE_MS)) === TIMED_OUT)
-      this.log.warn("Quiet without Redis: the Web UI shows this process quiet once Redis answers again");
+      this.logger.warn("Quiet without Redis: the Web UI shows this process quiet once Redis answers again");
   }
 
   private async quietBy(deadline: number): Promise<void | typeof TIMED_OUT> {
@@ -277,7 +258,8 @@ export class Launcher {
     // Each manager hands back the jobs it fetched ahead.
     const returned = this.managers.map((m) => m.quiet());
     this.o.logger.info("Terminating quiet threads");
-    const done = Promise.all([this.poller?.stop(), this.cron?.stop(), this.heartbeat?.beat(), ...returned]).catch(
+    const services = this.services.map((s) => s.stop());
+    const done = Promise.all([this.poller?.stop(), ...services, this.heartbeat?.beat(), ...returned]).catch(
       () => undefined,
     );
     return (await bounded(done, deadline)) === TIMED_OUT ? TIMED_OUT : undefined;
@@ -301,12 +283,13 @@ export class Launcher {
       await this.closeConnections(Date.now() + SHUTDOWN_GRACE_MS, result);
       return result;
     }
-    const jobsDeadline = Date.now() + this.o.timeout * 1000;
+    const jobsDeadline = Date.now() + this.o.config.timeout * 1000;
     const deadline = jobsDeadline + SHUTDOWN_GRACE_MS;
     // Quiet's Redis calls (the poller's last pass, a beat) overlap the wait for jobs.
     const quieted = this.quietBy(deadline);
     this.state = "stopping";
     this.o.events?.emit("stopping", {});
+    this.o.events?.emit("shutdown", {});
     if (this.recoveryTimer) clearInterval(this.recoveryTimer);
     const stops = await Promise.all(this.managers.map((m) => m.stop(jobsDeadline, deadline)));
     for (const s of stops) {
@@ -335,32 +318,15 @@ export class Launcher {
     }
     this.state = "stopped";
     // Before closing: a connection still "ready" means Redis is slow or frozen, not gone.
-    const why = this.lastReason();
+    const why = silenceReason(this.o.conn.redis);
     const answerMayCome = this.o.conn.redis.status === "ready";
     await this.closeConnections(deadline, result);
     result.clean = result.problems.length === 0 && result.notPushedBack === 0;
-    if (!result.clean) {
-      const n = result.notPushedBack;
-      const left =
-        n === 0
-          ? []
-          : this.o.reliable
-            ? [
-                `${n} unfinished jobs left in the working lists for recovery${answerMayCome ? " (or pushed back, if Redis still runs the request)" : ""}`,
-              ]
-            : [`${n} unfinished jobs could not be pushed back (basic fetch: they are lost)`];
-      this.o.logger.error(`Stopped without Redis (${why}): ${[...left, ...new Set(result.problems)].join("; ")}`);
-    }
+    if (!result.clean)
+      this.o.logger.error(incompleteStopLine(result, why, this.o.config.fetch.reliable, answerMayCome));
     this.o.logger.info("Bye!");
+    this.o.events?.emit("exit", {});
     return result;
-  }
-
-  /** Why Redis is not answering, in a few words. */
-  private lastReason(): string {
-    const redis = this.o.conn.redis;
-    const last = lastErrorOf(redis);
-    if (last) return reasonOf(last);
-    return redis.status === "ready" ? "no reply in time" : `connection ${redis.status}`;
   }
 
   /** Closes what we opened: QUIT while time is left, else drop the sockets (no reconnect loop survives). */
@@ -404,41 +370,16 @@ export class Launcher {
     return this.managers.flatMap((m) => m.dump());
   }
 
-  private onRemoteSignal(sig: RemoteSignal): void {
-    this.o.logger.info(`Got ${sig} signal`);
-    if (sig === "TSTP") void this.quietDown();
-    // As Ruby's Process.kill(signal, pid): the CLI then exits as on an OS TERM.
-    else if (sig === "TERM" && this.signalsHandled) process.kill(process.pid, "SIGTERM");
-    else if (sig === "TERM") void this.stop();
-    else this.o.logger.warn("Thread dump", { slots: this.dump() });
-  }
-
   /**
-   * OS signals as Sidekiq's CLI: TERM/INT stop, TSTP quiet, TTIN dump. After
-   * a stop, `exit` gets EXIT_STOPPED (0) or EXIT_INCOMPLETE (3, something
-   * could not be done); a second TERM or INT exits at once with 128 + the
-   * signal's number (143, 130).
+   * OS signals as Sidekiq's CLI: TERM/INT stop, TSTP quiet, TTIN dump (see
+   * signals.ts). Returns the function that removes the handlers.
    */
   handleSignals(exit: (code: number) => void = (c) => process.exit(c)): () => void {
-    const stopOn = (sig: "SIGTERM" | "SIGINT") => () => {
-      if (this.stopped) {
-        this.o.logger.warn(`Got ${sig.slice(3)} again: exiting now; unfinished jobs stay where recovery finds them`);
-        exit(128 + osConstants.signals[sig]);
-        return;
-      }
-      void this.stop().then((r) => exit(r.clean ? EXIT_STOPPED : EXIT_INCOMPLETE));
-    };
-    const handlers: Array<[NodeJS.Signals, () => void]> = [
-      ["SIGTERM", stopOn("SIGTERM")],
-      ["SIGINT", stopOn("SIGINT")],
-      ["SIGTSTP", () => void this.quietDown()],
-      ["SIGTTIN", () => this.o.logger.warn("Thread dump", { slots: this.dump() })],
-    ];
-    for (const [s, h] of handlers) process.on(s, h);
+    const remove = handleOsSignals(this, exit);
     this.signalsHandled = true;
     return () => {
       this.signalsHandled = false;
-      for (const [s, h] of handlers) process.off(s, h);
+      remove();
     };
   }
 }

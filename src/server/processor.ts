@@ -11,11 +11,11 @@ import { activeJobArguments } from "./activejob-args.js";
 import type { UnitOfWork } from "./fetch.js";
 import type { LazyAbort } from "./lazy-abort.js";
 import { handleFailure, sendToDead, type RetryConfig } from "./job-retry.js";
-import type { JobLogger, JobRun } from "./job-logger.js";
-import type { Logger } from "./logger.js";
+import type { JobObserver, JobRun } from "./job-observer.js";
+import type { Logger } from "../logging/logger.js";
+import { markerOf, type PayloadMarker } from "./payload-marker.js";
 import type { Stats } from "./execution-stats.js";
 import type { WorkEntry } from "./heartbeat.js";
-import { isUniqueJobsMiddleware, UNHANDLED_LOCK_WARNING } from "../unique-jobs/marker.js";
 import { describeError, JobRetrySkip, type JobContext, type RegisteredHandler } from "./types.js";
 
 /** What server middleware sees: jid, class, queue and the payload. */
@@ -45,6 +45,8 @@ export interface ProcessorDeps {
   handlers: ReadonlyMap<string, RegisteredHandler>;
   activeJobHandlers: ReadonlyMap<string, RegisteredHandler>;
   middleware: readonly ServerMiddleware[];
+  /** Payload fields of add-ons this worker does not run (see payload-marker.ts). */
+  markers?: readonly PayloadMarker[];
   retry: RetryConfig;
   stats: Stats;
   unknownClass: UnknownClassPolicy;
@@ -54,7 +56,7 @@ export interface ProcessorDeps {
   /** The worker is quieting or stopping (handlers read it as ctx.stopping). */
   stopping?: () => boolean;
   /** The start/done/fail lines, job events and error handlers. */
-  jobLogger?: JobLogger;
+  observer?: JobObserver | undefined;
 }
 
 /**
@@ -66,8 +68,19 @@ export interface ProcessorDeps {
  */
 export type ProcessResult = "ack" | "requeue" | "hand-back";
 
-/** Workers (by their middleware chain) that already warned about a job carrying a unique-jobs lock. */
-const lockWarned = new WeakSet<readonly ServerMiddleware[]>();
+/** The markers each worker (by its marker list) already warned about: one line per marker. */
+const markerWarned = new WeakMap<readonly PayloadMarker[], Set<PayloadMarker>>();
+
+function warnMarker(record: JobRecord, className: string, jid: string, deps: ProcessorDeps): void {
+  const markers = deps.markers!;
+  const marker = markerOf(record, markers);
+  if (!marker) return;
+  let warned = markerWarned.get(markers);
+  if (!warned) markerWarned.set(markers, (warned = new Set()));
+  if (warned.has(marker)) return;
+  warned.add(marker);
+  deps.logger.warn(marker.warning, { class: className, jid, [marker.field]: String(record.get(marker.field)) });
+}
 
 /** A job whose class has no Node handler (Ruby's NameError in Sidekiq's retry records). */
 export class UnknownJobClassError extends Error {
@@ -176,12 +189,9 @@ export async function processJob(
     return "hand-back";
   }
 
-  if (record.get("lock") && !lockWarned.has(deps.middleware) && !deps.middleware.some(isUniqueJobsMiddleware)) {
-    lockWarned.add(deps.middleware);
-    logger.warn(UNHANDLED_LOCK_WARNING, { class: className, jid, lock: String(record.get("lock")) });
-  }
+  if (deps.markers?.length) warnMarker(record, className, jid, deps);
   deps.work.set(tid, { tid, queue: uow.queueName, payload: jobstr, runAt: Math.floor(Date.now() / 1000) });
-  const run: JobRun | undefined = deps.jobLogger?.start({ jid, className, queue: uow.queueName, tid, record });
+  const run: JobRun | undefined = deps.observer?.start({ jid, className, queue: uow.queueName, tid, record });
   const started = performance.now();
   try {
     if (!registered) throw new UnknownJobClassError(`uninitialized constant ${className}`);
@@ -200,7 +210,7 @@ export async function processJob(
       );
     const ms = performance.now() - started;
     deps.stats.record(className, ms, true);
-    if (run) deps.jobLogger!.success(run, ms);
+    if (run) deps.observer!.success(run, ms);
     return "ack";
   } catch (error) {
     if (abort.aborted) {
@@ -210,11 +220,11 @@ export async function processJob(
     const ms = performance.now() - started;
     if (error instanceof JobRetrySkip) {
       deps.stats.recordSkip(className, ms);
-      if (run) deps.jobLogger!.failure(run, ms, error, false);
+      if (run) deps.observer!.failure(run, ms, error, false);
       return "ack";
     }
     deps.stats.record(className, ms, false);
-    if (run) deps.jobLogger!.failure(run, ms, error);
+    if (run) deps.observer!.failure(run, ms, error);
     const err = describeError(error);
     logger.warn("Job raised exception", {
       tid,
@@ -230,7 +240,7 @@ export async function processJob(
       if (!registered && deps.unknownClass === "dead") {
         applyFailure(original, { ...err, backtrace: err.backtrace }, deps.retry.profile);
         await sendToDead(deps.redis, original.toString(), deps.retry);
-        if (run) deps.jobLogger!.outcome(run, "dead", error);
+        if (run) deps.observer!.outcome(run, "dead", error);
         logger.warn("No handler for job class; sent to the dead set", { class: className, jid });
         return "ack";
       }
@@ -239,7 +249,7 @@ export async function processJob(
         handler: registered?.options,
         config: deps.retry,
       });
-      if (run) deps.jobLogger!.outcome(run, outcome, error, retryAt);
+      if (run) deps.observer!.outcome(run, outcome, error, retryAt);
       if (!registered) logger.warn(`No handler for job class; ${outcome}`, { class: className, jid });
       return "ack";
     } catch (e) {

@@ -1,8 +1,8 @@
 // What Node needs to know about the fleet's sidekiq-unique-jobs setup: the
 // gem's major version (8 and 9 keep locks under different keys) and the
 // settings its `SidekiqUniqueJobs.config` holds in Ruby.
-import type { Logger } from "../server/logger.js";
-import { consoleLogger } from "../server/logger.js";
+import type { Logger } from "../logging/logger.js";
+import { consoleLogger } from "../logging/logger.js";
 import type { JobRecord } from "../wire/job-record.js";
 import { DEFAULT_LOCK_PREFIX, type DigestAlgorithm, type JsonFloats } from "./digest.js";
 

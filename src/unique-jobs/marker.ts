@@ -1,5 +1,5 @@
 // How a worker tells that sidekiq-unique-jobs support is in its middleware
-// chain (kept apart so the processor needs nothing else from unique-jobs).
+// chain when a user adds it by hand (`worker.use(uniqueJobs().middleware)`).
 import type { ServerMiddleware } from "../server/processor.js";
 
 export const UNIQUE_JOBS_MIDDLEWARE = Symbol.for("sidekiq-bridge.unique-jobs");
@@ -15,4 +15,4 @@ export function isUniqueJobsMiddleware(mw: ServerMiddleware): boolean {
 
 /** The warning a worker without unique-jobs support logs once for a job carrying `lock`. */
 export const UNHANDLED_LOCK_WARNING =
-  "This job carries a sidekiq-unique-jobs lock, but this worker does not run the unique-jobs middleware: its lock will not be released (until_executed jobs with the same arguments stay rejected as duplicates). Turn it on with worker.use(uniqueJobs().middleware).onDeath(uniqueJobs().onDeath).";
+  "This job carries a sidekiq-unique-jobs lock, but this worker does not run the unique-jobs middleware: its lock will not be released (until_executed jobs with the same arguments stay rejected as duplicates). Turn it on with the worker option uniqueJobs: true (or worker.use(uniqueJobs().middleware).onDeath(uniqueJobs().onDeath)).";

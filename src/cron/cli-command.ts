@@ -2,13 +2,14 @@
 // shows and does: list, show, enable, disable, delete, enqueue now.
 import { Client } from "../client/client.js";
 import { DialectDetectionError } from "../client/errors.js";
-import { CronApi, type CronJob } from "../cron/index.js";
+import { CronApi } from "./cron-api.js";
+import type { CronJob } from "./cron-job.js";
 import { RawJson, type RubyJsonValue } from "../wire/ruby-json.js";
-import { clip, printJson, printTable } from "./output.js";
-import { CommandError, UsageError } from "./errors.js";
-import { COMMON_HELP, COMMON_OPTIONS, parseFlags } from "./flags.js";
-import { runCommand } from "./run-command.js";
-import { withApi } from "./connect.js";
+import { clip, printJson, printTable } from "../cli/output.js";
+import { CommandError, UsageError } from "../cli/errors.js";
+import { COMMON_HELP, COMMON_OPTIONS, parseFlags } from "../cli/flags.js";
+import { runCommand } from "../cli/run-command.js";
+import { withApi } from "../cli/connect.js";
 
 export const summary = "sidekiq-cron jobs: list, show, enable, disable, delete, enqueue";
 

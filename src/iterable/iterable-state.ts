@@ -7,15 +7,12 @@ import type { Redis } from "ioredis";
 import { releaseRules } from "../wire/release-rules.js";
 import { parseJson, type JsonValue } from "../wire/json-scan.js";
 import { rubyFloatToS, toRubyJson } from "../wire/ruby-json.js";
+import { iterationKey } from "../wire/keys.js";
 
 /** Sidekiq::Job::Iterable::STATE_TTL: kept as long as the job may be retrying. */
 export const ITERATION_STATE_TTL = 30 * 24 * 60 * 60;
 /** Sidekiq::Job::Iterable::STATE_FLUSH_INTERVAL, seconds: how often the cursor is saved. */
 export const ITERATION_STATE_FLUSH_INTERVAL = 5;
-
-export function iterationKey(jid: string): string {
-  return `it-${jid}`;
-}
 
 /** An `it-<jid>` field that Ruby's `Sidekiq.load_json` refuses; named as the Ruby error. */
 export class IterationStateError extends Error {

@@ -25,10 +25,10 @@ import {
   encodeIterationState,
   flushIterationState,
   ITERATION_STATE_FLUSH_INTERVAL,
-  iterationKey,
 } from "./iterable-state.js";
-import type { Logger } from "./logger.js";
-import { JobRetrySkip, type JobContext, type JobHandler } from "./types.js";
+import { iterationKey } from "../wire/keys.js";
+import type { Logger } from "../logging/logger.js";
+import { JobRetrySkip, type JobContext, type JobHandler } from "../server/types.js";
 
 /** An item and the cursor that resumes iteration at it. */
 export type IterationPair<Item> = readonly [item: Item, cursor: JsonValue];

@@ -1,10 +1,10 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, type RedisServer } from "../../harness/redis-server.js";
-import { arrayEnumerator, type IterableJob } from "../../src/server/iterable.js";
-import { decodeIterationState, encodeIterationState } from "../../src/server/iterable-state.js";
-import type { Logger } from "../../src/server/logger.js";
-import { Worker } from "../../src/server/worker.js";
+import { arrayEnumerator, type IterableJob } from "../../src/iterable/iterable.js";
+import { decodeIterationState, encodeIterationState } from "../../src/iterable/iterable-state.js";
+import type { Logger } from "../../src/logging/logger.js";
+import { Worker } from "../../src/worker/worker.js";
 import { JobRecord } from "../../src/wire/index.js";
 
 describe("it-<jid> fields as Sidekiq's flush_state writes and fetch_previous_iteration_state reads them", () => {

@@ -1,8 +1,11 @@
 // Sidekiq's JobLogger and what else watches a job run: the `start`, `done`
 // and `fail` lines with the job's context (tid, class, jid, bid, tags,
-// elapsed), the worker's job events, and Sidekiq's error handlers.
+// elapsed), the worker's job events, and Sidekiq's error handlers. The
+// worker plugs it into the processor's job-observer seam
+// (server/job-observer.ts), as Sidekiq's `config[:job_logger]`.
 import type { JobRecord } from "../wire/job-record.js";
-import type { JobEventBase, JobFinishedEvent, WorkerEvents } from "./events.js";
+import type { JobEventBase, JobFinishedEvent, WorkerEvents } from "../server/events.js";
+import type { ErrorHandler, JobObserver, JobRun } from "../server/job-observer.js";
 import {
   isLogLevel,
   jobLineWriter,
@@ -12,10 +15,7 @@ import {
   type Logger,
   withContext,
 } from "./logger.js";
-import type { RetryOutcome } from "./job-retry.js";
-
-/** Sidekiq's error handler: `(error, context)`, context like `{ context: "Job raised exception", job }`. */
-export type ErrorHandler = (error: unknown, context: LogContext) => void | Promise<void>;
+import type { RetryOutcome } from "../server/job-retry.js";
 
 export interface JobLoggerOptions {
   logger: Logger;
@@ -36,14 +36,6 @@ function jobLevel(record: JobRecord): number | undefined {
   if (isLogLevel(v)) return LOG_LEVELS.indexOf(v);
   if (v === "fatal") return 3;
   return undefined;
-}
-
-/** One job's run as the observers see it. */
-export interface JobRun extends JobEventBase {
-  /** The logger with the job's context bound (what the handler gets as ctx.logger). */
-  logger: Logger;
-  /** Whether info lines are on for this job (its `log_level`). */
-  logInfo: boolean;
 }
 
 /**
@@ -81,7 +73,7 @@ class Run implements JobRun {
   }
 }
 
-export class JobLogger {
+export class JobLogger implements JobObserver {
   private readonly attributes: readonly string[];
   private readonly jobLine: JobLineWriter | undefined;
   constructor(private readonly o: JobLoggerOptions) {

@@ -1,0 +1,66 @@
+// The plug-in interface: how an add-on (sidekiq-cron, sidekiq-unique-jobs,
+// IterableJob...) joins a Node worker without the core knowing it, the way a
+// gem attaches to Sidekiq through `Sidekiq.configure_server`. The worker
+// (src/worker/) installs every add-on of the registry (registry.ts) that is
+// turned on, handing it the seams below; the CLI, `migrate audit` and the
+// payload-marker check read the same entries. docs/ADDONS.md walks through one.
+import type { ClientMiddleware } from "../client/middleware.js";
+import type { WorkerConfig } from "../config/resolve.js";
+import type { Logger } from "../logging/logger.js";
+import type { AuditCheck } from "../migration/audit-check.js";
+import type { WorkerEventName, WorkerListener } from "../server/events.js";
+import type { ErrorHandler } from "../server/job-observer.js";
+import type { PayloadMarker } from "../server/payload-marker.js";
+import type { ServerMiddleware } from "../server/processor.js";
+import type { ServiceFactory } from "../server/service.js";
+import type { DeathHandler } from "../server/types.js";
+
+/** What an add-on may plug into, once, while the worker is assembled. */
+export interface AddonSeams {
+  /** The worker's resolved, frozen config. */
+  readonly config: WorkerConfig;
+  readonly logger: Logger;
+  /** Adds server middleware (Sidekiq's `config.server_middleware.add`). */
+  useServer(mw: ServerMiddleware): void;
+  /** Adds client middleware to the worker's own client: what pollers and services push goes through it. */
+  useClient(mw: ClientMiddleware): void;
+  /** Sidekiq's `death_handlers`. */
+  onDeath(handler: DeathHandler): void;
+  /** Sidekiq's `error_handlers`. */
+  onError(handler: ErrorHandler): void;
+  /** Lifecycle and job events (Sidekiq's `config.on(:startup)` and friends). */
+  on<E extends WorkerEventName>(event: E, fn: WorkerListener<E>): void;
+  /** A service run beside the managers (a poller): started with the worker, stopped at quiet. */
+  service(factory: ServiceFactory): void;
+  /** Whether a class is registered as an ActiveJob class (routed by `wrapped`). */
+  isActiveJobClass(className: string): boolean;
+}
+
+/** A command of `sidekiq-bridge <name>`: a module with its summary, help and run. */
+export interface CommandModule {
+  summary: string;
+  help: string;
+  run(argv: string[]): Promise<number>;
+}
+
+/** An add-on: one folder, one entry in registry.ts. `Option` is what its WorkerOptions entry takes. */
+export interface Addon<Option = unknown, Name extends string = string> {
+  /** Its option's name: in WorkerOptions, in a handlers module, and the stem of its CLI flag. */
+  readonly name: Name;
+  /** The gem it speaks for, for log lines and audit reasons. */
+  readonly gem: string;
+  /** Whether it runs when its option is not given (cron does: it idles without cron jobs). */
+  readonly onByDefault: boolean;
+  /** The command-line flag that turns it off (when on by default) or on, with its help line. */
+  readonly flag?: { readonly name: string; readonly help: string };
+  /** Top-level payload fields the gem writes: a worker without this add-on warns about a job carrying one. */
+  readonly markers?: ReadonlyArray<Omit<PayloadMarker, "addon">>;
+  /** Plugs the add-on into a worker; `option` is its WorkerOptions value (`true` when on by default). */
+  install?(seams: AddonSeams, option: Exclude<Option, false | undefined>): void;
+  /** Recognises this add-on's server middleware when a user adds it by hand (`worker.use(...)`). */
+  ownsMiddleware?(mw: ServerMiddleware): boolean;
+  /** What `migrate audit` reads and says about this add-on, per queue. */
+  readonly audit?: AuditCheck;
+  /** Commands it adds to `sidekiq-bridge`, each loaded only when run. */
+  readonly commands?: Readonly<Record<string, () => Promise<CommandModule>>>;
+}

@@ -1,0 +1,293 @@
+// The worker: what a user creates to run Sidekiq jobs in Node, and the
+// composition root of a worker process. It resolves the options once into a
+// frozen WorkerConfig (src/config/), installs the add-ons that are turned on
+// (src/addon/registry.ts: cron by default, unique-jobs when asked), plugs the
+// job logger into the processor's observer seam, holds the registered
+// handlers and middleware, and hands all of it to the launcher (src/server/),
+// which knows no add-on by name.
+import type { Addon, AddonSeams } from "../addon/addon.js";
+import { addons, type AddonOptions } from "../addon/registry.js";
+import { Client } from "../client/client.js";
+import type { ClientMiddleware } from "../client/middleware.js";
+import { resolveWorkerConfig, type WorkerConfig } from "../config/resolve.js";
+import type { CoreWorkerOptions } from "../config/worker-options.js";
+import { type IterableJob, type IterableOptions, iterableHandler } from "../iterable/iterable.js";
+import { JobLogger } from "../logging/job-logger.js";
+import { consoleLogger, type Logger, safeLogger, toLogger } from "../logging/logger.js";
+import { connectRedis, type OwnedRedis } from "../redis/connection.js";
+import { type WorkerEventName, WorkerEvents, type WorkerListener } from "../server/events.js";
+import { newIdentity } from "../server/heartbeat.js";
+import type { ErrorHandler } from "../server/job-observer.js";
+import { Launcher, type Registry } from "../server/launcher.js";
+import type { PayloadMarker } from "../server/payload-marker.js";
+import type { ServerMiddleware } from "../server/processor.js";
+import type { ServiceFactory } from "../server/service.js";
+import type { StopResult } from "../server/stop-result.js";
+import type { DeathHandler, HandlerOptions, JobHandler, RegisteredHandler } from "../server/types.js";
+import type { JsonValue } from "../wire/json-scan.js";
+import type { JobRecord } from "../wire/job-record.js";
+
+/**
+ * Options of `Worker`: the Redis, the dialect, queues and concurrency (or
+ * capsules), the shutdown timeout, fetch mode, poller and logger, and each
+ * add-on's option by its name (`cron`, `uniqueJobs`).
+ */
+export type WorkerOptions = CoreWorkerOptions & AddonOptions;
+
+/**
+ * A Sidekiq process in Node: register handlers, then `start()`. The launcher
+ * (server/launcher.ts) runs the heartbeat, poller, services and recovery; one
+ * manager per capsule (server/manager.ts) fetches and runs the jobs.
+ */
+export class Worker {
+  readonly identity = newIdentity();
+  /** The options, resolved once and frozen. */
+  readonly config: WorkerConfig;
+  private readonly conn: OwnedRedis;
+  private readonly handlers = new Map<string, RegisteredHandler>();
+  private readonly activeJobHandlers = new Map<string, RegisteredHandler>();
+  private readonly middleware: ServerMiddleware[] = [];
+  private readonly deathHandlers: DeathHandler[] = [];
+  private readonly services: ServiceFactory[] = [];
+  private readonly registry: Registry;
+  /** The add-ons installed from the options. */
+  private readonly installed: Array<Addon<unknown>> = [];
+  private readonly launcher: Launcher;
+  private readonly client: Client;
+  private readonly logger: Logger;
+  private readonly events = new WorkerEvents();
+  private readonly errorHandlers: ErrorHandler[];
+  private readonly jobLogger: JobLogger;
+  private closing = false;
+
+  constructor(options: WorkerOptions) {
+    this.config = resolveWorkerConfig(options);
+    this.conn = connectRedis(options.redis);
+    const logging = this.config.logging;
+    this.logger = options.logger
+      ? safeLogger(toLogger(options.logger))
+      : consoleLogger({ level: logging.level, format: logging.format });
+    this.deathHandlers.push(...(options.deathHandlers ?? []));
+    this.errorHandlers = [...(options.errorHandlers ?? [])];
+    this.events.onListenerError = (e, event) =>
+      this.logger.error(`a "${event}" listener threw; ignored`, { error: (e as Error)?.message ?? String(e) });
+    this.jobLogger = new JobLogger({
+      logger: this.logger,
+      events: this.events,
+      errorHandlers: this.errorHandlers,
+      skip: logging.skipDefaultJobLogging,
+      ...(logging.loggedJobAttributes ? { loggedJobAttributes: logging.loggedJobAttributes } : {}),
+    });
+    this.watchConnection();
+    const clientMiddleware = this.installAddons(options);
+    this.client = new Client({
+      redis: this.conn.redis,
+      ...(options.dialect !== undefined ? { dialect: options.dialect } : {}),
+      ...(options.autoFallback !== undefined ? { autoFallback: options.autoFallback } : {}),
+      ...(clientMiddleware.length ? { middleware: clientMiddleware } : {}),
+      // Payloads the poller moves were checked when they were written.
+      validate: false,
+    });
+    this.registry = {
+      handlers: this.handlers,
+      activeJobHandlers: this.activeJobHandlers,
+      middleware: this.middleware,
+      deathHandlers: this.deathHandlers,
+      services: this.services,
+      markers: [],
+    };
+    this.launcher = new Launcher({
+      config: this.config,
+      conn: this.conn,
+      client: this.client,
+      identity: this.identity,
+      registry: this.registry,
+      logger: this.logger,
+      observer: this.jobLogger,
+      events: this.events,
+    });
+  }
+
+  /** Installs each add-on whose option is on (or that is on by default); returns the client middleware they add. */
+  private installAddons(options: WorkerOptions): ClientMiddleware[] {
+    const clientMiddleware: ClientMiddleware[] = [];
+    const seams: AddonSeams = {
+      config: this.config,
+      logger: this.logger,
+      useServer: (mw) => void this.middleware.push(mw),
+      useClient: (mw) => void clientMiddleware.push(mw),
+      onDeath: (h) => void this.deathHandlers.push(h),
+      onError: (h) => void this.errorHandlers.push(h),
+      on: (event, fn) => void this.events.on(event, fn),
+      service: (factory) => void this.services.push(factory),
+      isActiveJobClass: (c) => this.activeJobHandlers.has(c),
+    };
+    const given = options as unknown as Record<string, unknown>;
+    for (const addon of addons()) {
+      const option = given[addon.name];
+      if (option === false || (option === undefined && !addon.onByDefault)) continue;
+      addon.install?.(seams, option ?? true);
+      this.installed.push(addon);
+    }
+    return clientMiddleware;
+  }
+
+  /** The payload markers of add-ons this worker does not run: installed, or their middleware added by hand. */
+  private unclaimedMarkers(): PayloadMarker[] {
+    return addons().flatMap((a) => {
+      const runs = this.installed.includes(a) || (a.ownsMiddleware && this.middleware.some(a.ownsMiddleware));
+      return runs ? [] : (a.markers ?? []).map((m) => ({ ...m, addon: a.gem }));
+    });
+  }
+
+  /** Listens to a worker event (see WorkerEventMap); a listener that throws is logged and skipped. */
+  on<E extends WorkerEventName>(event: E, fn: WorkerListener<E>): this {
+    this.events.on(event, fn);
+    return this;
+  }
+
+  off<E extends WorkerEventName>(event: E, fn: WorkerListener<E>): this {
+    this.events.off(event, fn);
+    return this;
+  }
+
+  once<E extends WorkerEventName>(event: E, fn: WorkerListener<E>): this {
+    this.events.once(event, fn);
+    return this;
+  }
+
+  /** Adds a Sidekiq error handler: `(error, { context, job })`. */
+  onError(handler: ErrorHandler): this {
+    this.errorHandlers.push(handler);
+    return this;
+  }
+
+  /** Busy slots and concurrency per capsule (empty before start). */
+  slots(): Array<{ capsule: string; busy: number; concurrency: number }> {
+    return this.launcher.slots();
+  }
+
+  /** redis:lost when the command connection drops, redis:regained when it is ready again. */
+  private watchConnection(): void {
+    let lost = false;
+    let lastError: unknown;
+    const redis = this.conn.redis;
+    redis.on("error", (e: unknown) => {
+      lastError = e;
+    });
+    redis.on("close", () => {
+      if (lost || this.closing) return;
+      lost = true;
+      this.events.emit("redis:lost", lastError === undefined ? {} : { error: lastError });
+    });
+    redis.on("ready", () => {
+      if (!lost) return;
+      lost = false;
+      lastError = undefined;
+      this.events.emit("redis:regained", {});
+    });
+  }
+
+  /** Handles jobs of a Ruby class name: `handler(args, ctx)`. */
+  register<A extends unknown[] = JsonValue[]>(
+    className: string,
+    handler: JobHandler<A>,
+    options: HandlerOptions = {},
+  ): this {
+    this.handlers.set(className, { handler: handler as JobHandler<never>, options });
+    return this;
+  }
+
+  /** Handles ActiveJob jobs of this class (routed by `wrapped`), with arguments decoded. */
+  registerActiveJob<A extends unknown[] = unknown[]>(
+    jobClass: string,
+    handler: JobHandler<A>,
+    options: HandlerOptions = {},
+  ): this {
+    this.activeJobHandlers.set(jobClass, { handler: handler as JobHandler<never>, options });
+    return this;
+  }
+
+  /**
+   * Handles an IterableJob class (`include Sidekiq::IterableJob`): its cursor
+   * lives in `it-<jid>` as in Ruby, so either side resumes the other's work.
+   */
+  registerIterable<A extends unknown[] = JsonValue[], Item = unknown>(
+    className: string,
+    job: IterableJob<A, Item>,
+    options: HandlerOptions & IterableOptions = {},
+  ): this {
+    const deps = {
+      redis: () => this.conn.redis,
+      version: () => this.launcher.profile!.version,
+      pushBack: (record: JobRecord) => this.client.pushRecord(record),
+      logger: this.logger,
+      timeout: this.config.timeout,
+    };
+    return this.register(className, iterableHandler(className, job, options, deps), options);
+  }
+
+  /** Adds server middleware (Sidekiq's `server_middleware.add`). */
+  use(mw: ServerMiddleware): this {
+    this.middleware.push(mw);
+    return this;
+  }
+
+  onDeath(handler: DeathHandler): this {
+    this.deathHandlers.push(handler);
+    return this;
+  }
+
+  get quiet(): boolean {
+    return this.launcher.quiet;
+  }
+
+  /**
+   * Starts the heartbeat, the poller, the add-ons' services, recovery, and
+   * fetching (Sidekiq's Launcher#run). Rejects with a RedisUnavailableError
+   * when Redis cannot be reached within `connectWaitMs`; once started, an
+   * outage is retried with backoff and logged once.
+   */
+  start(): Promise<void> {
+    // Known only now: the handlers module may have added an add-on's middleware by hand.
+    this.registry.markers = this.unclaimedMarkers();
+    return this.launcher.run();
+  }
+
+  /**
+   * Stop fetching new work and stop the poller; running jobs continue
+   * (Sidekiq's TSTP). Jobs fetched ahead and not started are back in their
+   * queues when it resolves.
+   */
+  quietDown(): Promise<void> {
+    return this.launcher.quietDown();
+  }
+
+  /**
+   * Sidekiq's shutdown: quiet, wait up to `timeout` for running jobs, abort
+   * the rest and push their raw jobs back to their queues, clear the heartbeat.
+   * Settles within `timeout` + 3 s and a little, whatever Redis does, and
+   * never rejects: with Redis unreachable it resolves with `clean: false` and
+   * says what could not be done (unfinished jobs then wait in the working
+   * lists, with reliable fetch, for recovery).
+   */
+  stop(): Promise<StopResult> {
+    this.closing = true;
+    return this.launcher.stop();
+  }
+
+  /** What each slot is doing (Sidekiq's TTIN dump). */
+  dump(): Array<{ tid: string; queue: string; jid?: string | undefined; runningFor: number }> {
+    return this.launcher.dump();
+  }
+
+  /**
+   * OS signals as Sidekiq's CLI: TERM/INT stop, TSTP quiet, TTIN dump. After
+   * a stop, `exit` gets 0 (stopped) or 3 (something could not be done, see
+   * the log); a second TERM or INT calls it at once with 128 + the signal's
+   * number (143, 130).
+   */
+  handleSignals(exit: (code: number) => void = (c) => process.exit(c)): () => void {
+    return this.launcher.handleSignals(exit);
+  }
+}
