@@ -6,7 +6,7 @@
 // same float sums (added in the same order).
 import type * as Prom from "prom-client";
 import { type Observed, observeInto, scrapedHistogram } from "./plain-histogram.js";
-import type { PromClient } from "./prometheus.js";
+import type { PromClient } from "./prom-client.js";
 
 /** The labels of the job metrics, in prom-client's order. */
 export interface JobLabels {

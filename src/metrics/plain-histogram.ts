@@ -5,7 +5,7 @@
 // through prom-client: same samples, same order, the same float sums (added
 // in the same order).
 import type * as Prom from "prom-client";
-import type { PromClient } from "./prometheus.js";
+import type { PromClient } from "./prom-client.js";
 
 /** One label set's observations: how many, their sum, and per bound (not cumulative) how many fell in it. */
 export interface Observed {

@@ -5,26 +5,10 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type * as Prom from "prom-client";
 import type { SidekiqApi } from "../api/sidekiq-api.js";
-import type { Worker } from "../server/worker.js";
+import type { Worker } from "../worker/worker.js";
 import { type JobCount, JobTallies } from "./job-tally.js";
 import { KeyedHistogram } from "./plain-histogram.js";
-
-/** The prom-client module, loaded only when metrics are used (an optional peer dependency). */
-export type PromClient = typeof Prom;
-
-let loaded: Promise<PromClient> | undefined;
-
-/** prom-client, or a clear error when it is not installed. */
-export function loadPromClient(): Promise<PromClient> {
-  loaded ??= import("prom-client").then(
-    (m) => ((m as unknown as { default?: PromClient }).default ?? m) as PromClient,
-    (e: Error) => {
-      loaded = undefined;
-      throw new Error(`metrics need the prom-client package: npm install prom-client (${e.message})`);
-    },
-  );
-  return loaded;
-}
+import { loadPromClient, type PromClient } from "./prom-client.js";
 
 /** Options of the Prometheus metrics: the registry, a name prefix, the fleet gauges' Redis. */
 export interface MetricsOptions {
