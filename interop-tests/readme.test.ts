@@ -3,7 +3,8 @@
 // "sidekiq-bridge" as a user would, through the export map to dist/) on a real
 // Redis with real Ruby Sidekiq: Ruby runs what the enqueue example pushes and
 // pushes the job the worker example runs. A runnable block without a check
-// here, or a check without its block, fails the suite.
+// here, or a check without its block, fails the suite. Every other code block
+// of README and the docs is type-checked by test/docs/snippets.test.ts.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
