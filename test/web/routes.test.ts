@@ -159,6 +159,18 @@ describe("dashboard routes", () => {
     }
   });
 
+  it("does the same under a base path and in read-only mode", async () => {
+    for (const opts of [{ basePath: "/sidekiq" }, { basePath: "/sidekiq", readOnly: true }]) {
+      const base = `${await web.serve(opts)}/sidekiq`;
+      for (const path of ["/retries/all", "/morgue/selected", "/locks/delete-all"]) {
+        const res = await fetch(`${base}${path}`, { redirect: "manual" });
+        expect(res.status, path).toBe(405);
+        expect(res.headers.get("allow"), path).toBe("POST");
+      }
+      expect((await fetch(`${base}/retries/1900000000.25-j1`)).status).toBe(200);
+    }
+  });
+
   it("answers 405 with Allow: GET to a POST on a page that has no action", async () => {
     const base = await web.serve();
     for (const path of ["/retries", "/retries/1900000000.25-j1", "/metrics", "/locks/changelogs"]) {
