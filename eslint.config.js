@@ -24,6 +24,31 @@ export default tseslint.config(
     },
   },
   {
+    // Rules that need type information, where they catch real defects: a
+    // promise nobody awaits or catches (an unhandled rejection ends the
+    // process), a promise where a boolean or a void callback is expected, an
+    // await on a non-promise, and a switch over a union that misses a member.
+    files: ["**/*.ts"],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": "error",
+      "@typescript-eslint/await-thenable": "error",
+      // A `default` is the author handling the rest on purpose (a value that
+      // is not JSON, a command a fake does not know); without one, every
+      // member of the union needs its case.
+      "@typescript-eslint/switch-exhaustiveness-check": ["error", { considerDefaultExhaustiveForUnions: true }],
+    },
+  },
+  {
+    // One concept, one small file: 400 lines at most, comments and blank
+    // lines included. Generated types and the unique-jobs gem's Lua, copied
+    // as the gem ships it, are exempt.
+    files: ["src/**"],
+    ignores: ["src/wire/generated/**", "src/unique-jobs/lua-v8.ts", "src/unique-jobs/lua-v9.ts"],
+    rules: { "max-lines": ["error", { max: 400, skipBlankLines: false, skipComments: false }] },
+  },
+  {
     // Tests pin float literals beyond double precision on purpose (Ruby's spelling of them).
     files: ["test/**", "interop-tests/**"],
     rules: { "no-loss-of-precision": "off" },

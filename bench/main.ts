@@ -69,7 +69,8 @@ for (const sig of ["SIGINT", "SIGTERM"] as const) {
     stopping = true;
     say(`${sig}: stopping what the harness started`);
     for (const c of Child.live) c.kill();
-    void Promise.allSettled(cleanups.reverse().map((f) => f())).then(() => process.exit(130));
+    // async: a cleanup that throws is one settled result, not the end of the others and of the exit.
+    void Promise.allSettled(cleanups.reverse().map(async (f) => f())).then(() => process.exit(130));
   });
 }
 
@@ -259,6 +260,6 @@ main().then(
   (e: Error) => {
     console.error(e.stack ?? e.message);
     for (const c of Child.live) c.kill();
-    void Promise.allSettled(cleanups.map((f) => f())).then(() => process.exit(1));
+    void Promise.allSettled(cleanups.map(async (f) => f())).then(() => process.exit(1));
   },
 );

@@ -40,7 +40,7 @@ const carriers = Array.from({ length: 1000 }, (_, i) => ({
 
 const created: api.HrTime = [1763880000, 1_000_000];
 const body = async () => {
-  await undefined;
+  await Promise.resolve();
 };
 
 /** One job's span, as a tracing middleware must make it. */

@@ -184,7 +184,13 @@ describeEachSidekiq(
         const queue = `ahead-${ending === "quiet" ? "quiet" : "stale"}`;
         let quieted: Promise<void> | undefined;
         // Quiet in the turn after the batch arrives: it is then waiting for a slot.
-        const onAhead = ending === "quiet" ? (w: Worker) => setImmediate(() => (quieted = w.quietDown())) : undefined;
+        const onAhead =
+          ending === "quiet"
+            ? (w: Worker) =>
+                setImmediate(() => {
+                  quieted = w.quietDown();
+                })
+            : undefined;
         // One lane: one batch fetched ahead, whose place in the queue is known
         // (two lanes' batches may come back from Redis in either order).
         const run = await startGated(queue, { fetchLanes: 1, ...(onAhead ? { onAhead } : {}) });
@@ -233,7 +239,9 @@ describeEachSidekiq(
         onAhead: (w) => {
           // Held now: 5 running, and what the lanes fetched ahead.
           void held(sk, w.identity, queue).then((n) => (most = Math.max(most, n)));
-          setTimeout(() => (quieted = w.quietDown()), 100);
+          setTimeout(() => {
+            quieted = w.quietDown();
+          }, 100);
         },
       });
       const { w } = run;
