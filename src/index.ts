@@ -63,9 +63,18 @@ export {
   type IterationProgress,
 } from "./server/iterable-state.js";
 
-// API: Sidekiq's Ruby API (Sidekiq::Stats, Queue, sets, processes) for Node.
+// API: Sidekiq's Ruby API (Sidekiq::Stats, Queue, sets, processes, metrics) for Node.
 export { SidekiqApi, type ApiOptions } from "./api/sidekiq-api.js";
 export type { StatsSnapshot, QueueSummary } from "./api/stats.js";
+export { StatsHistory, type DayCount } from "./api/history.js";
+export {
+  MetricsQuery,
+  METRICS_PERIODS,
+  type MetricsResult,
+  type JobMetrics,
+  type Granularity,
+} from "./api/metrics-query.js";
+export { HISTOGRAM_LABELS } from "./wire/metrics-keys.js";
 export { Queue, type QueueEntry } from "./api/queue.js";
 export type { JobView, JobFilter } from "./api/job-entry.js";
 export {

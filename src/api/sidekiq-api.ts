@@ -1,10 +1,13 @@
 // Sidekiq::API for Node: one object over a Redis connection that hands out
-// the pieces (stats, queues, the three sorted sets, processes, work).
+// the pieces (stats and their history, queues, the three sorted sets,
+// processes, work, execution metrics).
 //
 //   const api = new SidekiqApi({ redis: process.env.REDIS_URL! });
 //   (await api.stats()).enqueued;
 //   for (const e of await api.retries.list({ filter: { className: "HardJob" } })) await api.retries.retry(e);
 //   await api.processes.quiet(identity);
+//   (await api.history(7).days())[0].processed; // today
+//   (await api.metrics().topJobs({ period: "1h" })).jobs;
 import type { Redis } from "ioredis";
 import { Client } from "../client/client.js";
 import { connectRedis, type OwnedRedis, type RedisSource } from "../redis/connection.js";
@@ -25,6 +28,8 @@ import {
   type JobSetName,
 } from "./sorted-set.js";
 import { fetchStats, queueSummaries, type QueueSummary, type StatsSnapshot } from "./stats.js";
+import { StatsHistory } from "./history.js";
+import { MetricsQuery } from "./metrics-query.js";
 
 /** Options of `SidekiqApi`: the Redis, the release whose API rules to follow, the client for re-queued jobs, and the dead set's limits. */
 export interface ApiOptions extends DeadSetConfig {
@@ -122,6 +127,16 @@ export class SidekiqApi implements ApiContext {
   /** `Stats#queue_summaries`: name, size, latency, paused; largest first. */
   queueSummaries(): Promise<QueueSummary[]> {
     return queueSummaries(this);
+  }
+
+  /** `Sidekiq::Stats::History.new(days, start_date)`: jobs processed and failed per day, `days` days up to `startDate` (default today). */
+  history(days: number, startDate?: number | Date): StatsHistory {
+    return new StatsHistory(this, days, startDate);
+  }
+
+  /** `Sidekiq::Metrics::Query.new(now:)`: execution metrics per class, over periods ending `now` (epoch ms, default now). */
+  metrics(opts: { now?: number } = {}): MetricsQuery {
+    return new MetricsQuery(this, opts);
   }
 
   /** `Sidekiq::Queue.all`. */

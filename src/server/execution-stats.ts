@@ -10,19 +10,18 @@ import type { ChainableCommander, Redis } from "ioredis";
 import type { WireProfile } from "../wire/dialect.js";
 import { releaseRules } from "../wire/release-rules.js";
 import { execReplies } from "../redis/replies.js";
+import { dailyStatKeys, statsDate, STAT_FAILED_KEY, STAT_PROCESSED_KEY } from "../wire/keys.js";
+import {
+  HISTOGRAM_BUCKETS,
+  histogramCounter,
+  METRICS_KEY_FORMATS,
+  METRICS_SHORT_TTL,
+  metricField,
+  type RollupKey,
+} from "../wire/metrics-keys.js";
 
 /** Launcher::STATS_TTL: 5 years. */
 export const STATS_TTL = 5 * 365 * 24 * 60 * 60;
-
-/** Histogram::BUCKET_INTERVALS (ms upper bounds, exclusive); the last is "Slow". */
-export const HISTOGRAM_BUCKETS: readonly number[] = [
-  20, 30, 45, 65, 100, 150, 225, 335, 500, 750, 1100, 1700, 2500, 3800, 5750, 8500, 13000, 20000, 30000, 45000, 65000,
-  100000, 150000, 225000, 335000, 1e20,
-];
-/** Histogram::HISTOGRAM_TTL and ExecutionTracker::SHORT_TERM: 8 hours. */
-export const METRICS_SHORT_TTL = 8 * 60 * 60;
-/** ExecutionTracker::MID_TERM (8.x ten-minute rollups): 3 days. */
-export const METRICS_MID_TTL = 3 * 24 * 60 * 60;
 
 export interface StatCounts {
   processed: number;
@@ -38,22 +37,13 @@ export interface MetricsSnapshot {
   totals: { p: number; f: number; ms: number };
 }
 
-const pad2 = (n: number) => String(n).padStart(2, "0");
-
 function asDate(now: number | Date): Date {
   return now instanceof Date ? now : new Date(now);
 }
 
-/** `Time.now.utc.strftime("%Y-%m-%d")`. */
-export function statsDate(now: number | Date): string {
-  const d = asDate(now);
-  return `${d.getUTCFullYear()}-${pad2(d.getUTCMonth() + 1)}-${pad2(d.getUTCDate())}`;
-}
-
 /** Sidekiq's daily stat keys for a time (UTC date). */
 export function statKeys(now: number | Date): { processed: string; failed: string } {
-  const day = statsDate(now);
-  return { processed: `stat:processed:${day}`, failed: `stat:failed:${day}` };
+  return dailyStatKeys(statsDate(now));
 }
 
 /** Whether the profile's Sidekiq tracks execution metrics (`metrics.enabled` of its release rules). */
@@ -65,36 +55,14 @@ export interface MetricsKeys {
   /** The BITFIELD histogram key of the class for this minute. */
   histogram: string;
   /** The `j|…` rollup hashes with their TTLs, in the order Ruby writes them. */
-  rollups: Array<{ key: string; ttl: number }>;
+  rollups: RollupKey[];
 }
 
-/**
- * Metric key names for a class at a time (UTC), per release.
- * 7.x: `j|%Y%m%d|%-H:%-M` (8 h) and histogram `<Class>-%d-%H:%-M`.
- * 8.x: `j|%y%m%d|%-H:%M` minus its last character (10-minute bucket, 72 h), then
- * `j|%y%m%d|%-H:%M` (8 h), and histogram `h|<Class>-%-d-%-H:%-M`.
- */
+/** Metric key names for a class at a time (UTC), in the format of the profile's release (wire/metrics-keys.ts). */
 export function metricsKeys(profile: WireProfile, className: string, now: number | Date): MetricsKeys {
   const d = asDate(now);
-  const Y = d.getUTCFullYear();
-  const mo = pad2(d.getUTCMonth() + 1);
-  const day = d.getUTCDate();
-  const H = d.getUTCHours();
-  const M = d.getUTCMinutes();
-  if (releaseRules(profile).metrics.keys === "v8") {
-    const short = `j|${pad2(Y % 100)}${mo}${pad2(day)}|${H}:${pad2(M)}`;
-    return {
-      histogram: `h|${className}-${day}-${H}:${M}`,
-      rollups: [
-        { key: short.slice(0, -1), ttl: METRICS_MID_TTL },
-        { key: short, ttl: METRICS_SHORT_TTL },
-      ],
-    };
-  }
-  return {
-    histogram: `${className}-${pad2(day)}-${pad2(H)}:${M}`,
-    rollups: [{ key: `j|${Y}${mo}${pad2(day)}|${H}:${M}`, ttl: METRICS_SHORT_TTL }],
-  };
+  const format = METRICS_KEY_FORMATS[releaseRules(profile).metrics.keys];
+  return { histogram: format.histogram(className, d), rollups: format.rollups(d) };
 }
 
 /** Histogram#record_time: the first bucket whose bound exceeds `ms`. */
@@ -113,10 +81,10 @@ interface ClassKeys {
 /** Queues the six stat commands of Launcher#flush_stats (and 6.x ❤) on a pipeline or MULTI. */
 export function queueStatCommands(tx: ChainableCommander, counts: StatCounts, now: number | Date): void {
   const keys = statKeys(now);
-  tx.incrby("stat:processed", counts.processed);
+  tx.incrby(STAT_PROCESSED_KEY, counts.processed);
   tx.incrby(keys.processed, counts.processed);
   tx.expire(keys.processed, STATS_TTL);
-  tx.incrby("stat:failed", counts.failed);
+  tx.incrby(STAT_FAILED_KEY, counts.failed);
   tx.incrby(keys.failed, counts.failed);
   tx.expire(keys.failed, STATS_TTL);
 }
@@ -145,7 +113,7 @@ export class Stats {
     if (!keys) {
       // Bounded: unknown classes come from payloads, so their names are not.
       if (this.classKeys.size >= 1000) this.classKeys.clear();
-      keys = { p: `${className}|p`, f: `${className}|f`, ms: `${className}|ms` };
+      keys = { p: metricField(className, "p"), f: metricField(className, "f"), ms: metricField(className, "ms") };
       this.classKeys.set(className, keys);
     }
     if (ok) {
@@ -234,7 +202,7 @@ export class Stats {
         const key = metricsKeys(profile, klass, now).histogram;
         const cmd: Array<string> = [key, "OVERFLOW", "SAT"];
         buckets.forEach((n, i) => {
-          if (n > 0) cmd.push("INCRBY", "u16", `#${i}`, String(n));
+          if (n > 0) cmd.push("INCRBY", ...histogramCounter(i), String(n));
         });
         if (cmd.length > 3) pipe.call("bitfield", ...cmd);
         pipe.expire(key, METRICS_SHORT_TTL);

@@ -1,8 +1,8 @@
 // Sidekiq's own Redis keys, spelled once. Every layer (client, server, API,
 // migration, web) names a key through these, so a reader finds every use of
 // `queue:<name>` or `stat:processed` by following one definition. The
-// bridge's own keys are in bridge-keys.ts; each add-on spells its keys in its
-// own folder. Sidekiq names them in lib/sidekiq/{client,api,launcher}.rb.
+// execution metrics' keys are in metrics-keys.ts, the bridge's own keys in
+// bridge-keys.ts; each add-on spells its keys in its own folder. Sidekiq names them in lib/sidekiq/{client,api,launcher}.rb.
 
 /** The set of every queue name ever pushed to (`SADD queues`). */
 export const QUEUES_KEY = "queues";
@@ -14,13 +14,21 @@ export const SCHEDULE_KEY = "schedule";
 export const RETRY_KEY = "retry";
 /** The morgue: jobs out of retries. */
 export const DEAD_KEY = "dead";
+/** The three sorted sets of jobs, in the order jobs pass through them. */
+export const JOB_SET_KEYS = [SCHEDULE_KEY, RETRY_KEY, DEAD_KEY] as const;
+/** The key of a sorted set of jobs: `schedule`, `retry` or `dead`. */
+export type JobSetKey = (typeof JOB_SET_KEYS)[number];
 /** The set of live process identities (their heartbeats). */
 export const PROCESSES_KEY = "processes";
 /** Sidekiq Pro's paused queues, read by the API and the Web UI. */
 export const PAUSED_KEY = "paused";
+/** `ProcessSet#cleanup`'s lock (SET NX EX 60, 6.5.2+): one cleanup a minute across the fleet. */
+export const PROCESS_CLEANUP_KEY = "process_cleanup";
 /** All-time counters. */
 export const STAT_PROCESSED_KEY = "stat:processed";
 export const STAT_FAILED_KEY = "stat:failed";
+/** Every counter, all-time and daily (a SCAN pattern). */
+export const STAT_KEYS_PATTERN = "stat:*";
 
 /** `queue:<name>`: a queue's list. */
 export function queueKey(name: string): string {
@@ -40,6 +48,12 @@ export function workKey(identity: string, name: "work" | "workers" = "work"): st
 /** `<identity>-signals`: the list a process pops remote signals (TSTP, TERM, TTIN) from. */
 export function signalsKey(identity: string): string {
   return `${identity}-signals`;
+}
+
+/** The day of a daily counter: `Time.now.utc.strftime("%Y-%m-%d")`. */
+export function statsDate(now: number | Date): string {
+  const d = now instanceof Date ? now : new Date(now);
+  return `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, "0")}-${String(d.getUTCDate()).padStart(2, "0")}`;
 }
 
 /** `stat:processed:<YYYY-MM-DD>` and `stat:failed:<YYYY-MM-DD>`: daily counters (UTC date). */

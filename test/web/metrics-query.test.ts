@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { averageSeconds, minuteKey7, minuteKey8, tenMinuteKey8 } from "../../src/web/metrics-query.js";
+import { averageSeconds } from "../../src/api/metrics-query.js";
+import { minuteKey7, minuteKey8, tenMinuteKey8 } from "../../src/wire/metrics-keys.js";
 import { niceMax } from "../../src/web/chart.js";
 
 describe("metrics keys of every release", () => {

@@ -2,7 +2,6 @@
 // stats.json), the history of processed/failed per day, and Redis facts.
 import { lineChart, PALETTE } from "../chart.js";
 import { delimited } from "../format.js";
-import { statsHistory } from "../history.js";
 import { html, type Html } from "../html.js";
 import { href, type WebRequest } from "../request.js";
 
@@ -29,7 +28,10 @@ export function parseInfo(text: string): Record<string, string> {
 export async function dashboardPage(w: WebRequest): Promise<Html> {
   const days = HISTORY_DAYS.includes(Number(w.query.get("days"))) ? Number(w.query.get("days")) : 30;
   const [history, info] = await Promise.all([
-    statsHistory(w.api.redis, days, w.api.now()).then((h) => h.reverse()),
+    w.api
+      .history(days)
+      .days()
+      .then((h) => h.reverse()),
     // INFO may be disabled (managed Redis): the panel stays empty.
     w.api.redis.info().then(parseInfo, () => ({}) as Record<string, string>),
   ]);

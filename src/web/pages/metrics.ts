@@ -4,14 +4,8 @@
 import { barChart, lineChart, PALETTE } from "../chart.js";
 import { delimited } from "../format.js";
 import { html, shown, type Html } from "../html.js";
-import {
-  averageSeconds,
-  HISTOGRAM_LABELS,
-  METRICS_PERIODS,
-  queryHistogram,
-  queryMetrics,
-  type MetricsResult,
-} from "../metrics-query.js";
+import { averageSeconds, METRICS_PERIODS, type MetricsResult } from "../../api/metrics-query.js";
+import { HISTOGRAM_LABELS } from "../../wire/metrics-keys.js";
 import { href, type WebRequest } from "../request.js";
 
 const TABLE_LIMIT = 20;
@@ -42,7 +36,7 @@ function range(r: MetricsResult): Html {
 export async function metricsPage(w: WebRequest): Promise<Html> {
   const period = periodOf(w);
   const substr = w.query.get("substr") ?? "";
-  const result = await queryMetrics(w.api.redis, { period, nowMs: w.api.now(), classFilter: substr || undefined });
+  const result = await w.api.metrics().topJobs({ period, classFilter: substr || undefined });
   const rows = [...result.jobs.entries()].sort((a, b) => b[1].ms - a[1].ms).slice(0, TABLE_LIMIT);
   const charted = rows.slice(0, CHART_LIMIT);
   return html`<section>
@@ -83,10 +77,10 @@ export async function metricsForJobPage(w: WebRequest): Promise<Html> {
   const name = w.params[0]!;
   let period = periodOf(w);
   if (Number.parseInt(period, 10) > 8) period = "8h";
-  const nowMs = w.api.now();
+  const query = w.api.metrics();
   const [result, histogram] = await Promise.all([
-    queryMetrics(w.api.redis, { period, nowMs, className: name }),
-    queryHistogram(w.api.redis, name, METRICS_PERIODS[period]!.minutes ?? 60, nowMs),
+    query.forJob(name, { period }),
+    query.histogram(name, METRICS_PERIODS[period]!.minutes ?? 60),
   ]);
   const j = result.jobs.get(name)!;
   const labels = result.buckets.map(bucketLabel);
