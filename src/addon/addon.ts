@@ -14,6 +14,7 @@ import type { PayloadMarker } from "../server/payload-marker.js";
 import type { ServerMiddleware } from "../server/processor.js";
 import type { ServiceFactory } from "../server/service.js";
 import type { DeathHandler } from "../server/types.js";
+import type { WebTab } from "../web/route.js";
 
 /** What an add-on may plug into, once, while the worker is assembled. */
 export interface AddonSeams {
@@ -61,6 +62,8 @@ export interface Addon<Option = unknown, Name extends string = string> {
   ownsMiddleware?(mw: ServerMiddleware): boolean;
   /** What `migrate audit` reads and says about this add-on, per queue. */
   readonly audit?: AuditCheck;
+  /** Its dashboard tab: the navigation link and its routes (pages loaded on first use). */
+  readonly web?: WebTab;
   /** Commands it adds to `sidekiq-bridge`, each loaded only when run. */
   readonly commands?: Readonly<Record<string, () => Promise<CommandModule>>>;
 }

@@ -2,11 +2,15 @@
 // default: it idles while Redis holds no cron jobs), `sidekiq-bridge cron`
 // manages its jobs, and `migrate audit` names the queues cron feeds.
 import type { Addon } from "../addon/addon.js";
+import { lazy } from "../web/route.js";
 import { cronAudit } from "./audit.js";
 import { CronPoller, type CronPollerOptions } from "./poller.js";
 
 /** The cron poller's settings on a worker (`cron: { pollInterval: 10 }`); the connection comes from the worker. */
 export type CronSettings = Omit<CronPollerOptions, "redis" | "client" | "logger">;
+
+const pages = () => import("./web/pages.js");
+const actions = () => import("./web/actions.js");
 
 export const cronAddon: Addon<boolean | CronSettings, "cron"> = {
   name: "cron",
@@ -27,5 +31,32 @@ export const cronAddon: Addon<boolean | CronSettings, "cron"> = {
     );
   },
   audit: cronAudit,
+  // The gem's Web UI tab, on its routes.
+  web: {
+    path: "/cron",
+    label: "Cron",
+    routes: [
+      { method: "GET", pattern: /^\/cron$/, title: "Cron", page: lazy(pages, "cronPage") },
+      { method: "GET", pattern: /^\/cron\/namespaces\/([^/]+)$/, title: "Cron", page: lazy(pages, "cronPage") },
+      {
+        method: "GET",
+        pattern: /^\/cron\/namespaces\/([^/]+)\/jobs\/([^/]+)$/,
+        title: "Cron",
+        page: lazy(pages, "cronJobPage"),
+      },
+      {
+        method: "POST",
+        pattern: /^\/cron\/namespaces\/([^/]+)\/all\/([a-z]+)$/,
+        title: "Cron",
+        action: lazy(actions, "cronAllAction"),
+      },
+      {
+        method: "POST",
+        pattern: /^\/cron\/namespaces\/([^/]+)\/jobs\/([^/]+)\/([a-z]+)$/,
+        title: "Cron",
+        action: lazy(actions, "cronJobAction"),
+      },
+    ],
+  },
   commands: { cron: () => import("./cli-command.js") },
 };

@@ -15,8 +15,6 @@ import {
   setAllAction,
   setSelectedAction,
 } from "./actions.js";
-import { cronAllAction, cronJobAction } from "./cron-actions.js";
-import { clearChangelogAction, deleteAllLocksAction, deleteLockAction } from "./locks-actions.js";
 import { DASHBOARD_CSS } from "./assets/dashboard-css.js";
 import { DASHBOARD_JS } from "./assets/dashboard-js.js";
 import { FAVICON_SVG } from "./assets/favicon.js";
@@ -31,15 +29,15 @@ import {
   validToken,
 } from "./csrf.js";
 import { html, type Html } from "./html.js";
-import { layout } from "./layout.js";
+import { CORE_TABS, layout, type Tab } from "./layout.js";
 import { busyPage } from "./pages/busy.js";
-import { cronJobPage, cronPage } from "./pages/cron.js";
 import { dashboardPage } from "./pages/dashboard.js";
 import { jobSetEntryPage, jobSetPage, SET_VIEWS, type SetView } from "./pages/job-sets.js";
-import { changelogsPage, lockDetailPage, locksPage } from "./pages/locks.js";
 import { metricsForJobPage, metricsPage } from "./pages/metrics.js";
 import { queuePage, queuesPage } from "./pages/queues.js";
 import type { WebRequest } from "./request.js";
+import type { Route, WebTab } from "./route.js";
+import { addons } from "../addon/registry.js";
 import { resolveConfig, type UniqueJobsOptions } from "../unique-jobs/config.js";
 import { entriesForKey } from "./set-entries.js";
 
@@ -89,17 +87,6 @@ const MAX_BODY = 1024 * 1024;
 export const CONTENT_SECURITY_POLICY =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-type Page = (w: WebRequest) => Promise<Html>;
-type Action = (w: WebRequest) => Promise<string>;
-
-interface Route {
-  method: "GET" | "POST";
-  pattern: RegExp;
-  title: string;
-  page?: Page;
-  action?: Action;
-}
-
 function setRoutes(name: string, view: SetView): Route[] {
   const p = view.path;
   return [
@@ -118,6 +105,12 @@ function setRoutes(name: string, view: SetView): Route[] {
   ];
 }
 
+/** The tabs the add-ons contribute, shown always (with an empty state) as Ruby's Web UI shows them once the gems are loaded. */
+const ADDON_TABS: WebTab[] = addons().flatMap((a) => (a.web ? [a.web] : []));
+
+/** The navigation: the dashboard's own tabs, then the add-ons'. */
+const TABS: readonly Tab[] = [...CORE_TABS, ...ADDON_TABS.map((t): Tab => [t.path, t.label])];
+
 const ROUTES: Route[] = [
   { method: "GET", pattern: /^\/$/, title: "Dashboard", page: dashboardPage },
   { method: "GET", pattern: /^\/busy$/, title: "Busy", page: busyPage },
@@ -129,24 +122,8 @@ const ROUTES: Route[] = [
   ...Object.entries(SET_VIEWS).flatMap(([name, view]) => setRoutes(name, view)),
   { method: "GET", pattern: /^\/metrics$/, title: "Metrics", page: metricsPage },
   { method: "GET", pattern: /^\/metrics\/([^/]+)$/, title: "Metrics", page: metricsForJobPage },
-  // sidekiq-cron's tab, on the gem's routes.
-  { method: "GET", pattern: /^\/cron$/, title: "Cron", page: cronPage },
-  { method: "GET", pattern: /^\/cron\/namespaces\/([^/]+)$/, title: "Cron", page: cronPage },
-  { method: "GET", pattern: /^\/cron\/namespaces\/([^/]+)\/jobs\/([^/]+)$/, title: "Cron", page: cronJobPage },
-  { method: "POST", pattern: /^\/cron\/namespaces\/([^/]+)\/all\/([a-z]+)$/, title: "Cron", action: cronAllAction },
-  {
-    method: "POST",
-    pattern: /^\/cron\/namespaces\/([^/]+)\/jobs\/([^/]+)\/([a-z]+)$/,
-    title: "Cron",
-    action: cronJobAction,
-  },
-  // sidekiq-unique-jobs' tab.
-  { method: "GET", pattern: /^\/locks$/, title: "Locks", page: locksPage },
-  { method: "POST", pattern: /^\/locks\/delete-all$/, title: "Locks", action: deleteAllLocksAction },
-  { method: "GET", pattern: /^\/locks\/changelogs$/, title: "Changelogs", page: changelogsPage },
-  { method: "POST", pattern: /^\/locks\/changelogs\/delete-all$/, title: "Changelogs", action: clearChangelogAction },
-  { method: "GET", pattern: /^\/locks\/([^/]+)$/, title: "Lock", page: lockDetailPage },
-  { method: "POST", pattern: /^\/locks\/([^/]+)\/delete$/, title: "Lock", action: deleteLockAction },
+  // The add-ons' tabs (sidekiq-cron's Cron, sidekiq-unique-jobs' Locks), on their gems' routes.
+  ...ADDON_TABS.flatMap((t) => t.routes),
 ];
 
 /** One URL pattern and the routes (one per method) it answers. */
@@ -336,7 +313,7 @@ export function createWebHandler(options: WebOptions): WebHandler {
       }
       w.csrf = tokenFor(secret, browserId);
       const [body, stats] = await Promise.all([route.page!(w), api.stats()]);
-      const page = layout(w, { title: route.title, stats, body });
+      const page = layout(w, { title: route.title, stats, body, tabs: TABS });
       return send(res, 200, "text/html; charset=utf-8", page.text, { "Cache-Control": "no-store" });
     } catch (e) {
       if (e instanceof ActionError || (e instanceof Error && /NotFound|Embedded|JobSetError/.test(e.name)))

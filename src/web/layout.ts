@@ -7,7 +7,11 @@ import { delimited, utcTime } from "./format.js";
 import { html, type Html } from "./html.js";
 import { href, type WebRequest } from "./request.js";
 
-export const TABS: Array<[path: string, label: string]> = [
+/** A navigation tab: its path and label. */
+export type Tab = readonly [path: string, label: string];
+
+/** The dashboard's own tabs; the add-ons' follow (route.ts, WebTab). */
+export const CORE_TABS: readonly Tab[] = [
   ["/", "Dashboard"],
   ["/busy", "Busy"],
   ["/queues", "Queues"],
@@ -15,13 +19,10 @@ export const TABS: Array<[path: string, label: string]> = [
   ["/scheduled", "Scheduled"],
   ["/morgue", "Dead"],
   ["/metrics", "Metrics"],
-  // The add-ons' tabs, shown always (with an empty state) as Ruby's Web UI shows them once the gems are loaded.
-  ["/cron", "Cron"],
-  ["/locks", "Locks"],
 ];
 
-function activeTab(path: string): string {
-  for (const [p] of TABS.slice(1)) if (path === p || path.startsWith(`${p}/`)) return p;
+function activeTab(tabs: readonly Tab[], path: string): string {
+  for (const [p] of tabs.slice(1)) if (path === p || path.startsWith(`${p}/`)) return p;
   return "/";
 }
 
@@ -35,8 +36,11 @@ ${card("processed", "Processed", s.processed)}${card("failed", "Failed", s.faile
 </div>`;
 }
 
-export function layout(w: WebRequest, opts: { title: string; stats: StatsSnapshot; body: Html }): Html {
-  const active = activeTab(w.path);
+export function layout(
+  w: WebRequest,
+  opts: { title: string; stats: StatsSnapshot; body: Html; tabs: readonly Tab[] },
+): Html {
+  const active = activeTab(opts.tabs, w.path);
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -51,7 +55,7 @@ export function layout(w: WebRequest, opts: { title: string; stats: StatsSnapsho
 <header class="navbar">
 <a class="brand" href="${href(w, "/")}">Sidekiq</a>
 <nav><ul>
-${TABS.map(([p, label]) => html`<li${active === p ? html` class="active"` : ""}><a href="${href(w, p)}">${label}</a></li>`)}
+${opts.tabs.map(([p, label]) => html`<li${active === p ? html` class="active"` : ""}><a href="${href(w, p)}">${label}</a></li>`)}
 </ul></nav>
 ${w.readOnly ? html`<span class="badge readonly">read-only</span>` : ""}
 </header>

@@ -2,8 +2,8 @@
 // (newest first; a text filter scans with ZSCAN MATCH and pages by cursor),
 // one lock's keys (locked jids, queued/primed, lock info, its changelog
 // entries), Delete for one lock or all, and the changelog.
-import { DIGESTS, EXPIRING_DIGESTS } from "../../unique-jobs/locksmith.js";
-import { resolveConfig, type UniqueJobsConfig } from "../../unique-jobs/config.js";
+import { DIGESTS, EXPIRING_DIGESTS } from "../locksmith.js";
+import { resolveConfig, type UniqueJobsConfig } from "../config.js";
 import {
   changelogPage,
   filteredLockPage,
@@ -11,12 +11,12 @@ import {
   lockPage,
   type ChangelogEntry,
   type LockPage,
-} from "../../unique-jobs/locks.js";
-import { delimited, relativeTime, utcTime } from "../format.js";
-import { html, shown, type Html } from "../html.js";
-import { form, pager } from "../layout.js";
-import { pageCount, paging } from "../pagination.js";
-import { href, type WebRequest } from "../request.js";
+} from "../locks.js";
+import { delimited, relativeTime, utcTime } from "../../web/format.js";
+import { html, shown, type Html } from "../../web/html.js";
+import { form, pager } from "../../web/layout.js";
+import { pageCount, paging } from "../../web/pagination.js";
+import { href, type WebRequest } from "../../web/request.js";
 
 /** The fleet's gem (8 unless the handler was told 9). */
 export function uniqueJobsConfig(w: WebRequest): UniqueJobsConfig {

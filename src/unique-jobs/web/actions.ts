@@ -1,10 +1,10 @@
 // The Locks tab's POSTs (the gem's Web UI uses GET links for these; here they
 // are POSTs with the CSRF token like every other change): delete one lock,
 // every lock, or clear the changelog.
-import { CHANGELOG } from "../unique-jobs/locksmith.js";
-import { deleteAllLocks, deleteLock } from "../unique-jobs/locks.js";
-import { uniqueJobsConfig } from "./pages/locks.js";
-import { href, type WebRequest } from "./request.js";
+import { CHANGELOG } from "../locksmith.js";
+import { deleteAllLocks, deleteLock } from "../locks.js";
+import { uniqueJobsConfig } from "./pages.js";
+import { href, type WebRequest } from "../../web/request.js";
 
 export async function deleteLockAction(w: WebRequest): Promise<string> {
   await deleteLock(w.api.redis, w.params[0]!, uniqueJobsConfig(w));

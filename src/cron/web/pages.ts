@@ -3,13 +3,13 @@
 // next fire time) with Enqueue Now / Enable / Disable / Delete for one job or
 // all, and one job's details with its jid history. Read through CronApi on
 // the gem's own keys, so it lists what `Sidekiq::Cron::Job.all` lists.
-import { CronApi } from "../../cron/cron-api.js";
-import type { CronJob } from "../../cron/cron-job.js";
-import { DEFAULT_NAMESPACE } from "../../cron/keys.js";
-import { delimited, relativeTime, utcTime } from "../format.js";
-import { html, shown, type Html } from "../html.js";
-import { form } from "../layout.js";
-import { href, type WebRequest } from "../request.js";
+import { CronApi } from "../cron-api.js";
+import type { CronJob } from "../cron-job.js";
+import { DEFAULT_NAMESPACE } from "../keys.js";
+import { delimited, relativeTime, utcTime } from "../../web/format.js";
+import { html, shown, type Html } from "../../web/html.js";
+import { form } from "../../web/layout.js";
+import { href, type WebRequest } from "../../web/request.js";
 
 export function cronApi(w: WebRequest): CronApi {
   return new CronApi({ redis: w.api.redis, now: () => w.api.now() });

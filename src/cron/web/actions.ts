@@ -2,11 +2,11 @@
 // enable, disable or delete one job (`/cron/namespaces/:ns/jobs/:name/:action`)
 // or every job of a namespace (`/cron/namespaces/:ns/all/:action`). A job
 // that no longer exists is skipped, as Ruby's `if job = Job.find(...)` does.
-import { Client } from "../client/client.js";
-import { CronApi } from "../cron/cron-api.js";
-import { ActionError } from "./actions.js";
-import { cronJobPath, namespacePath } from "./pages/cron.js";
-import { href, type WebRequest } from "./request.js";
+import { Client } from "../../client/client.js";
+import { CronApi } from "../cron-api.js";
+import { ActionError } from "../../web/actions.js";
+import { cronJobPath, namespacePath } from "./pages.js";
+import { href, type WebRequest } from "../../web/request.js";
 
 const ACTIONS = ["enqueue", "enable", "disable", "delete"] as const;
 type CronAction = (typeof ACTIONS)[number];
