@@ -9,6 +9,7 @@ import type { WorkerConfig } from "../config/resolve.js";
 import type { Logger } from "../logging/logger.js";
 import type { AuditCheck } from "../migration/audit-check.js";
 import type { WorkerEventName, WorkerListener } from "../server/events.js";
+import type { JobGate } from "../server/job-gate.js";
 import type { ErrorHandler } from "../server/job-observer.js";
 import type { PayloadMarker } from "../server/payload-marker.js";
 import type { ServerMiddleware } from "../server/processor.js";
@@ -33,6 +34,8 @@ export interface AddonSeams {
   on<E extends WorkerEventName>(event: E, fn: WorkerListener<E>): void;
   /** A service run beside the managers (a poller): started with the worker, stopped at quiet. */
   service(factory: ServiceFactory): void;
+  /** A gate asked before each job runs: run it, hand it back, or it was moved (see server/job-gate.ts). */
+  gate(gate: JobGate): void;
   /** Whether a class is registered as an ActiveJob class (routed by `wrapped`). */
   isActiveJobClass(className: string): boolean;
 }

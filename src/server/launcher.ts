@@ -20,6 +20,7 @@ import type { WireProfile } from "../wire/dialect.js";
 import { Heartbeat, type WorkEntry } from "./heartbeat.js";
 import type { RetryConfig } from "./job-retry.js";
 import type { WorkerEvents } from "./events.js";
+import type { JobGate } from "./job-gate.js";
 import type { JobObserver } from "./job-observer.js";
 import type { Logger } from "../logging/logger.js";
 import { Manager } from "./manager.js";
@@ -44,6 +45,8 @@ export interface Registry {
   services: readonly ServiceFactory[];
   /** Payload fields of add-ons this worker does not run: a job carrying one is warned about. */
   markers: readonly PayloadMarker[];
+  /** Asked before each job runs (sidekiq-throttled's check). */
+  gates: readonly JobGate[];
 }
 
 /** What the launcher is handed: the resolved config, the connection, and what was plugged in. */
@@ -210,6 +213,7 @@ export class Launcher {
           activeJobHandlers: registry.activeJobHandlers,
           middleware: registry.middleware,
           markers: registry.markers,
+          gates: registry.gates,
           retry,
           stats: this.stats,
           unknownClass: config.unknownClass,

@@ -14,6 +14,7 @@ import { handleFailure, sendToDead, type RetryConfig } from "./job-retry.js";
 import type { JobObserver, JobRun } from "./job-observer.js";
 import type { Logger } from "../logging/logger.js";
 import { markerOf, type PayloadMarker } from "./payload-marker.js";
+import { admit, type JobGate } from "./job-gate.js";
 import type { Stats } from "./execution-stats.js";
 import type { WorkEntry } from "./heartbeat.js";
 import { describeError, JobRetrySkip, type JobContext, type RegisteredHandler } from "./types.js";
@@ -47,6 +48,8 @@ export interface ProcessorDeps {
   middleware: readonly ServerMiddleware[];
   /** Payload fields of add-ons this worker does not run (see payload-marker.ts). */
   markers?: readonly PayloadMarker[];
+  /** Asked before each job runs (see job-gate.ts). */
+  gates?: readonly JobGate[];
   retry: RetryConfig;
   stats: Stats;
   unknownClass: UnknownClassPolicy;
@@ -63,8 +66,8 @@ export interface ProcessorDeps {
  * "ack": done with (ran, retried, dead).
  * "requeue": not finished (hard shutdown, or Redis failed while recording the
  * failure): the caller must push the raw job back.
- * "hand-back": no handler and the requeue policy: the caller hands it to the
- * far end of its queue for another process, and backs off.
+ * "hand-back": no handler and the requeue policy, or a gate said so: the
+ * caller hands it to the far end of its queue for another process, and backs off.
  */
 export type ProcessResult = "ack" | "requeue" | "hand-back";
 
@@ -183,6 +186,17 @@ export async function processJob(
     return "ack";
   }
 
+  if (deps.gates?.length) {
+    const verdict = await admit(deps.gates, {
+      jid,
+      className,
+      queue: uow.queueName,
+      record,
+      raw: jobstr,
+      redis: deps.redis,
+    });
+    if (verdict !== "run") return verdict === "done" ? "ack" : "hand-back";
+  }
   const registered = (isActiveJob ? deps.activeJobHandlers : deps.handlers).get(className);
   if (!registered && deps.unknownClass === "requeue") {
     logger.warn("No handler for job class; handed back to its queue", { class: className, jid, queue: uow.queueName });

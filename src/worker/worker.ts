@@ -17,6 +17,7 @@ import { consoleLogger, type Logger, safeLogger, toLogger } from "../logging/log
 import { connectRedis, type OwnedRedis } from "../redis/connection.js";
 import { type WorkerEventName, WorkerEvents, type WorkerListener } from "../server/events.js";
 import { newIdentity } from "../server/heartbeat.js";
+import type { JobGate } from "../server/job-gate.js";
 import type { ErrorHandler } from "../server/job-observer.js";
 import { Launcher, type Registry } from "../server/launcher.js";
 import type { PayloadMarker } from "../server/payload-marker.js";
@@ -49,6 +50,7 @@ export class Worker {
   private readonly middleware: ServerMiddleware[] = [];
   private readonly deathHandlers: DeathHandler[] = [];
   private readonly services: ServiceFactory[] = [];
+  private readonly gates: JobGate[] = [];
   private readonly registry: Registry;
   /** The add-ons installed from the options. */
   private readonly installed: Array<Addon<unknown>> = [];
@@ -95,6 +97,7 @@ export class Worker {
       deathHandlers: this.deathHandlers,
       services: this.services,
       markers: [],
+      gates: this.gates,
     };
     this.launcher = new Launcher({
       config: this.config,
@@ -120,6 +123,7 @@ export class Worker {
       onError: (h) => void this.errorHandlers.push(h),
       on: (event, fn) => void this.events.on(event, fn),
       service: (factory) => void this.services.push(factory),
+      gate: (g) => void this.gates.push(g),
       isActiveJobClass: (c) => this.activeJobHandlers.has(c),
     };
     const given = options as unknown as Record<string, unknown>;
