@@ -29,8 +29,8 @@ export { RedisUnavailableError } from "./redis/availability.js";
 export type { Dialect, DialectLike } from "./wire/dialect.js";
 
 // Worker: process Sidekiq jobs in Node.
-export { Worker, type WorkerOptions } from "./server/worker.js";
-export type { StopResult } from "./server/launcher.js";
+export { Worker, type WorkerOptions } from "./worker/worker.js";
+export type { StopResult } from "./server/stop-result.js";
 export {
   JobRetrySkip,
   type JobContext,
@@ -46,7 +46,7 @@ export {
   type ServerMiddlewareContext,
   type UnknownClassPolicy,
 } from "./server/processor.js";
-export { consoleLogger, type Logger } from "./server/logger.js";
+export { consoleLogger, type Logger } from "./logging/logger.js";
 export { GlobalIdRef, AjSerialized } from "./server/activejob-args.js";
 export {
   arrayEnumerator,
@@ -55,13 +55,13 @@ export {
   type IterationContext,
   type IterationPair,
   type IterationSource,
-} from "./server/iterable.js";
+} from "./iterable/iterable.js";
 export {
   cancelIterableJob,
   iterationProgress,
   IterationStateError,
   type IterationProgress,
-} from "./server/iterable-state.js";
+} from "./iterable/iterable-state.js";
 
 // API: Sidekiq's Ruby API (Sidekiq::Stats, Queue, sets, processes, metrics) for Node.
 export { SidekiqApi, type ApiOptions } from "./api/sidekiq-api.js";
