@@ -77,16 +77,17 @@ export {
 export { HISTOGRAM_LABELS } from "./wire/metrics-keys.js";
 export { Queue, type QueueEntry } from "./api/queue.js";
 export type { JobView, JobFilter } from "./api/job-entry.js";
+export { SortedJobSet } from "./api/sorted-set.js";
+export { ScheduledSet, RetrySet, DeadSet } from "./api/job-sets.js";
 export {
-  SortedJobSet,
-  ScheduledSet,
-  RetrySet,
-  DeadSet,
   JobSetError,
   type JobSetName,
   type SortedEntry,
   type BulkResult,
-} from "./api/sorted-set.js";
+  type EntryAction,
+  type FilteredPage,
+} from "./api/sorted-entry.js";
+export type { DeadSetConfig } from "./api/morgue.js";
 export {
   ProcessSet,
   ProcessNotFoundError,

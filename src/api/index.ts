@@ -9,5 +9,8 @@ export * from "./stats.js";
 export * from "./history.js";
 export * from "./metrics-query.js";
 export * from "./queue.js";
+export * from "./sorted-entry.js";
 export * from "./sorted-set.js";
+export * from "./job-sets.js";
+export * from "./morgue.js";
 export * from "./process-set.js";

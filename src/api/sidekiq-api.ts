@@ -15,18 +15,15 @@ import { DialectDetectionError } from "../client/errors.js";
 import { DIALECT_VERSION, profileFor, type DialectLike, type WireProfile } from "../wire/dialect.js";
 import type { JobRecord } from "../wire/job-record.js";
 import { isFloatLexeme } from "../wire/json-scan.js";
+import { RETRY_KEY, SCHEDULE_KEY } from "../wire/keys.js";
 import { PAYLOAD_TIME_FIELDS } from "../wire/timestamps.js";
 import type { ApiContext } from "./context.js";
 import { ProcessSet, type RunningWork } from "./process-set.js";
 import { Queue, allQueueNames } from "./queue.js";
-import {
-  DeadSet,
-  RetrySet,
-  ScheduledSet,
-  type DeadSetConfig,
-  type SortedJobSet,
-  type JobSetName,
-} from "./sorted-set.js";
+import { DeadSet, RetrySet, ScheduledSet } from "./job-sets.js";
+import type { DeadSetConfig } from "./morgue.js";
+import type { JobSetName } from "./sorted-entry.js";
+import type { SortedJobSet } from "./sorted-set.js";
 import { fetchStats, queueSummaries, type QueueSummary, type StatsSnapshot } from "./stats.js";
 import { StatsHistory } from "./history.js";
 import { MetricsQuery } from "./metrics-query.js";
@@ -151,7 +148,7 @@ export class SidekiqApi implements ApiContext {
 
   /** The set by key name. */
   set(name: JobSetName): SortedJobSet {
-    return name === "schedule" ? this.scheduled : name === "retry" ? this.retries : this.dead;
+    return name === SCHEDULE_KEY ? this.scheduled : name === RETRY_KEY ? this.retries : this.dead;
   }
 
   /** `Sidekiq::WorkSet`: the jobs running now, oldest first. */

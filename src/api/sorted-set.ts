@@ -1,15 +1,17 @@
-// Ruby's `Sidekiq::ScheduledSet`, `RetrySet` and `DeadSet` (api.rb): the
-// `schedule`, `retry` and `dead` sorted sets, scored by epoch seconds.
+// Ruby's `Sidekiq::SortedSet` and `JobSet` (api.rb): what the `schedule`,
+// `retry` and `dead` sorted sets, scored by epoch seconds, share (the three by
+// name are in job-sets.ts).
 //
 // Listing follows Ruby's `JobSet#each`: highest score first (the farthest scheduled
-// time, the latest retry, the most recent death). The actions keep Ruby's
-// semantics:
+// time, the latest retry, the most recent death); the Web UI's text filter
+// reads a bounded number of members a page (`filteredPage`) or scans for the
+// text (`matching`). The actions keep Ruby's semantics:
 //
 //   retry          remove; `retry_count -= 1` when it holds a value; Client.push
 //                  (a new `enqueued_at`; here through Client#pushRecord, so
 //                  every other member keeps its bytes)
 //   addToQueue     remove; Client.push
-//   kill           remove; DeadSet#kill: 7.3.5+ `ZADD dead <now> <message>`,
+//   kill           remove; DeadSet#kill (morgue.ts): 7.3.5+ `ZADD dead <now> <message>`,
 //                  then MULTI{ZREMRANGEBYSCORE dead -inf <now-timeout>;
 //                  ZREMRANGEBYRANK dead 0 -<max>}; before 7.3.5 the three in one MULTI
 //   delete         ZREM of the exact member
@@ -27,90 +29,30 @@
 // resolved and the payload rewritten *before* the member is removed, and a
 // push that fails puts the member back with its score, so no job is lost.
 import type { Client } from "../client/client.js";
-import { releaseRules } from "../wire/release-rules.js";
-import type { JobRecord } from "../wire/job-record.js";
-import { isFloatLexeme } from "../wire/json-scan.js";
-import { RubyFloat, rubyFloatToS } from "../wire/ruby-json.js";
-import { DEFAULT_DEAD_MAX_JOBS, DEFAULT_DEAD_TIMEOUT_SECONDS } from "../wire/sidekiq-constants.js";
-import type { ApiContext } from "./context.js";
 import { execReplies } from "../redis/replies.js";
+import type { JobRecord } from "../wire/job-record.js";
+import { rubyFloatToS } from "../wire/ruby-json.js";
+import type { ApiContext } from "./context.js";
+import { globEscape, hasFilter, matchesFilter, parseStored, type JobFilter } from "./job-entry.js";
+import { killIntoDeadSet, trimDeadSet, type DeadSetConfig } from "./morgue.js";
 import {
-  globEscape,
-  hasFilter,
-  matchesFilter,
-  parseStored,
-  viewOf,
-  type JobFilter,
-  type JobView,
-} from "./job-entry.js";
+  decrementRetryCount,
+  entriesOf,
+  entryOf,
+  JobSetError,
+  type BulkResult,
+  type EntryAction,
+  type FilteredPage,
+  type JobSetName,
+  type SortedEntry,
+} from "./sorted-entry.js";
 
-/** The Redis key of a sorted job set: `schedule`, `retry` or `dead`. */
-export type JobSetName = "schedule" | "retry" | "dead";
-
-/** What can be done to one entry of a job set (the Web UI's buttons). */
-export type EntryAction = "retry" | "add-to-queue" | "kill" | "delete";
-
-/** A job in a sorted set, with its score (when it is due, or when it died). */
-export interface SortedEntry extends JobView {
-  /** The sorted set's key. */
-  set: string;
-  /** The score exactly as Redis returned it (reused verbatim for BYSCORE and re-adds). */
-  score: string;
-  /** The score as epoch seconds: run-at time (schedule, retry) or time of death (dead). */
-  at: number;
-}
-
-/** What a bulk action did: how many jobs it changed, and which it could not. */
-export interface BulkResult {
-  /** Jobs acted on. */
-  done: number;
-  /** Members that could not be acted on (not a JSON object, a `retry_count` Ruby cannot decrement). */
-  failed: Array<{ raw: string; error: string }>;
-}
-
-export interface DeadSetConfig {
-  /** `dead_timeout_in_seconds` (default 180 days). */
-  deadTimeoutSeconds?: number;
-  /** `dead_max_jobs` (default 10,000). */
-  deadMaxJobs?: number;
-}
-
-/** A job-set action that cannot be done, as Ruby's API raises (e.g. decrementing a `retry_count` that is not a number). */
-export class JobSetError extends Error {
-  override name = "JobSetError";
-}
-
-/**
- * `msg["retry_count"] -= 1 if msg["retry_count"]`: an Integer stays an
- * Integer (0 becomes -1, as in Ruby), a Float a Float; absent, null or false
- * is left alone. Anything else makes Ruby raise NoMethodError; so do we.
- */
-export function decrementRetryCount(rec: JobRecord): void {
-  const raw = rec.raw("retry_count");
-  if (raw === undefined || raw === "null" || raw === "false") return;
-  if (/^-?\d/.test(raw)) {
-    if (isFloatLexeme(raw)) rec.set("retry_count", new RubyFloat(Number(raw) - 1));
-    else {
-      const n = BigInt(raw) - 1n;
-      rec.set(
-        "retry_count",
-        n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n,
-      );
-    }
-    return;
-  }
-  throw new JobSetError(`retry_count is ${raw}, which Ruby cannot decrement (undefined method '-')`);
-}
-
-function toEntries(set: string, flat: string[]): SortedEntry[] {
-  const out: SortedEntry[] = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) {
-    const raw = flat[i]!;
-    const score = flat[i + 1]!;
-    out.push({ ...viewOf(raw), set, score, at: Number(score) });
-  }
-  return out;
-}
+/** Members one ZSCAN call looks at when matching text: large, so a filter over 100,000 entries is a few round trips. */
+const LARGE_SCAN_COUNT = 10_000;
+/** At most this many members are looked at per filtered page. */
+export const FILTER_SCAN_BUDGET = 20_000;
+/** Members read per ZREVRANGE of a filtered page. */
+const FILTER_CHUNK = 2_000;
 
 function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
@@ -124,12 +66,6 @@ export class SortedJobSet {
     protected readonly config: DeadSetConfig = {},
   ) {}
 
-  private deadSet?: DeadSet;
-  protected get dead(): DeadSet {
-    if (this.name === "dead" && this instanceof DeadSet) return this;
-    return (this.deadSet ??= new DeadSet(this.ctx, this.config));
-  }
-
   /** ZCARD. */
   size(): Promise<number> {
     return this.ctx.redis.zcard(this.name);
@@ -138,7 +74,7 @@ export class SortedJobSet {
   /** One page in `each` order (highest score first): ZREVRANGE offset offset+limit-1 WITHSCORES. */
   async page(offset = 0, limit = 50): Promise<SortedEntry[]> {
     if (limit <= 0) return [];
-    return toEntries(this.name, await this.ctx.redis.zrevrange(this.name, offset, offset + limit - 1, "WITHSCORES"));
+    return entriesOf(this.name, await this.ctx.redis.zrevrange(this.name, offset, offset + limit - 1, "WITHSCORES"));
   }
 
   /**
@@ -173,39 +109,100 @@ export class SortedJobSet {
     }
   }
 
+  /** ZSCAN over the whole set (MATCH `match` when given), one reply at a time: `[member, score, …]`. */
+  private async *zscanReplies(match: string | undefined, count: number): AsyncGenerator<string[]> {
+    let cursor = "0";
+    do {
+      const [next, flat] = match
+        ? await this.ctx.redis.zscan(this.name, cursor, "MATCH", match, "COUNT", count)
+        : await this.ctx.redis.zscan(this.name, cursor, "COUNT", count);
+      yield flat;
+      cursor = next;
+    } while (cursor !== "0");
+  }
+
   /**
    * Every member once, by ZSCAN (which returns each member present for the
    * whole scan at least once; duplicates are dropped), optionally filtered.
    */
   async scan(filter?: JobFilter, match?: string): Promise<SortedEntry[]> {
     const seen = new Map<string, SortedEntry>();
-    let cursor = "0";
-    do {
-      const [next, flat] = match
-        ? await this.ctx.redis.zscan(this.name, cursor, "MATCH", match, "COUNT", 100)
-        : await this.ctx.redis.zscan(this.name, cursor, "COUNT", 100);
-      for (const e of toEntries(this.name, flat)) if (!seen.has(e.raw) && matchesFilter(e, filter)) seen.set(e.raw, e);
-      cursor = next;
-    } while (cursor !== "0");
+    for await (const flat of this.zscanReplies(match, 100))
+      for (const e of entriesOf(this.name, flat)) if (!seen.has(e.raw) && matchesFilter(e, filter)) seen.set(e.raw, e);
     return [...seen.values()];
+  }
+
+  /**
+   * The entries whose stored text contains `substr` (ZSCAN MATCH *substr*, as
+   * the Web UI's filter reads Ruby's `JobSet#scan`), newest first, at most
+   * `max` of them; `capped` when there were more.
+   */
+  async matching(substr: string, max: number): Promise<{ entries: SortedEntry[]; capped: boolean }> {
+    const seen = new Map<string, SortedEntry>();
+    let capped = false;
+    scan: for await (const flat of this.zscanReplies(`*${globEscape(substr)}*`, LARGE_SCAN_COUNT)) {
+      for (let i = 0; i + 1 < flat.length; i += 2) {
+        const raw = flat[i]!;
+        if (seen.has(raw)) continue;
+        if (seen.size >= max) {
+          capped = true;
+          break scan;
+        }
+        seen.set(raw, entryOf(this.name, raw, flat[i + 1]!));
+      }
+    }
+    return { entries: [...seen.values()].sort((a, b) => b.at - a.at), capped };
+  }
+
+  /**
+   * Up to `limit` entries, newest first, from index `from` on, that `match`
+   * accepts (`quick` may turn a member down from its text before it is
+   * parsed); looks at no more than `budget` members, so a page stays fast on
+   * any set, and says where to go on.
+   */
+  async filteredPage(opts: {
+    match: (e: SortedEntry) => boolean;
+    quick?: (raw: string) => boolean;
+    from?: number;
+    limit: number;
+    budget?: number;
+  }): Promise<FilteredPage> {
+    const { match, quick, from = 0, limit, budget = FILTER_SCAN_BUDGET } = opts;
+    const entries: SortedEntry[] = [];
+    let at = from;
+    while (entries.length < limit && at - from < budget) {
+      const flat = await this.ctx.redis.zrevrange(this.name, at, at + FILTER_CHUNK - 1, "WITHSCORES");
+      const members = flat.length / 2;
+      for (let i = 0; i < members; i++) {
+        const raw = flat[i * 2]!;
+        if (quick && !quick(raw)) continue;
+        const e = entryOf(this.name, raw, flat[i * 2 + 1]!);
+        if (!match(e)) continue;
+        entries.push(e);
+        if (entries.length === limit) {
+          at += i + 1;
+          return { entries, next: at, scanned: at - from };
+        }
+      }
+      at += members;
+      if (members < FILTER_CHUNK) return { entries, next: undefined, scanned: at - from };
+    }
+    return { entries, next: at, scanned: at - from };
   }
 
   /** `find_job`: ZSCAN MATCH *<jid>*, then the first member whose parsed jid is equal. */
   async find(jid: string): Promise<SortedEntry | undefined> {
-    let cursor = "0";
-    do {
-      const [next, flat] = await this.ctx.redis.zscan(this.name, cursor, "MATCH", `*${globEscape(jid)}*`, "COUNT", 100);
-      const hit = toEntries(this.name, flat).find((e) => e.jid === jid);
+    for await (const flat of this.zscanReplies(`*${globEscape(jid)}*`, 100)) {
+      const hit = entriesOf(this.name, flat).find((e) => e.jid === jid);
       if (hit) return hit;
-      cursor = next;
-    } while (cursor !== "0");
+    }
     return undefined;
   }
 
   /** `fetch(score, jid = nil)`: the members with exactly this score (ZRANGEBYSCORE score score), optionally one jid. */
   async fetch(score: string | number, jid?: string): Promise<SortedEntry[]> {
     const s = typeof score === "number" ? rubyFloatToS(score) : score;
-    const all = toEntries(this.name, await this.ctx.redis.zrangebyscore(this.name, s, s, "WITHSCORES"));
+    const all = entriesOf(this.name, await this.ctx.redis.zrangebyscore(this.name, s, s, "WITHSCORES"));
     return jid === undefined ? all : all.filter((e) => e.jid === jid);
   }
 
@@ -287,7 +284,7 @@ export class SortedJobSet {
   /** `SortedEntry#kill`: into the dead set, bytes unchanged. False when the member was no longer there. */
   async kill(entry: SortedEntry): Promise<boolean> {
     if (!(await this.take(entry))) return false;
-    await this.dead.killMessage(entry.raw);
+    await killIntoDeadSet(this.ctx, this.config, entry.raw);
     return true;
   }
 
@@ -363,18 +360,18 @@ export class SortedJobSet {
 
   /** `kill_all(notify_failure: false)`: each popped member into the dead set untrimmed, then one trim. */
   async killAll(filter?: JobFilter): Promise<BulkResult> {
-    const dead = this.dead;
+    const kill = (raw: string) => killIntoDeadSet(this.ctx, this.config, raw, { trim: false });
     try {
       if (filter && hasFilter(filter)) {
         return await this.eachMatching(filter, async (e) => {
           if (!(await this.take(e))) return false;
-          await dead.killMessage(e.raw, { trim: false });
+          await kill(e.raw);
           return true;
         });
       }
-      return await this.popEach((raw) => dead.killMessage(raw, { trim: false }));
+      return await this.popEach(kill);
     } finally {
-      await dead.trim();
+      await trimDeadSet(this.ctx, this.config);
     }
   }
 
@@ -389,70 +386,5 @@ export class SortedJobSet {
   /** `SortedSet#clear`: UNLINK. */
   async clear(): Promise<void> {
     await this.ctx.redis.unlink(this.name);
-  }
-}
-
-/** `Sidekiq::ScheduledSet`: jobs waiting for their time. */
-export class ScheduledSet extends SortedJobSet {
-  constructor(ctx: ApiContext, config: DeadSetConfig = {}) {
-    super(ctx, "schedule", config);
-  }
-}
-
-/** `Sidekiq::RetrySet`: failed jobs waiting to be retried. */
-export class RetrySet extends SortedJobSet {
-  constructor(ctx: ApiContext, config: DeadSetConfig = {}) {
-    super(ctx, "retry", config);
-  }
-}
-
-/** `Sidekiq::DeadSet` (the Morgue): jobs that ran out of retries. */
-export class DeadSet extends SortedJobSet {
-  constructor(ctx: ApiContext, config: DeadSetConfig = {}) {
-    super(ctx, "dead", config);
-  }
-
-  private get timeout(): number {
-    return this.config.deadTimeoutSeconds ?? DEFAULT_DEAD_TIMEOUT_SECONDS;
-  }
-
-  private get maxJobs(): number {
-    return this.config.deadMaxJobs ?? DEFAULT_DEAD_MAX_JOBS;
-  }
-
-  /**
-   * `DeadSet#kill(message)`: adds the member, bytes unchanged, scored now.
-   * 7.3.5+: ZADD, then `trim` unless `trim: false`. Before 7.3.5: one MULTI
-   * of ZADD and both trims. (Ruby's death handlers are not run: Node has none.)
-   */
-  async killMessage(raw: string, opts: { trim?: boolean } = {}): Promise<void> {
-    const nowS = this.ctx.now() / 1000;
-    if (releaseRules(this.ctx.rules).api.deadSetKill === "zadd-then-trim") {
-      await this.ctx.redis.zadd(this.name, rubyFloatToS(nowS), raw);
-      if (opts.trim !== false) await this.trim();
-      return;
-    }
-    execReplies(
-      await this.ctx.redis
-        .multi()
-        .zadd(this.name, rubyFloatToS(nowS), raw)
-        .zremrangebyscore(this.name, "-inf", rubyFloatToS(nowS - this.timeout))
-        .zremrangebyrank(this.name, 0, -this.maxJobs)
-        .exec(),
-      "kill",
-    );
-  }
-
-  /** `DeadSet#trim`: MULTI{ZREMRANGEBYSCORE dead -inf <now - timeout>; ZREMRANGEBYRANK dead 0 -<max>}. */
-  async trim(): Promise<void> {
-    const nowS = this.ctx.now() / 1000;
-    execReplies(
-      await this.ctx.redis
-        .multi()
-        .zremrangebyscore(this.name, "-inf", rubyFloatToS(nowS - this.timeout))
-        .zremrangebyrank(this.name, 0, -this.maxJobs)
-        .exec(),
-      "trim dead",
-    );
   }
 }

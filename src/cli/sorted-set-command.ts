@@ -1,8 +1,10 @@
 // `sidekiq-bridge scheduled | retries | dead`: the three sorted sets, listed
 // and acted on with the semantics of Ruby's Sidekiq::API (src/api/sorted-set.ts).
 import type { JobFilter } from "../api/job-entry.js";
-import type { BulkResult, SortedJobSet, JobSetName, SortedEntry } from "../api/sorted-set.js";
+import type { BulkResult, JobSetName, SortedEntry } from "../api/sorted-entry.js";
+import type { SortedJobSet } from "../api/sorted-set.js";
 import { profileFor } from "../wire/dialect.js";
+import { DEAD_KEY, RETRY_KEY, SCHEDULE_KEY } from "../wire/keys.js";
 import type { RubyJsonValue } from "../wire/ruby-json.js";
 import { argsPreview, clip, isoSeconds, jobJson, printJson, printTable } from "./output.js";
 import { COMMON_HELP, COMMON_OPTIONS, intFlag, parseFlags } from "./flags.js";
@@ -43,7 +45,7 @@ Actions:
 ${actions.map((a) => `  ${a.padEnd(13)} ${ACTION_TEXT[a]}`).join("\n")}
 
 With --all the action applies to every entry (or every entry matching
---class/--queue). Without filters it is Ruby's ${key === "dead" ? "retry_all" : "retry_all / kill_all"} (ZPOPMIN one at a time);
+--class/--queue). Without filters it is Ruby's ${key === DEAD_KEY ? "retry_all" : "retry_all / kill_all"} (ZPOPMIN one at a time);
 "delete --all" needs --yes.
 
 Options:
@@ -146,10 +148,10 @@ ${COMMON_HELP}`;
       `${command}: ${size} entr${size === 1 ? "y" : "ies"}${entries.length < size ? `, showing ${entries.length}` : ""}`,
     );
     if (entries.length === 0) return 0;
-    const errorCol = key !== "schedule";
+    const errorCol = key !== SCHEDULE_KEY;
     printTable(
       [
-        key === "schedule" ? "RUN AT" : key === "retry" ? "NEXT RETRY" : "DIED AT",
+        key === SCHEDULE_KEY ? "RUN AT" : key === RETRY_KEY ? "NEXT RETRY" : "DIED AT",
         "JID",
         "CLASS",
         "QUEUE",
@@ -240,11 +242,11 @@ function pastTense(a: Exclude<Action, "list">): string {
   return { retry: "Retried", delete: "Deleted", kill: "Killed", "add-to-queue": "Added to queue" }[a];
 }
 
-export const scheduled = makeCommand("scheduled", "schedule", "scheduled jobs", [
+export const scheduled = makeCommand("scheduled", SCHEDULE_KEY, "scheduled jobs", [
   "add-to-queue",
   "delete",
   "kill",
   "retry",
 ]);
-export const retries = makeCommand("retries", "retry", "retries", ["retry", "delete", "kill"]);
-export const dead = makeCommand("dead", "dead", "dead jobs", ["retry", "delete", "kill"]);
+export const retries = makeCommand("retries", RETRY_KEY, "retries", ["retry", "delete", "kill"]);
+export const dead = makeCommand("dead", DEAD_KEY, "dead jobs", ["retry", "delete", "kill"]);

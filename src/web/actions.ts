@@ -1,7 +1,7 @@
 // The dashboard's state-changing requests (POST only, checked for CSRF and
 // Origin by the handler first). Each returns where to send the browser next.
-import type { EntryAction } from "../api/sorted-set.js";
-import { entriesForKey, matchingEntries } from "./set-entries.js";
+import type { EntryAction } from "../api/sorted-entry.js";
+import { entriesForKey } from "./set-entries.js";
 import { MAX_FILTER_MATCHES, type SetView } from "./pages/job-sets.js";
 import { href, type WebRequest } from "./request.js";
 
@@ -32,7 +32,7 @@ export async function setAllAction(w: WebRequest, view: SetView): Promise<string
   if (substr !== "") {
     // Repeated until nothing matches, so more than one screenful of matches is handled.
     for (;;) {
-      const { entries } = await matchingEntries(w.api.redis, set, substr, MAX_FILTER_MATCHES);
+      const { entries } = await set.matching(substr, MAX_FILTER_MATCHES);
       let done = 0;
       for (const e of entries) if (await set.act(action, e)) done++;
       if (done === 0 || entries.length < MAX_FILTER_MATCHES) break;

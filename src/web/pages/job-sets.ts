@@ -2,14 +2,15 @@
 // (ZREVRANGE with offsets, newest first as in Ruby's `JobSet#each`), filtered
 // by class (exact) or by text (ZSCAN MATCH, as the Web UI's filter), with the
 // actions for one job, the selected ones, or all.
-import type { JobSetName, SortedEntry } from "../../api/sorted-set.js";
+import type { JobSetName, SortedEntry } from "../../api/sorted-entry.js";
 import { decodeBacktrace } from "../../wire/backtrace.js";
+import { DEAD_KEY, RETRY_KEY, SCHEDULE_KEY } from "../../wire/keys.js";
 import { delimited, relativeTime, utcTime } from "../format.js";
 import { html, shown, type Html } from "../html.js";
 import { form, pager } from "../layout.js";
 import { pageCount, paging } from "../pagination.js";
 import { href, type WebRequest } from "../request.js";
-import { entryKey, filteredPage } from "../set-entries.js";
+import { entryKey } from "../set-entries.js";
 
 export interface SetView {
   set: JobSetName;
@@ -24,7 +25,7 @@ export interface SetView {
 
 export const SET_VIEWS: Record<string, SetView> = {
   retries: {
-    set: "retry",
+    set: RETRY_KEY,
     path: "/retries",
     title: "Retries",
     when: "Next Retry",
@@ -37,7 +38,7 @@ export const SET_VIEWS: Record<string, SetView> = {
     showError: true,
   },
   scheduled: {
-    set: "schedule",
+    set: SCHEDULE_KEY,
     path: "/scheduled",
     title: "Scheduled Jobs",
     when: "When",
@@ -49,7 +50,7 @@ export const SET_VIEWS: Record<string, SetView> = {
     showError: false,
   },
   morgue: {
-    set: "dead",
+    set: DEAD_KEY,
     path: "/morgue",
     title: "Dead Jobs",
     when: "Last Retry",
@@ -83,16 +84,14 @@ export async function jobSetPage(w: WebRequest, view: SetView): Promise<Html> {
   if (substr !== "" || className !== "") {
     // Filtered: read the set newest first from `from`, a bounded number of members per page.
     const from = Math.max(0, Number.parseInt(w.query.get("from") ?? "0", 10) || 0);
-    const found = await filteredPage(
-      w.api.redis,
-      set,
-      (e) =>
+    const found = await set.filteredPage({
+      match: (e) =>
         (className === "" || e.displayClass === className || e.klass === className) &&
         (substr === "" || e.raw.includes(substr)),
-      (raw) => raw.includes(substr || className),
+      quick: (raw) => raw.includes(substr || className),
       from,
-      count,
-    );
+      limit: count,
+    });
     entries = found.entries;
     const q = { substr: substr || undefined, class: className || undefined };
     note = html`<p class="note" id="filter-note">${delimited(entries.length)} matching job(s) among entries ${delimited(from + 1)}–${delimited(from + found.scanned)} (newest first).</p>`;
@@ -118,14 +117,14 @@ export async function jobSetPage(w: WebRequest, view: SetView): Promise<Html> {
 ${note}
 <div class="bulk">${bulk}</div>
 ${w.readOnly ? "" : html`<form method="post" action="${href(w, selectedForm)}" id="selected-form"><input type="hidden" name="authenticity_token" value="${w.csrf}"></form>`}
-<table class="jobs" id="set-jobs"><thead><tr>${w.readOnly ? "" : html`<th><input type="checkbox" class="check-all" aria-label="Select all"></th>`}<th>${view.when}</th>${view.set === "retry" ? html`<th class="num">Retry Count</th>` : ""}<th>Queue</th><th>Job</th><th>Arguments</th>${view.showError ? html`<th>Error</th>` : ""}</tr></thead>
+<table class="jobs" id="set-jobs"><thead><tr>${w.readOnly ? "" : html`<th><input type="checkbox" class="check-all" aria-label="Select all"></th>`}<th>${view.when}</th>${view.set === RETRY_KEY ? html`<th class="num">Retry Count</th>` : ""}<th>Queue</th><th>Job</th><th>Arguments</th>${view.showError ? html`<th>Error</th>` : ""}</tr></thead>
 <tbody>
 ${entries.map((e) => {
   const key = entryKey(e);
   return html`<tr data-jid="${e.jid ?? ""}">
 ${w.readOnly ? "" : html`<td><input type="checkbox" name="key" value="${key}" form="selected-form" aria-label="Select"></td>`}
 <td><a href="${href(w, `${view.path}/${encodeURIComponent(key)}`)}" title="${utcTime(e.at)}">${relativeTime(e.at, now)}</a></td>
-${view.set === "retry" ? html`<td class="num">${e.record?.raw("retry_count") ?? "-"}</td>` : ""}
+${view.set === RETRY_KEY ? html`<td class="num">${e.record?.raw("retry_count") ?? "-"}</td>` : ""}
 <td>${e.queue ? html`<a href="${href(w, `/queues/${encodeURIComponent(e.queue)}`)}">${shown(e.queue, 100)}</a>` : "-"}</td>
 <td><a href="${href(w, view.path, { class: e.displayClass })}">${shown(e.displayClass ?? "(not a JSON object)", 200)}</a></td>
 <td><code class="args">${shown(e.record?.raw("args") ?? e.raw, 300)}</code></td>
@@ -173,9 +172,9 @@ ${fieldRow("JID", html`<code>${entry.jid ?? "-"}</code>`)}
 ${fieldRow("Created At", time("created_at"))}
 ${fieldRow("Enqueued", time("enqueued_at"))}
 ${fieldRow(view.when, html`${utcTime(entry.at)} (${relativeTime(entry.at, now)})`)}
-${view.set !== "schedule" ? fieldRow("Retry Count", rec?.raw("retry_count")) : ""}
-${view.set !== "schedule" ? fieldRow("Failed At", time("failed_at")) : ""}
-${view.set !== "schedule" ? fieldRow("Retried At", time("retried_at")) : ""}
+${view.set !== SCHEDULE_KEY ? fieldRow("Retry Count", rec?.raw("retry_count")) : ""}
+${view.set !== SCHEDULE_KEY ? fieldRow("Failed At", time("failed_at")) : ""}
+${view.set !== SCHEDULE_KEY ? fieldRow("Retried At", time("retried_at")) : ""}
 </tbody></table>
 ${
   view.showError
