@@ -4,13 +4,8 @@
 // Stats write. beat() is called directly: no waiting for timers.
 import { beforeAll, expect, it } from "vitest";
 import { BRIDGE_LABEL } from "../src/wire/bridge-label.js";
-import {
-  Heartbeat,
-  bridgeVersionString,
-  newIdentity,
-  type RemoteSignal,
-  type WorkEntry,
-} from "../src/server/heartbeat.js";
+import { Heartbeat, newIdentity, type RemoteSignal, type WorkEntry } from "../src/server/heartbeat.js";
+import { bridgeVersionString } from "../src/server/process-info.js";
 import { Stats } from "../src/server/execution-stats.js";
 import { intSeconds, nowMs, profileForVersion } from "../src/wire/index.js";
 import { describeEachSidekiq } from "./support/harness.js";

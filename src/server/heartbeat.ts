@@ -24,18 +24,27 @@
 // reads just its own key (6.4.1 `WorkSet` HGETALLs `:workers`, 6.4.2+/7/8
 // `:work`); no reader deletes or scans the other, and both expire in 60 s.
 // (Sidekiq moved the key in 6.4.2, where `profile.workKey` switches too.)
-import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { hostname as osHostname } from "node:os";
 import type { ChainableCommander, Redis } from "ioredis";
-import { BRIDGE_LABEL } from "../wire/bridge-label.js";
 import type { WireProfile } from "../wire/dialect.js";
-import { type LauncherRules, releaseRules } from "../wire/release-rules.js";
+import { PROCESSES_KEY, signalsKey } from "../wire/keys.js";
 import { execReplies } from "../redis/replies.js";
-import { RawJson, RubyFloat, toRubyJson, type RubyJsonValue } from "../wire/ruby-json.js";
+import { RawJson, toRubyJson, type RubyJsonValue } from "../wire/ruby-json.js";
 import { nowMs, secondsString } from "../wire/timestamps.js";
 import { isConnectionError } from "../redis/availability.js";
 import { queueStatCommands, type StatCounts, type Stats } from "./execution-stats.js";
+import {
+  launcherShape,
+  processInfoJson,
+  rssKb,
+  totalConcurrency,
+  type LauncherShape,
+  type ProcessInfoSource,
+} from "./process-info.js";
+import { actOnRemoteSignal, type RemoteSignal } from "./remote-signals.js";
+
+// Where the launcher, the poller and the worker take them from.
+export { newIdentity } from "./process-info.js";
+export type { RemoteSignal } from "./remote-signals.js";
 
 /** A job running in this process, as Processor#stats records it in WORK_STATE. */
 export interface WorkEntry {
@@ -48,108 +57,25 @@ export interface WorkEntry {
   runAt: number;
 }
 
-export type RemoteSignal = "TSTP" | "TERM" | "TTIN";
-const SIGNALS: readonly string[] = ["TSTP", "TERM", "TTIN"];
-
-export interface CapsuleInfo {
-  name: string;
-  concurrency: number;
-  mode: "strict" | "weighted" | "random";
-  /** queue => weight (0 in strict mode); key order is the queue order. */
-  weights: Record<string, number>;
-}
-
 export interface HeartbeatLogger {
   error(message: string): void;
   warn(message: string): void;
 }
 
-export interface HeartbeatOptions {
+/** What a heartbeat writes and where: its process (`info`), its work, its stats, and who hears its signals. */
+export interface HeartbeatOptions extends ProcessInfoSource {
   redis: Redis;
   /** The release whose launcher this heartbeat reproduces (the oldest reader of the fleet). */
   profile: WireProfile;
-  /** `newIdentity()`; the Redis key of the process hash. */
-  identity: string;
-  /** `tag` option, "" by default (the Web UI shows it beside the hostname). */
-  tag?: string;
-  /** Extra labels; BRIDGE_LABEL is always added. */
-  labels?: string[];
-  capsules: CapsuleInfo[];
-  /** Sidekiq 7.0.3+ "embedded": the UI hides Quiet/Stop, and popped signals are ignored. */
-  embedded?: boolean;
   /** The jobs running now. */
   work: () => Iterable<WorkEntry>;
   stats: Stats;
   /** Called with a signal a Ruby API/Web UI sent (quiet! = TSTP, stop! = TERM, dump_threads = TTIN). */
   onSignal: (sig: RemoteSignal) => void;
-  /** Process start, epoch ms (default: the first beat, as Ruby's memoized to_data). */
-  startedAt?: number;
   /** True once the process is quiet or stopping (written as quiet "true"). */
   quiet: () => boolean;
-  /** info.hostname; default: the hostname part of `identity`, else DYNO or os.hostname(). */
-  hostname?: string;
   /** Where failures of the timer-driven beats go (default: console). */
   logger?: HeartbeatLogger;
-}
-
-/** `ENV["DYNO"] || Socket.gethostname`. */
-export function defaultHostname(): string {
-  return process.env.DYNO || osHostname();
-}
-
-/** `"#{hostname}:#{pid}:#{SecureRandom.hex(6)}"` (component.rb / util.rb). */
-export function newIdentity(hostname: string = defaultHostname()): string {
-  return `${hostname}:${process.pid}:${randomBytes(6).toString("hex")}`;
-}
-
-/** This package's version, for `info.version`. */
-function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-      version?: unknown;
-    };
-    return typeof pkg.version === "string" ? pkg.version : "0";
-  } catch {
-    return "0";
-  }
-}
-
-/**
- * `info.version` of a Node process: the emulated release, then who we are, e.g.
- * `8.1.7-sidekiq-bridge.0.1.0`. Ruby only compares it with `!=` and prints it
- * (busy.erb, monitor.rb), so a human sees it on the Busy page; it still starts
- * with the release (the v6/v7/v8 schemas and profileForVersion read that) and
- * is a valid Gem::Version (a pre-release of that release) for any tool that
- * parses it.
- */
-export function bridgeVersionString(profile: WireProfile): string {
-  return `${profile.version}-sidekiq-bridge.${packageVersion()}`;
-}
-
-/** Resident set size in KB: VmRSS of /proc/self/status (Ruby's MEMORY_GRABBER on Linux). */
-export function rssKb(): number {
-  try {
-    const m = /^VmRSS:\s+(\d+)/m.exec(readFileSync("/proc/self/status", "utf8"));
-    if (m) return Number(m[1]);
-  } catch {
-    // not Linux: fall through
-  }
-  return Math.round(process.memoryUsage.rss() / 1024);
-}
-
-/**
- * How this process's Launcher#❤ and #to_data look: the `launcher` rules of the
- * profile's release (wire/release-rules.ts says what changed when), and the
- * work keys to write.
- */
-export interface LauncherShape extends LauncherRules {
-  /** `<id>:work`, and `<id>:workers` first for a profile before 6.4.2 (see above). */
-  workKeys: string[];
-}
-
-export function launcherShape(profile: WireProfile, identity: string): LauncherShape {
-  const workKeys = profile.workKey === "workers" ? [`${identity}:workers`, `${identity}:work`] : [`${identity}:work`];
-  return { ...releaseRules(profile).launcher, workKeys };
 }
 
 /** The Redis process registry of one Node process, as Sidekiq's Launcher keeps it. */
@@ -174,11 +100,11 @@ export class Heartbeat {
 
   /** Keys this heartbeat writes. */
   get keys(): { process: string; work: string[]; signals: string } {
-    return { process: this.identity, work: this.shape.workKeys, signals: `${this.identity}-signals` };
+    return { process: this.identity, work: this.shape.workKeys, signals: signalsKey(this.identity) };
   }
 
   get totalConcurrency(): number {
-    return this.opts.capsules.reduce((n, c) => n + c.concurrency, 0);
+    return totalConcurrency(this.opts.capsules);
   }
 
   /** Launcher#to_data for the profile, in Ruby's key order (memoized, like `@data ||=`). */
@@ -188,40 +114,7 @@ export class Heartbeat {
 
   /** Launcher#to_json: the `info` field, dumped once per process. */
   infoString(): string {
-    if (this.infoJson !== undefined) return this.infoJson;
-    const o = this.opts;
-    const s = this.shape;
-    const caps = o.capsules;
-    const queues = [...new Set(caps.flatMap((c) => Object.keys(c.weights)))];
-    const labels = [...new Set([...(o.labels ?? []), BRIDGE_LABEL])];
-    const data: Record<string, RubyJsonValue> = {
-      hostname: o.hostname ?? hostnameOf(o.identity),
-      started_at: new RubyFloat((o.startedAt ?? nowMs()) / 1000),
-      pid: process.pid,
-      tag: o.tag ?? "",
-    };
-    if (!s.concurrencyField) data.concurrency = this.totalConcurrency;
-    if (s.capsules) {
-      const capsules: Record<string, RubyJsonValue> = {};
-      for (const c of caps) capsules[c.name] = { concurrency: c.concurrency, mode: c.mode, weights: { ...c.weights } };
-      data.capsules = capsules;
-    }
-    data.queues = queues;
-    if (s.weights === "per-capsule") data.weights = caps.map((c) => ({ ...c.weights }));
-    else if (s.weights === "tally") {
-      // 7.0.2: capsules.flat_map(&:queues).tally, where a queue appears max(weight, 1) times.
-      const tally: Record<string, number> = {};
-      for (const c of caps) for (const [q, w] of Object.entries(c.weights)) tally[q] = (tally[q] ?? 0) + Math.max(w, 1);
-      data.weights = tally;
-    }
-    data.labels = labels;
-    data.identity = o.identity;
-    // 6.x writes no version (7.0.2+ does); ours goes in every profile, where 7+
-    // writes it, so a 6.5+/7/8 UI reading a 6-profile heartbeat still shows it.
-    data.version = bridgeVersionString(this.profile);
-    if (s.embedded) data.embedded = o.embedded ?? false;
-    this.infoJson = toRubyJson(data);
-    return this.infoJson;
+    return (this.infoJson ??= processInfoJson(this.profile, this.shape, this.opts));
   }
 
   /** The work hash values: `{"queue","payload","run_at"}` per tid. */
@@ -323,12 +216,12 @@ export class Heartbeat {
       if (s.rss) hash.push("rss", String(rssKb()));
 
       const tx = redis.multi();
-      tx.sadd("processes", key);
+      tx.sadd(PROCESSES_KEY, key);
       tx.exists(key);
       if (s.hset) tx.hset(key, ...hash);
       else tx.hmset(key, ...hash);
       tx.expire(key, 60);
-      tx.rpop(`${key}-signals`);
+      tx.rpop(signalsKey(key));
       const replies = execReplies(await tx.exec(), "heartbeat");
       const signal = replies[4];
 
@@ -340,15 +233,12 @@ export class Heartbeat {
         }
       }
 
-      if (typeof signal === "string") {
-        if (s.embedded && this.opts.embedded) {
-          // Ruby: Process.kill(signal, pid) if signal && !@embedded
-        } else if (SIGNALS.includes(signal)) {
-          this.opts.onSignal(signal as RemoteSignal);
-        } else {
-          this.log.warn(`heartbeat: ignoring unknown signal ${JSON.stringify(signal)} from ${key}-signals`);
-        }
-      }
+      actOnRemoteSignal(signal, {
+        identity: key,
+        ignore: s.embedded && this.opts.embedded === true,
+        onSignal: (sig) => this.opts.onSignal(sig),
+        warn: (m) => this.log.warn(m),
+      });
     } catch (e) {
       // "don't lose the counts if there was a network issue"
       stats.restoreCounts(counts);
@@ -402,7 +292,7 @@ export class Heartbeat {
     }
     try {
       const pipe = redis.pipeline();
-      pipe.srem("processes", this.identity);
+      pipe.srem(PROCESSES_KEY, this.identity);
       for (const k of this.shape.workKeys) {
         if (this.shape.unlink) pipe.unlink(k);
         else pipe.del(k);
@@ -421,12 +311,6 @@ export class Heartbeat {
     }
     return cleared;
   }
-}
-
-/** The hostname part of `hostname:pid:hex12`, else DYNO / os.hostname(). */
-function hostnameOf(identity: string): string {
-  const m = /^(.*):\d+:[0-9a-f]{12}$/.exec(identity);
-  return m?.[1] || defaultHostname();
 }
 
 function errText(e: unknown): string {

@@ -3,15 +3,14 @@
 import type { Redis } from "ioredis";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { BRIDGE_LABEL } from "../../src/wire/bridge-label.js";
+import { Heartbeat, type WorkEntry } from "../../src/server/heartbeat.js";
 import {
-  Heartbeat,
   bridgeVersionString,
   launcherShape,
   newIdentity,
   rssKb,
   type CapsuleInfo,
-  type WorkEntry,
-} from "../../src/server/heartbeat.js";
+} from "../../src/server/process-info.js";
 import { Stats, histogramBucket, metricsKeys, statKeys, STATS_TTL } from "../../src/server/execution-stats.js";
 import { profileForVersion, validateRecord, validateRaw, type WireProfile } from "../../src/wire/index.js";
 import { loadCaptures } from "../captures.js";
