@@ -8,7 +8,8 @@
 // dashboard is "sidekiq-bridge/web".
 
 // Client: enqueue from Node, for Ruby (or Node) workers.
-export { Client, type ClientOptions, type BulkItem } from "./client/client.js";
+export { Client, type ClientOptions } from "./client/client.js";
+export type { BulkItem } from "./client/client-types.js";
 export type { PushItem } from "./client/normalize.js";
 export { JobDefinition, type SetOptions, type BulkOptions } from "./client/job.js";
 export type { JobOptions, JobHash } from "./client/normalize.js";

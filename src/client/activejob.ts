@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { releaseRules } from "../wire/release-rules.js";
 import { RubyFloat, type RubyJsonValue } from "../wire/ruby-json.js";
-import type { Client } from "./client.js";
+import type { Client } from "./client-types.js";
 import { scheduleAt } from "./job.js";
 import { DEFAULT_JOB_OPTIONS, type JobOptions, type PushItem } from "./normalize.js";
 

@@ -1,37 +1,31 @@
 // The client: Sidekiq::Client for Node. Normalizes jobs as the fleet's Sidekiq
-// would, runs client middleware, checks arguments, and pushes with the
-// commands Sidekiq uses (pipelined SADD queues + LPUSH per queue, or one ZADD
-// schedule), in the dialect the fleet reads.
-import type { Redis } from "ioredis";
+// would (normalize.ts), runs client middleware, checks arguments, and pushes
+// with the commands Sidekiq uses (pipelined SADD queues + LPUSH per queue, or
+// one ZADD schedule: atomic-push.ts), in the dialect the fleet reads.
 import { profileFor, type DialectLike, type WireProfile } from "../wire/dialect.js";
 import { releaseRules } from "../wire/release-rules.js";
-import { rubyFloatToS, toRubyJson } from "../wire/ruby-json.js";
-import { encodePayloadTime, nowMs } from "../wire/timestamps.js";
-import { assertValidRecord } from "../wire/validate.js";
+import { toRubyJson, type RubyJsonValue } from "../wire/ruby-json.js";
+import { encodePayloadTime } from "../wire/timestamps.js";
 import { parseJson } from "../wire/json-scan.js";
 import { newJid } from "../wire/jid.js";
 import type { JobRecord } from "../wire/job-record.js";
-import type { RecordKind } from "../wire/dialect.js";
 import { connectRedis, type OwnedRedis, type RedisSource } from "../redis/connection.js";
-import { execRetryingOnce } from "../redis/retry-once.js";
 import { closeConnection, ConnectionWatch, explained, whenReady } from "../redis/availability.js";
+import { atomicPush, atomicPushTemplate, enqueuedAtNow, pushOne, pushPrepared } from "./atomic-push.js";
+import type { BulkItem, Client as DefinitionClient, PreparedPush } from "./client-types.js";
 import { DialectDetectionError, SidekiqArgumentError } from "./errors.js";
 import { liveProcesses, profileForFleet } from "./fleet.js";
 import { runClientMiddleware, type ClientMiddleware } from "./middleware.js";
 import {
   bulkTemplate,
   DEFAULT_JOB_OPTIONS,
-  fillTemplate,
   normalizeItem,
-  schemaKind,
   type BulkTemplate,
   type JobHash,
   type JobOptions,
   type PushItem,
 } from "./normalize.js";
-import { pipeQueuePushes, pushOnNextTick } from "./push-batch.js";
 import { verifyArgs, type StrictArgsMode } from "./strict-args.js";
-import type { RubyJsonValue } from "../wire/ruby-json.js";
 import { JobDefinition } from "./job.js";
 import { ActiveJobDefinition, type ActiveJobOptions } from "./activejob.js";
 
@@ -65,27 +59,6 @@ export interface ClientOptions {
   connectWaitMs?: number;
 }
 
-/** A bulk push (`Sidekiq::Client.push_bulk`): one class, many argument lists, optional per-job `at`. */
-export interface BulkItem extends JobOptions {
-  class: string;
-  /** One args array per job. */
-  args: RubyJsonValue[][];
-  /** Epoch seconds for all jobs, or one per job. Absolute, as in Sidekiq (not relative). */
-  at?: number | number[];
-  /** Spread the jobs randomly over this many seconds (at least 5), instead of `at`. */
-  spreadInterval?: number;
-  /** Jobs per round trip (default 1000, or 100 when scheduled). */
-  batchSize?: number;
-}
-
-/** A payload ready to LPUSH onto `queue:<queue>` of `redis` (see Client#prepareRecord). */
-export interface PreparedPush {
-  redis: Redis;
-  queue: string;
-  json: string;
-  jid: string | null;
-}
-
 interface Shard {
   conn: OwnedRedis;
   profile?: { value: WireProfile; until: number };
@@ -94,7 +67,7 @@ interface Shard {
 const underTest = () => process.env.VITEST !== undefined || process.env.NODE_ENV === "test";
 
 /** Sidekiq's client in Node: pushes jobs in the wire format the fleet reads (`Sidekiq::Client`). `close()` releases the connections it opened. */
-export class Client {
+export class Client implements DefinitionClient {
   private readonly shards = new Map<RedisSource, Shard>();
   private readonly defaultShard: Shard;
   private readonly middleware: ClientMiddleware[];
@@ -202,7 +175,8 @@ export class Client {
       this.strictMode(profile),
       this.warn,
     ) as RubyJsonValue[];
-    await this.rawPush(shard.conn.redis, profile, [job], true);
+    if (job.at === undefined) await pushOne(shard.conn.redis, profile, job, this.validate);
+    else await atomicPush(shard.conn.redis, profile, [job], this.validate);
     return String(job.jid);
   }
 
@@ -295,7 +269,7 @@ export class Client {
           at === undefined ? undefined : jobArgs.map((_, i) => (Array.isArray(at) ? at[start + i]! : (at as number)));
         if (
           template === null ||
-          !(await this.rawPushBulk(redis, profile, template, jobArgs, jids, jid !== undefined, ats))
+          !(await atomicPushTemplate(redis, profile, template, jobArgs, jids, jid !== undefined, ats, this.validate))
         ) {
           // An encoding error: the generic path names it exactly as it always has.
           const payloads = jobArgs.map((a, i) => {
@@ -303,7 +277,7 @@ export class Client {
             if (ats !== undefined) copy.at = ats[i]!;
             return copy;
           });
-          await this.rawPush(redis, profile, payloads);
+          await atomicPush(redis, profile, payloads, this.validate);
         }
         for (const j of jids) out.push(String(j));
         continue;
@@ -328,7 +302,7 @@ export class Client {
         payloads.push(ok ? copy : null);
       }
       const toPush = payloads.filter((p): p is JobHash => p !== null);
-      if (toPush.length > 0) await this.rawPush(redis, profile, toPush);
+      if (toPush.length > 0) await atomicPush(redis, profile, toPush, this.validate);
       for (const p of payloads) out.push(p ? String(p.jid) : null);
     }
     return out;
@@ -342,11 +316,7 @@ export class Client {
   async pushRecord(record: JobRecord): Promise<string | null> {
     const p = await this.prepareRecord(record);
     if (!p) return null;
-    await execRetryingOnce(
-      p.redis,
-      () => p.redis.pipeline().sadd("queues", p.queue).lpush(`queue:${p.queue}`, p.json),
-      "push",
-    );
+    await pushPrepared(p);
     return p.jid;
   }
 
@@ -379,7 +349,7 @@ export class Client {
       }
     }
     record.delete("at");
-    record.set("enqueued_at", encodePayloadTime(nowMs(), profile));
+    record.set("enqueued_at", enqueuedAtNow(profile));
     const target = record.getString("queue") ?? queue;
     // Not validated: the payload was written by whoever enqueued it (maybe another
     // dialect during a migration); we changed only enqueued_at and middleware's keys.
@@ -389,107 +359,6 @@ export class Client {
       json: record.toString(),
       jid: record.getString("jid") ?? null,
     };
-  }
-
-  /**
-   * Sidekiq's raw_push: one pipeline; retried once after reconnecting on
-   * READONLY/NOREPLICAS/UNBLOCKED. `single` (push): a job for a queue shares
-   * the pipeline of the other single pushes of this tick (push-batch.ts).
-   */
-  private async rawPush(redis: Redis, profile: WireProfile, payloads: JobHash[], single = false): Promise<void> {
-    if (single && payloads.length === 1 && payloads[0]!.at === undefined) {
-      const p = payloads[0]!;
-      return pushOnNextTick(redis, String(p.queue), () => {
-        p.enqueued_at = encodePayloadTime(nowMs(), profile);
-        return this.encode(profile, p, "job");
-      });
-    }
-    const build = () => {
-      const pipe = redis.pipeline();
-      if (payloads[0]!.at !== undefined) {
-        const dropEnqueued = releaseRules(profile).client.scheduledDropsEnqueuedAt;
-        const pairs: string[] = [];
-        for (const p of payloads) {
-          const { at, ...rest } = p;
-          if (dropEnqueued) delete rest.enqueued_at;
-          pairs.push(rubyFloatToS(Number(at)), this.encode(profile, rest, "scheduled"));
-        }
-        pipe.zadd("schedule", ...pairs);
-      } else {
-        const enqueuedAt = encodePayloadTime(nowMs(), profile);
-        const byQueue = new Map<string, string[]>();
-        for (const p of payloads) {
-          p.enqueued_at = enqueuedAt;
-          const q = String(p.queue);
-          let list = byQueue.get(q);
-          if (!list) byQueue.set(q, (list = []));
-          list.push(this.encode(profile, p, "job"));
-        }
-        pipeQueuePushes(pipe, byQueue);
-      }
-      return pipe;
-    };
-    await execRetryingOnce(redis, build, "push");
-  }
-
-  /**
-   * rawPush of a bulk without middleware, from its template: what rawPush
-   * writes for the same jobs, byte for byte. Returns false, having sent
-   * nothing, when a job's args, jid or `at` cannot be encoded (the caller then
-   * takes rawPush, which names the error as it always has).
-   */
-  private async rawPushBulk(
-    redis: Redis,
-    profile: WireProfile,
-    t: BulkTemplate,
-    jobArgs: RubyJsonValue[][],
-    jids: RubyJsonValue[],
-    explicitJid: boolean,
-    ats: number[] | undefined,
-  ): Promise<boolean> {
-    const n = jobArgs.length;
-    const argTexts: string[] = new Array<string>(n);
-    const jidTexts: string[] = new Array<string>(n);
-    const scores: string[] = [];
-    try {
-      for (let i = 0; i < n; i++) {
-        if (ats !== undefined) scores.push(rubyFloatToS(Number(ats[i])));
-        argTexts[i] = toRubyJson(jobArgs[i]!);
-        // A generated jid is 24 hex digits: its JSON is itself in quotes.
-        jidTexts[i] = explicitJid ? toRubyJson(jids[i]!) : `"${String(jids[i])}"`;
-      }
-    } catch {
-      return false;
-    }
-    const slots = t.tpl.slots;
-    const iArgs = slots.indexOf("args");
-    const iJid = slots.indexOf("jid");
-    const iEnq = slots.indexOf("enqueued_at");
-    const build = () => {
-      const pipe = redis.pipeline();
-      const values = slots.map(() => "");
-      if (iEnq >= 0) values[iEnq] = toRubyJson(encodePayloadTime(nowMs(), profile));
-      const list: string[] = [];
-      for (let i = 0; i < n; i++) {
-        values[iArgs] = argTexts[i]!;
-        values[iJid] = jidTexts[i]!;
-        const json = fillTemplate(t.tpl, values);
-        if (this.validate) assertValidRecord(profile.dialect, t.kind, parseJson(json));
-        if (t.scheduled) list.push(scores[i]!, json);
-        else list.push(json);
-      }
-      if (t.scheduled) pipe.zadd("schedule", ...list);
-      else pipe.sadd("queues", t.queue).lpush(`queue:${t.queue}`, ...list);
-      return pipe;
-    };
-    await execRetryingOnce(redis, build, "push bulk");
-    return true;
-  }
-
-  private encode(profile: WireProfile, payload: JobHash, kind: RecordKind): string {
-    const json = toRubyJson(payload);
-    if (this.validate) assertValidRecord(profile.dialect, schemaKind(payload, kind), parseJson(json));
-    return json;
   }
 
   /** Closes the connections this client opened (not an ioredis instance you passed in). */

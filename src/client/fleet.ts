@@ -3,6 +3,7 @@
 import type { Redis } from "ioredis";
 import { BRIDGE_LABEL } from "../wire/bridge-label.js";
 import { profileForVersion, versionAtLeast, type WireProfile } from "../wire/dialect.js";
+import { PROCESSES_KEY } from "../wire/keys.js";
 
 export interface LiveProcess {
   identity: string;
@@ -13,7 +14,7 @@ export interface LiveProcess {
 }
 
 export async function liveProcesses(redis: Redis): Promise<LiveProcess[]> {
-  const ids = await redis.smembers("processes");
+  const ids = await redis.smembers(PROCESSES_KEY);
   if (ids.length === 0) return [];
   const pipe = redis.pipeline();
   for (const id of ids) pipe.hget(id, "info");

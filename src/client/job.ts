@@ -1,7 +1,7 @@
 // Typed job definitions: the Node face of a Ruby job class, with
 // perform_async / perform_in / perform_at / perform_bulk and set(...).
 import type { RubyJsonValue } from "../wire/ruby-json.js";
-import type { BulkItem, Client } from "./client.js";
+import type { BulkItem, Client } from "./client-types.js";
 import { DEFAULT_JOB_OPTIONS, type JobHash, type JobOptions, type PushItem } from "./normalize.js";
 
 /** Per-push options of `set(...)`: `sidekiq_options` plus Sidekiq's `wait`/`wait_until`. */

@@ -4,6 +4,7 @@
 // order the pushes were made, as Sidekiq's push_bulk writes them. Redis ends
 // up holding exactly what one raw_push per job would leave.
 import type { ChainableCommander, Redis } from "ioredis";
+import { QUEUES_KEY, queueKey } from "../wire/keys.js";
 import { RECONNECT_ERRORS } from "../redis/retry-once.js";
 
 interface PendingPush {
@@ -24,8 +25,8 @@ export function pipeQueuePushes(
   pipe: ChainableCommander,
   byQueue: ReadonlyMap<string, readonly string[]>,
 ): ChainableCommander {
-  pipe.sadd("queues", ...byQueue.keys());
-  for (const [q, list] of byQueue) pipe.lpush(`queue:${q}`, ...list);
+  pipe.sadd(QUEUES_KEY, ...byQueue.keys());
+  for (const [q, list] of byQueue) pipe.lpush(queueKey(q), ...list);
   return pipe;
 }
 

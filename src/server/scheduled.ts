@@ -18,7 +18,8 @@
 // the batch back the same way. Every script declares all its keys (Valkey,
 // Dragonfly) and uses ZRANGEBYSCORE, so Redis older than 6.2 works too.
 import type { Redis } from "ioredis";
-import type { Client, PreparedPush } from "../client/client.js";
+import type { Client } from "../client/client.js";
+import type { PreparedPush } from "../client/client-types.js";
 import { pipeQueuePushes } from "../client/push-batch.js";
 import { execRetryingOnce, retryingOnce } from "../redis/retry-once.js";
 import { commitPromotedBatch, popDueIntoPromotingSet } from "../redis/scripts/index.js";
@@ -27,7 +28,7 @@ import { JobRecord } from "../wire/job-record.js";
 import type { WireProfile } from "../wire/dialect.js";
 import { releaseRules } from "../wire/release-rules.js";
 import { rubyFloatToS } from "../wire/ruby-json.js";
-import type { Logger } from "./logger.js";
+import type { Logger } from "../logging/logger.js";
 import { sendToDead, type RetryConfig } from "./job-retry.js";
 import { newIdentity } from "./heartbeat.js";
 import { PROMOTING_REGISTRY, identityHost, promotingKey, recoverPromoting, restorePromoting } from "./recovery.js";
