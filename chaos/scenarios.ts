@@ -13,7 +13,7 @@ import type { SidekiqBackend } from "../harness/backend.js";
 import { REPO_ROOT } from "../harness/local-backend.js";
 import { freePort, startRedis, type RedisServer } from "../harness/redis-server.js";
 import type { SidekiqTarget } from "../harness/versions.js";
-import { WIP_REGISTRY } from "../src/server/fetch.js";
+import { WIP_REGISTRY } from "../src/wire/bridge-keys.js";
 
 export interface ScenarioResult {
   scenario: string;

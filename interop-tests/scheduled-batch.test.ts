@@ -10,13 +10,8 @@ import { Client } from "../src/client/client.js";
 import { Poller } from "../src/server/scheduled.js";
 import { Worker } from "../src/server/worker.js";
 import type { Logger } from "../src/server/logger.js";
-import {
-  PROMOTING_REGISTRY,
-  promotingKey,
-  recoverOrphans,
-  recoverPromoting,
-  restorePromoting,
-} from "../src/server/recovery.js";
+import { recoverOrphans, recoverPromoting, restorePromoting } from "../src/server/recovery.js";
+import { PROMOTING_REGISTRY, promotingKey } from "../src/wire/bridge-keys.js";
 import { JobRecord, profileForVersion } from "../src/wire/index.js";
 import { allocateDb, describeEachSidekiq, waitFor } from "./support/harness.js";
 

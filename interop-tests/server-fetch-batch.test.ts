@@ -9,7 +9,8 @@
 import { expect, it } from "vitest";
 import { Worker } from "../src/server/worker.js";
 import { makeCapsule } from "../src/server/capsule.js";
-import { AckQueue, BasicFetch, ReliableFetch, WIP_REGISTRY, wipKey, workingHashKey } from "../src/server/fetch.js";
+import { AckQueue, BasicFetch, ReliableFetch } from "../src/server/fetch.js";
+import { WIP_REGISTRY, wipKey, workingHashKey } from "../src/wire/bridge-keys.js";
 import { detectFeatures, featuresOf } from "../src/server/server-features.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
 

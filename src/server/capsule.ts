@@ -1,5 +1,6 @@
 // A capsule: a set of queues with its own concurrency, as Sidekiq 7+ has.
 // Queue order for each fetch follows Sidekiq's Capsule#mode and BasicFetch.
+import { queueKey } from "../wire/keys.js";
 
 export type QueueMode = "strict" | "weighted" | "random";
 
@@ -48,11 +49,11 @@ export function makeCapsule(cfg: CapsuleConfig): Capsule {
 
 /** BRPOP's key list for one fetch: fixed order when strict, else shuffle then uniq. */
 export function queuesCommand(c: Capsule, random: () => number = Math.random): string[] {
-  if (c.mode === "strict") return [...new Set(c.queues)].map((q) => `queue:${q}`);
+  if (c.mode === "strict") return [...new Set(c.queues)].map(queueKey);
   const list = [...c.queues];
   for (let i = list.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
     [list[i], list[j]] = [list[j]!, list[i]!];
   }
-  return [...new Set(list)].map((q) => `queue:${q}`);
+  return [...new Set(list)].map(queueKey);
 }

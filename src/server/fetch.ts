@@ -12,6 +12,8 @@
 // or buried exactly as it came.
 import type { Redis } from "ioredis";
 import { strictUtf8 } from "../wire/sidekiq-constants.js";
+import { queueKey, queueNameOf } from "../wire/keys.js";
+import { WIP_REGISTRY, wipKey, workingHashKey } from "../wire/bridge-keys.js";
 import { execReplies } from "../redis/replies.js";
 import { fetchBatchIntoWorkingList, fetchOneIntoWorkingList, putBackFromWorkingList } from "../redis/scripts/index.js";
 import { queuesCommand, type Capsule } from "./capsule.js";
@@ -52,7 +54,7 @@ export interface Fetcher {
 
 export function unitOfWork(queue: string, raw: Buffer, field?: string): UnitOfWork {
   const job = strictUtf8(raw) ?? null;
-  return { queue, queueName: queue.slice("queue:".length), job, raw, field };
+  return { queue, queueName: queueNameOf(queue), job, raw, field };
 }
 
 /**
@@ -113,22 +115,6 @@ export class BasicFetch implements Fetcher {
   }
 
   async close(): Promise<void> {}
-}
-
-/** The registry of working lists and hashes, so recovery finds those of dead processes. */
-export const WIP_REGISTRY = "bridge:wip-keys";
-
-/** The working list of one process for one queue: jobs a one-job fetch took. */
-export function wipKey(identity: string, queue: string): string {
-  return `bridge:wip:${identity}|${queue}`;
-}
-
-/**
- * The working hash of one process for one queue: jobs a batch fetch took,
- * each under a field number unique in the process.
- */
-export function workingHashKey(identity: string, queue: string): string {
-  return `bridge:working:${identity}|${queue}`;
 }
 
 /**
@@ -322,7 +308,7 @@ export class ReliableFetch implements Fetcher {
 
   /** This process's working lists and hashes for the capsule's queues. */
   private keys(): string[] {
-    const queues = [...new Set(this.capsule.queues)].map((q) => `queue:${q}`);
+    const queues = [...new Set(this.capsule.queues)].map(queueKey);
     return [...queues.map((q) => this.wip(q)), ...queues.map((q) => this.working(q))];
   }
 
@@ -476,7 +462,7 @@ export class ReliableFetch implements Fetcher {
   async reclaim(running: ReadonlySet<string>): Promise<number> {
     let n = 0;
     for (const q of new Set(this.capsule.queues)) {
-      const queue = `queue:${q}`;
+      const queue = queueKey(q);
       const listed = (await this.redis.lrangeBuffer(this.wip(queue), 0, -1)).map((raw) => unitOfWork(queue, raw));
       const flat = await this.redis.hgetallBuffer(this.working(queue));
       const hashed = Object.entries(flat)

@@ -4,50 +4,29 @@
 // host, when its pid no longer exists. Recovery runs under a short lock, so one
 // process does it.
 import type { Redis } from "ioredis";
+import { QUEUES_KEY, queueNameOf } from "../wire/keys.js";
+import {
+  isWorkingHashKey,
+  parsePromotingKey,
+  parseWipKey,
+  PROMOTING_RECOVERY_LOCK,
+  PROMOTING_REGISTRY,
+  RECOVERY_LOCK,
+  WIP_REGISTRY,
+} from "../wire/bridge-keys.js";
 import { restorePromotingSet, restoreWorkingHash, restoreWorkingList } from "../redis/scripts/index.js";
-import { WIP_REGISTRY } from "./fetch.js";
-import type { Logger } from "./logger.js";
-
-export const RECOVERY_LOCK = "bridge:wip-recovery";
-/** The lock of the poller's own, lighter pass (promoting sets only). */
-export const PROMOTING_RECOVERY_LOCK = "bridge:promoting-recovery";
-
-/** The registry of promoting sets that may hold jobs (scheduled.ts). */
-export const PROMOTING_REGISTRY = "bridge:promoting-keys";
-
-/**
- * The sorted set where one process's poller keeps the batch of `retry` or
- * `schedule` it has popped and not yet pushed, each job with its own score.
- */
-export function promotingKey(identity: string, set: string): string {
-  return `bridge:promoting:${identity}|${set}`;
-}
-
-/** `bridge:promoting:<identity>|schedule` -> [identity, "schedule"]. */
-export function parsePromotingKey(key: string): [string, string] | undefined {
-  const m = /^bridge:promoting:(.+)\|(retry|schedule)$/.exec(key);
-  return m ? [m[1]!, m[2]!] : undefined;
-}
+import type { Logger } from "../logging/logger.js";
 
 /** Puts a promoting set back into its sorted set (atomically); returns how many jobs moved. */
 export async function restorePromoting(redis: Redis, key: string, set: string): Promise<number> {
   return restorePromotingSet(redis, [key, set, PROMOTING_REGISTRY], []);
 }
 
-/**
- * `bridge:wip:<identity>|queue:<name>` (a working list) or
- * `bridge:working:<identity>|queue:<name>` (a working hash) -> [identity, "queue:<name>"].
- */
-export function parseWipKey(key: string): [string, string] | undefined {
-  const m = /^bridge:(?:wip|working):(.+)\|(queue:.+)$/.exec(key);
-  return m ? [m[1]!, m[2]!] : undefined;
-}
-
 /** Moves the jobs of a dead process's working list or hash back to their queue. */
 function restoreWorking(redis: Redis, key: string, queue: string): Promise<number> {
   // Versions before the working hash left working lists only: both come back.
-  const restore = key.startsWith("bridge:working:") ? restoreWorkingHash : restoreWorkingList;
-  return restore(redis, [key, queue, "queues"], [queue.slice("queue:".length)]);
+  const restore = isWorkingHashKey(key) ? restoreWorkingHash : restoreWorkingList;
+  return restore(redis, [key, queue, QUEUES_KEY], [queueNameOf(queue)]);
 }
 
 function pidAlive(pid: number): boolean {

@@ -28,12 +28,14 @@ import { JobRecord } from "../wire/job-record.js";
 import type { WireProfile } from "../wire/dialect.js";
 import { releaseRules } from "../wire/release-rules.js";
 import { rubyFloatToS } from "../wire/ruby-json.js";
+import { PROCESSES_KEY, QUEUES_KEY, queueKey, RETRY_KEY, SCHEDULE_KEY } from "../wire/keys.js";
+import { PROMOTING_REGISTRY, promotingKey } from "../wire/bridge-keys.js";
 import type { Logger } from "../logging/logger.js";
 import { sendToDead, type RetryConfig } from "./job-retry.js";
 import { newIdentity } from "./heartbeat.js";
-import { PROMOTING_REGISTRY, identityHost, promotingKey, recoverPromoting, restorePromoting } from "./recovery.js";
+import { identityHost, recoverPromoting, restorePromoting } from "./recovery.js";
 
-export const SORTED_SETS = ["retry", "schedule"] as const;
+export const SORTED_SETS = [RETRY_KEY, SCHEDULE_KEY] as const;
 export const INITIAL_WAIT_SECONDS = 10;
 /** Jobs per pop (the `batchSize` option). */
 export const DEFAULT_BATCH_SIZE = 100;
@@ -195,7 +197,7 @@ export class Poller {
     let pushed: number;
     for (;;) {
       const groups = byQueue(home);
-      const keys = [promoting, PROMOTING_REGISTRY, set, "queues", ...[...groups.keys()].map((q) => `queue:${q}`)];
+      const keys = [promoting, PROMOTING_REGISTRY, set, QUEUES_KEY, ...[...groups.keys()].map(queueKey)];
       const args: Array<string | number> = [jobs.length, rubyFloatToS(Date.now() / 1000), failed.length, ...failed];
       for (const [q, l] of groups) args.push(q, l.length, ...l.map((p) => p.push.json));
       let r: number | number[];
@@ -214,9 +216,7 @@ export class Poller {
       const bad = new Set(r.map((i) => names[i - 1]!));
       for (const p of home) if (bad.has(p.push.queue)) failed.push(p.original);
       home.splice(0, home.length, ...home.filter((p) => !bad.has(p.push.queue)));
-      firstError ??= new Error(
-        `WRONGTYPE ${[...bad].map((q) => `queue:${q}`).join(", ")} not a list: jobs left in ${set}`,
-      );
+      firstError ??= new Error(`WRONGTYPE ${[...bad].map(queueKey).join(", ")} not a list: jobs left in ${set}`);
     }
     if (pushed < 0) {
       this.o.logger.warn(
@@ -241,7 +241,7 @@ export class Poller {
 
   /** Sidekiq's random_poll_interval, in seconds. */
   async randomPollInterval(): Promise<number> {
-    const count = Math.max(await this.o.redis.scard("processes"), 1);
+    const count = Math.max(await this.o.redis.scard(PROCESSES_KEY), 1);
     const interval = this.o.pollIntervalAverage ?? count * (this.o.averageScheduledPollInterval ?? 5);
     if (count < 10) return interval * this.rand() + interval / 2;
     return releaseRules(this.o.profile()).scheduled.largeFleetPollInterval === "interval*rand*2"
@@ -256,7 +256,7 @@ export class Poller {
     const procs: string[] = [];
     let cursor = "0";
     do {
-      const [next, batch] = await this.o.redis.sscan("processes", cursor);
+      const [next, batch] = await this.o.redis.sscan(PROCESSES_KEY, cursor);
       cursor = next;
       procs.push(...batch);
     } while (cursor !== "0");
@@ -265,7 +265,7 @@ export class Poller {
     for (const p of procs) pipe.hget(p, "info");
     const res = (await pipe.exec()) ?? [];
     const prune = procs.filter((_, i) => res[i]?.[1] === null);
-    return prune.length ? this.o.redis.srem("processes", ...prune) : 0;
+    return prune.length ? this.o.redis.srem(PROCESSES_KEY, ...prune) : 0;
   }
 
   /**

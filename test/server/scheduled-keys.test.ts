@@ -1,15 +1,15 @@
 // Unit tests of the poller's promoting-set naming (recovery parses what the poller writes).
 import { describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
+import { identityHost } from "../../src/server/recovery.js";
 import {
-  identityHost,
   parsePromotingKey,
   parseWipKey,
   promotingKey,
   PROMOTING_REGISTRY,
-} from "../../src/server/recovery.js";
+  WIP_REGISTRY,
+} from "../../src/wire/bridge-keys.js";
 import { DEFAULT_BATCH_SIZE, Poller } from "../../src/server/scheduled.js";
-import { WIP_REGISTRY } from "../../src/server/fetch.js";
 import type { Client } from "../../src/client/client.js";
 import { profileForVersion } from "../../src/wire/index.js";
 
