@@ -9,7 +9,9 @@
 import { expect, it } from "vitest";
 import { Worker } from "../src/server/worker.js";
 import { makeCapsule } from "../src/server/capsule.js";
-import { AckQueue, BasicFetch, ReliableFetch } from "../src/server/fetch.js";
+import { AckQueue } from "../src/server/ack-queue.js";
+import { BasicFetch } from "../src/server/basic-fetch.js";
+import { ReliableFetch } from "../src/server/reliable-fetch.js";
 import { WIP_REGISTRY, wipKey, workingHashKey } from "../src/wire/bridge-keys.js";
 import { detectFeatures, featuresOf } from "../src/server/server-features.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";

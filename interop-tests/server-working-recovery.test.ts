@@ -5,7 +5,7 @@
 // each to run once; after a lost fetch reply the worker's own strays go back.
 import { expect, it } from "vitest";
 import { makeCapsule } from "../src/server/capsule.js";
-import { ReliableFetch } from "../src/server/fetch.js";
+import { ReliableFetch } from "../src/server/reliable-fetch.js";
 import { WIP_REGISTRY, wipKey, workingHashKey } from "../src/wire/bridge-keys.js";
 import { Worker } from "../src/server/worker.js";
 import type { Logger } from "../src/server/logger.js";

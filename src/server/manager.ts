@@ -4,20 +4,16 @@
 // manager per capsule.
 import type { Redis } from "ioredis";
 import { bounded, type ConnectionWatch, isConnectionError } from "../redis/availability.js";
+import { AckQueue } from "./ack-queue.js";
+import { BasicFetch } from "./basic-fetch.js";
 import type { Capsule } from "./capsule.js";
-import {
-  AckQueue,
-  BasicFetch,
-  defaultFetchLanes,
-  type Fetcher,
-  laneBatch,
-  ReliableFetch,
-  type UnitOfWork,
-} from "./fetch.js";
+import type { Fetcher, UnitOfWork } from "./fetch.js";
+import { defaultFetchLanes, laneBatch } from "./fetch-lanes.js";
 import { LazyAbort } from "./lazy-abort.js";
 import type { WorkerEvents } from "./events.js";
-import type { Logger } from "./logger.js";
+import type { Logger } from "../logging/logger.js";
 import { type ProcessorDeps, type ProcessResult, processJob } from "./processor.js";
+import { ReliableFetch } from "./reliable-fetch.js";
 import type { ServerFeatures } from "./server-features.js";
 
 export interface ManagerOptions {
