@@ -1,7 +1,13 @@
 // A capsule's fetch lanes: each lane is a fetcher on a connection of its own,
 // whose fetch loop (manager.ts) fetches for the capsule's shared slots, so one
 // lane's round trip overlaps the other's jobs. How many lanes a capsule gets,
-// and how many jobs a lane's fetch asks for.
+// how many jobs a lane's fetch asks for, and what the lanes share: their
+// working lists (one registration, one reclaim after a lost fetch reply) and
+// the wait for room to fetch.
+import type { Redis } from "ioredis";
+import { type ConnectionWatch, isConnectionError } from "../redis/availability.js";
+import type { Fetcher } from "./fetch.js";
+import type { Logger } from "../logging/logger.js";
 
 /**
  * How many fetch lanes (connections, each fetching for the capsule's shared
@@ -34,4 +40,94 @@ export function defaultFetchLanes(concurrency: number, reliable: boolean, fetchA
  */
 export function laneBatch(concurrency: number, lanes: number, wholeBatches: boolean): number {
   return wholeBatches ? concurrency : Math.ceil(concurrency / lanes);
+}
+
+/**
+ * A lane's own connection. A fetch must never be sent twice: if a connection
+ * drops with a fetch in flight, Redis may have moved a job already. The fetch
+ * fails instead, and the lanes reclaim.
+ */
+function laneConnection(redis: Redis, watch: ConnectionWatch | undefined): Redis {
+  const blocking = redis.duplicate({ autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 });
+  if (watch) watch.add(blocking);
+  else blocking.on("error", () => {}); // reported by the fetch loop
+  return blocking;
+}
+
+export class FetchLanes {
+  /** One fetcher per lane, each on its own connection. */
+  readonly fetchers: Fetcher[] = [];
+  private readonly connections: Redis[] = [];
+  /** Fetch loops waiting for room (a free slot, a lane's fetch to end, quiet). */
+  private readonly waiters: Array<() => void> = [];
+  /** How many lanes have a fetch in flight. */
+  fetching = 0;
+  /** A fetch reply was lost: reclaim before the next fetch. */
+  reclaimNeeded = false;
+  private reclaiming?: Promise<void> | undefined;
+
+  constructor(private readonly logger: Logger) {}
+
+  /** Opens `count` lanes, one connection each, with the fetcher `make` builds on it (lane 0 first). */
+  async open(
+    count: number,
+    redis: Redis,
+    watch: ConnectionWatch | undefined,
+    make: (blocking: Redis, lane: number) => Fetcher | Promise<Fetcher>,
+  ): Promise<void> {
+    for (let lane = 0; lane < count; lane++) {
+      const blocking = laneConnection(redis, watch);
+      this.connections.push(blocking);
+      this.fetchers.push(await make(blocking, lane));
+    }
+  }
+
+  /** Until a slot frees, a lane's fetch ends, or quiet (wake). */
+  wait(): Promise<void> {
+    return new Promise<void>((r) => this.waiters.push(r));
+  }
+
+  wake(): void {
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  /**
+   * After a lost fetch reply: jobs a fetch moved into our working lists whose
+   * reply never came (those not `running`) go back to their queues. Run once
+   * no lane has a fetch in flight (a lane's pending move must not be taken for
+   * a stray); one lane does it for all, since they share the working lists.
+   */
+  async reclaim(running: () => ReadonlySet<string>): Promise<void> {
+    if (this.reclaiming) return this.reclaiming;
+    if (this.fetching > 0) {
+      await this.wait();
+      return;
+    }
+    this.reclaiming = (async () => {
+      try {
+        const n = (await this.fetchers[0]!.reclaim?.(running())) ?? 0;
+        if (n > 0) this.logger.warn(`Reclaimed ${n} jobs whose fetch reply was lost`);
+        this.reclaimNeeded = false;
+      } catch (e) {
+        if (!isConnectionError(e))
+          this.logger.warn("could not reclaim jobs after a lost fetch; retrying", { error: (e as Error).message });
+        await new Promise((r) => setTimeout(r, 1000));
+      } finally {
+        this.reclaiming = undefined;
+        this.wake();
+      }
+    })();
+    return this.reclaiming;
+  }
+
+  /** Drops the lanes' connections at once (a blocked fetch fails; no reconnect). */
+  disconnect(): void {
+    for (const c of this.connections) c.disconnect();
+  }
+
+  /** Closes the connections, then the fetchers (one does it for all: they share the working lists). */
+  async close(): Promise<void> {
+    this.disconnect();
+    await this.fetchers[0]?.close();
+  }
 }

@@ -3,8 +3,8 @@
 // it: basic-fetch.ts is Sidekiq's BRPOP; reliable-fetch.ts (the worker's
 // default) keeps each job in a working hash or list of this process until it
 // is done, so a crash loses nothing. Both take as many jobs as the capsule has
-// free slots in one round trip; only reliable fetch may take more (fetch-ahead,
-// in the manager), since a job it holds is never lost.
+// free slots in one round trip; only reliable fetch may take more (fetch-ahead
+// in fetch-ahead.ts), since a job it holds is never lost.
 // Jobs travel as raw bytes, so even a payload that is not UTF-8 is requeued
 // or buried exactly as it came.
 import type { Redis } from "ioredis";

@@ -1,14 +1,16 @@
-// Sidekiq's Manager for one capsule: its slots, its fetch lanes and their
-// loops, the jobs running now, and the hard part of shutdown (abort what is
-// still running at the deadline and hand it back). The launcher owns one
-// manager per capsule.
+// Sidekiq's Manager for one capsule: its slots, the fetch loop each of its
+// fetch lanes runs (the lanes themselves: fetch-lanes.ts; jobs fetched ahead
+// of a free slot: fetch-ahead.ts), the jobs running now, and the hard part of
+// shutdown (abort what is still running at the deadline and hand it back).
+// The launcher owns one manager per capsule.
 import type { Redis } from "ioredis";
 import { bounded, type ConnectionWatch, isConnectionError } from "../redis/availability.js";
 import { AckQueue } from "./ack-queue.js";
 import { BasicFetch } from "./basic-fetch.js";
 import type { Capsule } from "./capsule.js";
 import type { Fetcher, UnitOfWork } from "./fetch.js";
-import { defaultFetchLanes, laneBatch } from "./fetch-lanes.js";
+import { FetchAhead } from "./fetch-ahead.js";
+import { defaultFetchLanes, FetchLanes, laneBatch } from "./fetch-lanes.js";
 import { LazyAbort } from "./lazy-abort.js";
 import type { WorkerEvents } from "./events.js";
 import type { Logger } from "../logging/logger.js";
@@ -26,7 +28,7 @@ export interface ManagerOptions {
   fetchLanes?: number;
   /**
    * Fetch the next batch while the slots are still busy with short jobs
-   * (see AHEAD_MAX_JOB_MS). Only safe with reliable fetch: a job fetched
+   * (fetch-ahead.ts). Only safe with reliable fetch: a job fetched
    * ahead waits in this process's working hash, where recovery finds it.
    */
   fetchAhead?: boolean;
@@ -61,66 +63,34 @@ interface InFlight {
 
 /**
  * The capsule's slots, shared by its fetch lanes: how many run, how many a
- * lane's fetch in flight has reserved, who waits for one, the hand-back
- * backoff, and the reclaim after a lost fetch reply (done when no lane has a
- * fetch in flight, since the lanes share working lists).
+ * lane's fetch in flight has reserved, and the hand-back backoff.
  */
 interface Slots {
   busy: number;
   reserved: number;
-  waiters: Array<() => void>;
   backoffMs: number;
-  fetching: number;
-  reclaimNeeded: boolean;
-  reclaiming?: Promise<void> | undefined;
 }
 
 type State = "new" | "running" | "quiet" | "stopped";
 
-/** A job fetched ahead, waiting for a slot. */
-interface Waiting {
-  uow: UnitOfWork;
-  fetcher: Fetcher;
-  since: number;
-}
-
-/**
- * Fetch ahead only while jobs take less than this on average (ms): then a
- * fetch's round trip is a large part of a batch's time, and a job fetched
- * ahead waits for a slot only a few ms. Longer jobs fetch for free slots only.
- */
-export const AHEAD_MAX_JOB_MS = 5;
-/** A job fetched ahead still waiting after this (ms) goes back to its queue, for an idle process to take. */
-export const AHEAD_MAX_WAIT_MS = 1000;
-
 export class Manager {
   private state: State = "new";
-  private readonly lanes: Fetcher[] = [];
-  private readonly blocking: Redis[] = [];
+  private readonly lanes: FetchLanes;
   private readonly inFlight = new Map<string, InFlight>();
-  private readonly slots: Slots = {
-    busy: 0,
-    reserved: 0,
-    waiters: [],
-    backoffMs: 0,
-    fetching: 0,
-    reclaimNeeded: false,
-  };
+  private readonly slots: Slots = { busy: 0, reserved: 0, backoffMs: 0 };
   private loops: Promise<void>[] = [];
   private jobDone?: () => void;
-  /** Jobs fetched ahead, oldest first: each starts when a slot frees. */
-  private readonly ahead: Waiting[] = [];
-  private aheadTimer?: NodeJS.Timeout | undefined;
-  /** Fetched-ahead jobs going back to their queues (quiet, or waited too long). */
-  private returning?: Promise<void> | undefined;
-  /** Moving average of a job's time in the processor (ms); Infinity before the first. */
-  private jobMs = Infinity;
-  /** The last fetch found as many jobs as it asked for: the queues have a backlog. */
-  private backlog = false;
-  /** How many jobs fetched ahead may wait for a slot: a batch per lane (0: never fetch ahead). */
-  private aheadLimit = 0;
+  /** Jobs fetched ahead, waiting for a slot. */
+  private readonly ahead: FetchAhead;
 
-  constructor(private readonly o: ManagerOptions) {}
+  constructor(private readonly o: ManagerOptions) {
+    this.lanes = new FetchLanes(o.logger);
+    this.ahead = new FetchAhead({
+      running: () => this.state === "running",
+      wake: () => this.lanes.wake(),
+      logger: o.logger,
+    });
+  }
 
   get capsule(): Capsule {
     return this.o.capsule;
@@ -136,23 +106,16 @@ export class Manager {
     );
     const perLane = laneBatch(cap.concurrency, lanes, ahead);
     // Each lane may have one batch waiting for slots.
-    this.aheadLimit = ahead ? lanes * perLane : 0;
+    this.ahead.limit = ahead ? lanes * perLane : 0;
     const acks = new AckQueue();
-    for (let lane = 0; lane < lanes; lane++) {
-      // A fetch must never be sent twice: if a connection drops with a fetch in
-      // flight, Redis may have moved a job already. Fail it, and reclaim instead.
-      const blocking = this.o.redis.duplicate({ autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 });
-      if (this.o.watch) this.o.watch.add(blocking);
-      else blocking.on("error", () => {}); // reported by the fetch loop
-      this.blocking.push(blocking);
-      if (this.o.reliable) {
-        const rf = new ReliableFetch(this.o.redis, blocking, cap, this.o.identity, this.o.features, acks);
-        if (lane === 0) await rf.register();
-        this.lanes.push(rf);
-      } else this.lanes.push(new BasicFetch(this.o.redis, blocking, cap, this.o.features));
-    }
+    await this.lanes.open(lanes, this.o.redis, this.o.watch, async (blocking, lane) => {
+      if (!this.o.reliable) return new BasicFetch(this.o.redis, blocking, cap, this.o.features);
+      const rf = new ReliableFetch(this.o.redis, blocking, cap, this.o.identity, this.o.features, acks);
+      if (lane === 0) await rf.register();
+      return rf;
+    });
     this.state = "running";
-    this.loops = this.lanes.map((f) => this.fetchLoop(f, perLane));
+    this.loops = this.lanes.fetchers.map((f) => this.fetchLoop(f, perLane));
   }
 
   /**
@@ -161,7 +124,7 @@ export class Manager {
    * One lane does it for all, since the lanes share the lists.
    */
   async register(): Promise<void> {
-    const first = this.lanes[0];
+    const first = this.lanes.fetchers[0];
     if (first instanceof ReliableFetch) await first.register();
   }
 
@@ -172,10 +135,10 @@ export class Manager {
   quiet(): Promise<void> {
     if (this.state === "running") this.state = "quiet";
     // Jobs fetched ahead have not started: they go back to their queues now.
-    if (this.ahead.length > 0) this.returning = this.returnAhead();
+    const returned = this.ahead.quiet();
     // Fetch loops waiting for a slot end now, not when a job next finishes.
-    this.wakeLanes();
-    return this.returning ?? Promise.resolve();
+    this.lanes.wake();
+    return returned;
   }
 
   /**
@@ -217,7 +180,7 @@ export class Manager {
     }
     for (const [tid, j] of this.inFlight) if (!j.settled) this.inFlight.delete(tid);
     // Fetched ahead and not handed back (Redis unreachable): recovery returns them.
-    result.notPushedBack += this.ahead.splice(0).length;
+    result.notPushedBack += this.ahead.drop();
     // Finished jobs still writing their acknowledgement (or retry): a little longer.
     while (this.inFlight.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     if (this.inFlight.size > 0)
@@ -231,14 +194,13 @@ export class Manager {
   async close(): Promise<void> {
     if (this.state === "stopped") return;
     this.state = "stopped";
-    for (const b of this.blocking) b.disconnect();
-    await this.lanes[0]?.close();
+    await this.lanes.close();
   }
 
   /** Drops the fetch connections at once (a blocked fetch fails; no reconnect). */
   dropConnections(): void {
     this.state = "stopped";
-    for (const b of this.blocking) b.disconnect();
+    this.lanes.disconnect();
   }
 
   /** What each slot is doing (Sidekiq's TTIN dump). */
@@ -264,13 +226,13 @@ export class Manager {
     // a fetch for one job costs more Redis commands than a batch's share).
     const room = () => {
       const free = cap.concurrency - slots.busy - slots.reserved - this.ahead.length;
-      const ahead = this.aheadRoom();
+      const ahead = this.ahead.room();
       if (free > 0 || ahead === 0) return free;
       return free + ahead >= perLane ? free + ahead : 0;
     };
     while (this.state === "running") {
       if (room() <= 0) {
-        await this.waitForLanes();
+        await this.lanes.wait();
         continue;
       }
       // Let the jobs that finish in this same tick (those just started too)
@@ -282,8 +244,8 @@ export class Manager {
         await new Promise<void>((r) => process.nextTick(r));
         if (this.state !== "running") break;
       }
-      if (slots.reclaimNeeded) {
-        await this.reclaimLanes();
+      if (this.lanes.reclaimNeeded) {
+        await this.lanes.reclaim(() => this.held());
         continue;
       }
       if (slots.backoffMs > 0) {
@@ -295,7 +257,7 @@ export class Manager {
       if (want <= 0) continue;
       let fetched: UnitOfWork[] | undefined;
       slots.reserved += want;
-      slots.fetching++;
+      this.lanes.fetching++;
       const sent = performance.now();
       try {
         // As many as there are free slots: each starts at once, none waits here.
@@ -303,24 +265,24 @@ export class Manager {
         const seconds = (performance.now() - sent) / 1000;
         this.o.events?.emit("fetch", { capsule: cap.name, seconds, jobs: fetched.length });
       } catch (e) {
-        this.backlog = false;
+        this.ahead.backlog = false;
         if (this.state === "running") {
           this.o.events?.emit("fetch:error", { capsule: cap.name, error: e });
-          slots.reclaimNeeded = true;
+          this.lanes.reclaimNeeded = true;
           // An outage is reported once, by the connection watch.
           if (!isConnectionError(e)) this.o.logger.warn("fetch failed; retrying", { error: (e as Error).message });
         }
       } finally {
         slots.reserved -= want;
-        slots.fetching--;
-        this.wakeLanes();
+        this.lanes.fetching--;
+        this.lanes.wake();
       }
       if (fetched === undefined) {
         if (this.state !== "running") break;
         await new Promise((r) => setTimeout(r, 1000));
         continue;
       }
-      this.backlog = fetched.length === want;
+      this.ahead.backlog = fetched.length === want;
       if (fetched.length === 0) continue;
       if (this.state !== "running") {
         // Fetched after quiet was requested: hand them back, they run next.
@@ -333,97 +295,15 @@ export class Manager {
       }
       for (const uow of fetched) {
         if (slots.busy < cap.concurrency) this.run(uow, fetch);
-        else this.wait(uow, fetch);
+        else this.ahead.wait(uow, fetch);
       }
     }
-    this.wakeLanes();
+    this.lanes.wake();
   }
 
-  /** How many jobs may wait here beyond the slots: a batch per lane, while jobs are short and the queues have a backlog. */
-  private aheadRoom(): number {
-    return this.backlog && this.jobMs < AHEAD_MAX_JOB_MS ? this.aheadLimit : 0;
-  }
-
-  /** Keeps a job fetched ahead until a slot frees (release) or it has waited too long. */
-  private wait(uow: UnitOfWork, fetcher: Fetcher): void {
-    this.ahead.push({ uow, fetcher, since: performance.now() });
-    if (!this.aheadTimer) this.armAheadTimer(AHEAD_MAX_WAIT_MS);
-  }
-
-  private armAheadTimer(ms: number): void {
-    this.aheadTimer = setTimeout(() => {
-      this.aheadTimer = undefined;
-      const oldest = this.ahead[0];
-      if (!oldest || this.state !== "running") return;
-      const waited = performance.now() - oldest.since;
-      // Every slot is held by a long job: let an idle process run the rest,
-      // and fetch only for free slots again until one frees.
-      if (waited >= AHEAD_MAX_WAIT_MS) {
-        this.backlog = false;
-        this.returning = this.returnAhead();
-      } else this.armAheadTimer(AHEAD_MAX_WAIT_MS - waited);
-    }, ms);
-    this.aheadTimer.unref();
-  }
-
-  /**
-   * Puts every job still waiting for a slot back at the head of its queue,
-   * in order. If Redis cannot take them they wait here again (and still in
-   * the working hash, so a crash loses none).
-   */
-  private async returnAhead(): Promise<void> {
-    const waiting = this.ahead.splice(0);
-    for (const f of new Set(waiting.map((w) => w.fetcher))) {
-      const mine = waiting.filter((w) => w.fetcher === f);
-      try {
-        await f.requeue(mine.map((w) => w.uow));
-      } catch (e) {
-        this.ahead.unshift(...mine);
-        if (this.state === "running" && !this.aheadTimer) this.armAheadTimer(AHEAD_MAX_WAIT_MS);
-        if (!isConnectionError(e))
-          this.o.logger.warn("could not return jobs fetched ahead to their queue", { error: (e as Error).message });
-      }
-    }
-    this.wakeLanes();
-  }
-
-  /** Until a slot frees, a lane's fetch ends, or quiet (wakeLanes). */
-  private waitForLanes(): Promise<void> {
-    return new Promise<void>((r) => this.slots.waiters.push(r));
-  }
-
-  private wakeLanes(): void {
-    for (const w of this.slots.waiters.splice(0)) w();
-  }
-
-  /**
-   * After a lost fetch reply: jobs a fetch moved into our working lists whose
-   * reply never came go back to their queues. Run once no lane has a fetch in
-   * flight (a lane's pending move must not be taken for a stray).
-   */
-  private async reclaimLanes(): Promise<void> {
-    const slots = this.slots;
-    if (slots.reclaiming) return slots.reclaiming;
-    if (slots.fetching > 0) {
-      await this.waitForLanes();
-      return;
-    }
-    slots.reclaiming = (async () => {
-      try {
-        const running = new Set([...this.inFlight.values(), ...this.ahead].map((j) => j.uow.raw.toString("base64")));
-        const n = (await this.lanes[0]!.reclaim?.(running)) ?? 0;
-        if (n > 0) this.o.logger.warn(`Reclaimed ${n} jobs whose fetch reply was lost`);
-        slots.reclaimNeeded = false;
-      } catch (e) {
-        if (!isConnectionError(e))
-          this.o.logger.warn("could not reclaim jobs after a lost fetch; retrying", { error: (e as Error).message });
-        await new Promise((r) => setTimeout(r, 1000));
-      } finally {
-        slots.reclaiming = undefined;
-        this.wakeLanes();
-      }
-    })();
-    return slots.reclaiming;
+  /** The raw jobs (base64) this manager holds: running, or fetched ahead and waiting. */
+  private held(): Set<string> {
+    return new Set([...this.inFlight.values(), ...this.ahead.waiting].map((j) => j.uow.raw.toString("base64")));
   }
 
   /** Runs one fetched job in a slot, then its bookkeeping (ack, requeue or hand-back). */
@@ -440,9 +320,9 @@ export class Manager {
     if (job.released) return;
     job.released = true;
     this.slots.busy--;
-    const next = this.state === "running" ? this.ahead.shift() : undefined;
+    const next = this.state === "running" ? this.ahead.next() : undefined;
     if (next) this.run(next.uow, next.fetcher);
-    this.wakeLanes();
+    this.lanes.wake();
   }
 
   // One async function per job (not a chain of then/catch/finally): a busy
@@ -455,8 +335,7 @@ export class Manager {
       const started = performance.now();
       try {
         result = await processJob(uow, tid, job.abort, this.o.processor);
-        const ms = performance.now() - started;
-        this.jobMs = this.jobMs === Infinity ? ms : this.jobMs * 0.9 + ms * 0.1;
+        this.ahead.timed(performance.now() - started);
       } catch (e) {
         // E.g. Redis down while burying a malformed job: try the job again later.
         this.o.logger.error("could not process a job; it goes back to its queue", { error: (e as Error).message });
