@@ -19,6 +19,7 @@ import { JobRecord } from "../wire/job-record.js";
 import { parseJson, type JsonValue } from "../wire/json-scan.js";
 import { byteCompare, sscanAll, toF, toI, type ApiContext } from "./context.js";
 import { execReplies } from "../redis/replies.js";
+import { PROCESS_CLEANUP_KEY, PROCESSES_KEY, signalsKey, workKey } from "../wire/keys.js";
 import { displayClassOf, parseStored } from "./job-entry.js";
 
 /** Whether a process in the fleet is Ruby Sidekiq or a sidekiq-bridge worker. */
@@ -150,27 +151,27 @@ export class ProcessSet {
   async cleanup(opts: { force?: boolean } = {}): Promise<number> {
     const { redis } = this.ctx;
     if (!opts.force && releaseRules(this.ctx.rules).api.processCleanupLock) {
-      if ((await redis.set("process_cleanup", "1", "EX", 60, "NX")) === null) return 0;
+      if ((await redis.set(PROCESS_CLEANUP_KEY, "1", "EX", 60, "NX")) === null) return 0;
     }
-    const procs = await sscanAll(redis, "processes");
+    const procs = await sscanAll(redis, PROCESSES_KEY);
     if (procs.length === 0) return 0;
     const pipe = redis.pipeline();
     for (const p of procs) pipe.hget(p, "info");
     const infos = execReplies(await pipe.exec(), "process cleanup");
     const prune = procs.filter((_, i) => infos[i] === null || infos[i] === undefined);
-    return prune.length === 0 ? 0 : redis.srem("processes", ...prune);
+    return prune.length === 0 ? 0 : redis.srem(PROCESSES_KEY, ...prune);
   }
 
   /** SCARD processes (not pruned). */
   size(): Promise<number> {
-    return this.ctx.redis.scard("processes");
+    return this.ctx.redis.scard(PROCESSES_KEY);
   }
 
   /** `ProcessSet.new.to_a`: cleanup (unless `cleanup: false`), then every live process, sorted by identity. */
   async list(opts: { cleanup?: boolean } = {}): Promise<ProcessInfo[]> {
     if (opts.cleanup !== false) await this.cleanup();
     const { redis } = this.ctx;
-    const procs = (await sscanAll(redis, "processes")).sort(byteCompare);
+    const procs = (await sscanAll(redis, PROCESSES_KEY)).sort(byteCompare);
     if (procs.length === 0) return [];
     const pipe = redis.pipeline();
     for (const p of procs) pipe.hmget(p, ...FIELDS);
@@ -188,7 +189,7 @@ export class ProcessSet {
     const [member, values] = execReplies(
       await this.ctx.redis
         .multi()
-        .sismember("processes", identity)
+        .sismember(PROCESSES_KEY, identity)
         .hmget(identity, ...FIELDS)
         .exec(),
       "process",
@@ -225,7 +226,7 @@ export class ProcessSet {
       );
     if (p.embedded && sig !== "TTIN")
       throw new EmbeddedProcessError(`Can't ${sig === "TSTP" ? "quiet" : "stop"} an embedded process (${identity})`);
-    const key = `${identity}-signals`;
+    const key = signalsKey(identity);
     execReplies(await this.ctx.redis.multi().lpush(key, sig).expire(key, 60).exec(), `signal ${identity}`);
     return p;
   }
@@ -233,16 +234,16 @@ export class ProcessSet {
   /** `WorkSet#each`: the running jobs of every process, oldest `run_at` first. */
   async work(): Promise<RunningWork[]> {
     const { redis } = this.ctx;
-    const procs = (await sscanAll(redis, "processes")).sort(byteCompare);
+    const procs = (await sscanAll(redis, PROCESSES_KEY)).sort(byteCompare);
     if (procs.length === 0) return [];
     const pipe = redis.pipeline();
-    for (const p of procs) pipe.hgetall(`${p}:work`);
+    for (const p of procs) pipe.hgetall(workKey(p));
     const works = execReplies(await pipe.exec(), "work") as Array<Record<string, string>>;
     const empty = procs.filter((_, i) => Object.keys(works[i] ?? {}).length === 0);
     const legacy = new Map<string, Record<string, string>>();
     if (empty.length > 0) {
       const p2 = redis.pipeline();
-      for (const p of empty) p2.hgetall(`${p}:workers`);
+      for (const p of empty) p2.hgetall(workKey(p, "workers"));
       const res = execReplies(await p2.exec(), "workers") as Array<Record<string, string>>;
       empty.forEach((p, i) => legacy.set(p, res[i] ?? {}));
     }

@@ -3,6 +3,7 @@
 // `Queue#each`; the oldest job is at index -1, where latency is read.
 import { byteCompare, sscanAll, type ApiContext } from "./context.js";
 import { execReplies } from "../redis/replies.js";
+import { QUEUES_KEY, queueKey } from "../wire/keys.js";
 import { viewOf, type JobView } from "./job-entry.js";
 import { jobLatency, latencyRuleFor } from "./latency.js";
 
@@ -16,7 +17,7 @@ export interface QueueEntry extends JobView {
 
 /** `Sidekiq::Queue.all`: the names in the `queues` set, sorted. */
 export async function allQueueNames(ctx: ApiContext): Promise<string[]> {
-  return (await sscanAll(ctx.redis, "queues")).sort(byteCompare);
+  return (await sscanAll(ctx.redis, QUEUES_KEY)).sort(byteCompare);
 }
 
 /** `Sidekiq::Queue`: size, latency, listing, deleting and clearing the jobs of one queue. */
@@ -27,7 +28,7 @@ export class Queue {
     private readonly ctx: ApiContext,
     readonly name: string,
   ) {
-    this.key = `queue:${name}`;
+    this.key = queueKey(name);
   }
 
   /** LLEN. */
@@ -84,6 +85,6 @@ export class Queue {
 
   /** `Queue#clear`: MULTI { UNLINK queue:<name>; SREM queues <name> }. */
   async clear(): Promise<void> {
-    execReplies(await this.ctx.redis.multi().unlink(this.key).srem("queues", this.name).exec(), `clear ${this.key}`);
+    execReplies(await this.ctx.redis.multi().unlink(this.key).srem(QUEUES_KEY, this.name).exec(), `clear ${this.key}`);
   }
 }

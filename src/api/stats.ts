@@ -3,6 +3,17 @@
 // API's release (latency.ts).
 import { sscanAll, toI, type ApiContext } from "./context.js";
 import { execReplies } from "../redis/replies.js";
+import {
+  DEAD_KEY,
+  PAUSED_KEY,
+  PROCESSES_KEY,
+  QUEUES_KEY,
+  queueKey,
+  RETRY_KEY,
+  SCHEDULE_KEY,
+  STAT_FAILED_KEY,
+  STAT_PROCESSED_KEY,
+} from "../wire/keys.js";
 import { jobLatency, latencyRuleFor } from "./latency.js";
 
 /** `Sidekiq::Stats`: processed and failed counts, the sets' sizes, enqueued jobs and the oldest queue latency. */
@@ -40,26 +51,26 @@ export async function fetchStats(ctx: ApiContext): Promise<StatsSnapshot> {
   const fast = execReplies(
     await redis
       .pipeline()
-      .get("stat:processed")
-      .get("stat:failed")
-      .zcard("schedule")
-      .zcard("retry")
-      .zcard("dead")
-      .scard("processes")
-      .lindex("queue:default", -1)
+      .get(STAT_PROCESSED_KEY)
+      .get(STAT_FAILED_KEY)
+      .zcard(SCHEDULE_KEY)
+      .zcard(RETRY_KEY)
+      .zcard(DEAD_KEY)
+      .scard(PROCESSES_KEY)
+      .lindex(queueKey("default"), -1)
       .exec(),
     "stats",
   );
   const defaultQueueLatency = jobLatency(fast[6] as string | null, latencyRuleFor(ctx.rules), ctx.now());
 
-  const processes = await sscanAll(redis, "processes");
-  const queues = await sscanAll(redis, "queues");
+  const processes = await sscanAll(redis, PROCESSES_KEY);
+  const queues = await sscanAll(redis, QUEUES_KEY);
   let workersSize = 0;
   let enqueued = 0;
   if (processes.length + queues.length > 0) {
     const pipe = redis.pipeline();
     for (const p of processes) pipe.hget(p, "busy");
-    for (const q of queues) pipe.llen(`queue:${q}`);
+    for (const q of queues) pipe.llen(queueKey(q));
     const slow = execReplies(await pipe.exec(), "stats");
     slow.forEach((v, i) => {
       if (i < processes.length) workersSize += toI(v as string | null);
@@ -86,10 +97,10 @@ export async function fetchStats(ctx: ApiContext): Promise<StatsSnapshot> {
  */
 export async function queueSummaries(ctx: ApiContext): Promise<QueueSummary[]> {
   const { redis } = ctx;
-  const queues = await sscanAll(redis, "queues");
+  const queues = await sscanAll(redis, QUEUES_KEY);
   if (queues.length === 0) return [];
   const pipe = redis.pipeline();
-  for (const q of queues) pipe.llen(`queue:${q}`).lindex(`queue:${q}`, -1).sismember("paused", q);
+  for (const q of queues) pipe.llen(queueKey(q)).lindex(queueKey(q), -1).sismember(PAUSED_KEY, q);
   const res = execReplies(await pipe.exec(), "queue summaries");
   const rule = latencyRuleFor(ctx.rules);
   const now = ctx.now();

@@ -7,6 +7,7 @@ import { auditQueues, collectHandlers, emptyHandlers, type AuditReport, type Que
 import { moveJobs, type MoveReport } from "../migration/move.js";
 import { migrateTimestamps, type TimestampReport, type TimestampTarget } from "../migration/convert-timestamps.js";
 import { JOB_SETS, type JobSet } from "../migration/stored-jobs.js";
+import { DEAD_KEY, RETRY_KEY, SCHEDULE_KEY } from "../wire/keys.js";
 import { progressLine } from "../migration/progress.js";
 import { connectCli } from "./connect.js";
 import { UsageError } from "./errors.js";
@@ -143,7 +144,7 @@ export async function run(argv: string[]): Promise<number> {
         throw new UsageError("say which jobs to move: --class NAME (repeatable) or --all");
       if (classes.length > 0 && values.all) throw new UsageError("--class and --all exclude each other");
       if (values.from === values.to) throw new UsageError("--from and --to name the same queue");
-      const sets: JobSet[] = values.dead ? ["schedule", "retry", "dead"] : ["schedule", "retry"];
+      const sets: JobSet[] = values.dead ? [SCHEDULE_KEY, RETRY_KEY, DEAD_KEY] : [SCHEDULE_KEY, RETRY_KEY];
       const passes = positiveInt("passes", values.passes, 3);
       return withRedis(url, async (redis) => {
         const p = progressLine(process.stderr, "migrate move");

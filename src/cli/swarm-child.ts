@@ -7,6 +7,7 @@
 // TERM to every process of the service while the supervisor forwards its own.
 import { type RedisSource, connectRedis } from "../redis/connection.js";
 import type { Logger } from "../logging/logger.js";
+import { PROCESSES_KEY, workKey } from "../wire/keys.js";
 import { READY_MESSAGE, SWARM_INDEX_ENV, SWARM_REPLACES_ENV } from "./swarm.js";
 
 export interface SwarmChild {
@@ -33,8 +34,8 @@ export async function clearDeadHeartbeat(source: RedisSource, identity: string):
   try {
     await redis
       .pipeline()
-      .srem("processes", identity)
-      .unlink(identity, `${identity}:work`, `${identity}:workers`)
+      .srem(PROCESSES_KEY, identity)
+      .unlink(identity, workKey(identity), workKey(identity, "workers"))
       .exec();
   } finally {
     if (owned) redis.disconnect();

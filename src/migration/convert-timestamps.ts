@@ -28,6 +28,7 @@ import type { Redis } from "ioredis";
 import { replaceListElements, replaceSortedSetMembers } from "../redis/scripts/index.js";
 import { isFloatLexeme } from "../wire/json-scan.js";
 import { JobRecord } from "../wire/job-record.js";
+import { DEAD_KEY, RETRY_KEY, SCHEDULE_KEY } from "../wire/keys.js";
 import { strictUtf8 } from "../wire/sidekiq-constants.js";
 import { profileFor } from "../wire/dialect.js";
 import { migratePayloadTimes } from "../wire/time-unit-rewrite.js";
@@ -185,9 +186,9 @@ function emptyReport(key: string, type: "list" | "zset"): TimestampKeyReport {
 async function targetKeys(redis: Redis, o: TimestampOptions): Promise<Array<{ key: string; type: "list" | "zset" }>> {
   const sets = o.sets ?? JOB_SETS;
   const out: Array<{ key: string; type: "list" | "zset" }> = [];
-  for (const s of ["schedule", "retry"] as const) if (sets.includes(s)) out.push({ key: s, type: "zset" });
+  for (const s of [SCHEDULE_KEY, RETRY_KEY] as const) if (sets.includes(s)) out.push({ key: s, type: "zset" });
   for (const k of await queueLists(redis, o.queues)) out.push({ key: k, type: "list" });
-  if (sets.includes("dead")) out.push({ key: "dead", type: "zset" });
+  if (sets.includes(DEAD_KEY)) out.push({ key: DEAD_KEY, type: "zset" });
   return out;
 }
 

@@ -11,6 +11,7 @@ import { rm } from "node:fs/promises";
 import type { Writable } from "node:stream";
 import type { Redis } from "ioredis";
 import { execReplies } from "../redis/replies.js";
+import { DEAD_KEY, QUEUE_PREFIX, QUEUES_KEY, RETRY_KEY, SCHEDULE_KEY, STAT_KEYS_PATTERN } from "../wire/keys.js";
 import {
   digestEntries,
   entryCount,
@@ -25,9 +26,9 @@ import {
 import { keyTypes, scanKeys, type ProgressFn } from "./stored-jobs.js";
 
 /** What an export takes by default: every queue, the queue registry and the job sets. */
-export const DEFAULT_EXPORT_PATTERNS = ["queue:*", "queues", "schedule", "retry", "dead"] as const;
+export const DEFAULT_EXPORT_PATTERNS = [`${QUEUE_PREFIX}*`, QUEUES_KEY, SCHEDULE_KEY, RETRY_KEY, DEAD_KEY] as const;
 /** With `stats`: Sidekiq's counters (stat:processed, stat:failed and their daily keys). */
-export const STATS_PATTERNS = ["stat:*"] as const;
+export const STATS_PATTERNS = [STAT_KEYS_PATTERN] as const;
 
 /** Options of `exportToFile` / `exportToStream`: `stats` keys, more key patterns, the source's name, progress. */
 export interface ExportOptions {

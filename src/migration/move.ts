@@ -17,13 +17,13 @@
 // `<from>` (producers not yet re-routed) are reported as `remaining`.
 import type { Redis } from "ioredis";
 import { moveListElements, replaceSortedSetMembers } from "../redis/scripts/index.js";
+import { QUEUES_KEY, queueKey, RETRY_KEY, SCHEDULE_KEY } from "../wire/keys.js";
 import {
   chunks,
   fingerprint,
   identify,
   listPages,
   parseRecord,
-  QUEUE_PREFIX,
   zsetPages,
   type JobSet,
   type ProgressFn,
@@ -102,12 +102,12 @@ export async function moveJobs(redis: Redis, o: MoveOptions): Promise<MoveReport
   if (!o.from || !o.to) throw new Error("move needs a source and a destination queue");
   if (o.from === o.to) throw new Error(`source and destination are the same queue ("${o.from}")`);
   const started = Date.now();
-  const sets = o.sets ?? (["schedule", "retry"] as const);
+  const sets = o.sets ?? ([SCHEDULE_KEY, RETRY_KEY] as const);
   const pageSize = o.pageSize ?? 1000;
   const batchSize = o.batchSize ?? 100;
   const maxPasses = o.dryRun ? 1 : Math.max(1, o.maxPasses ?? 3);
-  const src = QUEUE_PREFIX + o.from;
-  const dst = QUEUE_PREFIX + o.to;
+  const src = queueKey(o.from);
+  const dst = queueKey(o.to);
   const reports = new Map<string, MoveLocationReport>();
   for (const s of sets) reports.set(s, location(s));
   reports.set(src, location(src));
@@ -188,7 +188,7 @@ export async function moveJobs(redis: Redis, o: MoveOptions): Promise<MoveReport
     } else {
       candidates.reverse();
       for (const batch of chunks(candidates, batchSize)) {
-        const res = await moveListElements(redis, [src, dst, "queues"], [o.to, ...batch.flatMap(([a, b]) => [a, b])]);
+        const res = await moveListElements(redis, [src, dst, QUEUES_KEY], [o.to, ...batch.flatMap(([a, b]) => [a, b])]);
         batch.forEach(([, , cls], i) => {
           rep.matched++;
           if (res[i] === 1) {

@@ -14,6 +14,7 @@ import { randomBytes } from "node:crypto";
 import { createReadStream, statSync } from "node:fs";
 import type { Redis } from "ioredis";
 import { execReplies } from "../redis/replies.js";
+import { QUEUES_KEY } from "../wire/keys.js";
 import { decodeIter } from "msgpackr";
 import { selectKeys, type ExportedKey } from "./dump.js";
 import {
@@ -239,7 +240,7 @@ export async function importFromStream(
     for (const d of done) {
       // `queues` is the registry of queue names: with --force, merged rather than replaced,
       // so the target's other queues stay listed.
-      if (o.force && d.name === "queues" && d.type === "set") tx.sunionstore(d.temp, d.temp, "queues");
+      if (o.force && d.name === QUEUES_KEY && d.type === "set") tx.sunionstore(d.temp, d.temp, QUEUES_KEY);
       tx.rename(d.temp, d.key as unknown as string);
     }
     const res = await tx.exec();

@@ -14,12 +14,11 @@ import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 import { execReplies } from "../redis/replies.js";
 import { JobRecord } from "../wire/job-record.js";
+import { QUEUE_PREFIX, QUEUES_KEY, queueKey, queueNameOf } from "../wire/keys.js";
 import { ACTIVEJOB_WRAPPER_CLASSES, strictUtf8 } from "../wire/sidekiq-constants.js";
 
-export const QUEUE_PREFIX = "queue:";
-/** Sidekiq's sorted sets of jobs. */
-export const JOB_SETS = ["schedule", "retry", "dead"] as const;
-export type JobSet = (typeof JOB_SETS)[number];
+/** Sidekiq's sorted sets of jobs, as the migration tools name them. */
+export { JOB_SET_KEYS as JOB_SETS, type JobSetKey as JobSet } from "../wire/keys.js";
 
 /** Progress of long work, for a percentage line. `total` may grow while the work runs. */
 export interface Progress {
@@ -99,17 +98,15 @@ export async function keyTypes(redis: Redis, keys: readonly string[]): Promise<M
  * any extra names given. Sorted.
  */
 export async function queueNames(redis: Redis, extra: Iterable<string> = []): Promise<string[]> {
-  const names = new Set<string>(await redis.smembers("queues"));
-  for (const k of await scanKeys(redis, `${QUEUE_PREFIX}*`)) names.add(k.slice(QUEUE_PREFIX.length));
+  const names = new Set<string>(await redis.smembers(QUEUES_KEY));
+  for (const k of await scanKeys(redis, `${QUEUE_PREFIX}*`)) names.add(queueNameOf(k));
   for (const n of extra) names.add(n);
   return [...names].sort();
 }
 
 /** The `queue:*` keys that hold a list now, optionally limited to some queue names. */
 export async function queueLists(redis: Redis, only?: readonly string[]): Promise<string[]> {
-  const keys = only?.length
-    ? only.map((q) => QUEUE_PREFIX + q)
-    : (await queueNames(redis)).map((q) => QUEUE_PREFIX + q);
+  const keys = (only?.length ? only : await queueNames(redis)).map(queueKey);
   const types = await keyTypes(redis, keys);
   return keys.filter((k) => types.get(k) === "list");
 }
