@@ -4,7 +4,7 @@
 // of its keys and changelog must be the same afterwards.
 import { describe, expect, it } from "vitest";
 import { Client } from "../src/client/client.js";
-import type { Worker } from "../src/server/worker.js";
+import type { Worker } from "../src/worker/worker.js";
 import { uniqueJobsClient, UniqueJobsConflict } from "../src/unique-jobs/index.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
 import {
@@ -107,25 +107,50 @@ describeEachSidekiq(
           await waitFor("the second to run", ran(2).bind(null, sk));
         }, 60_000);
 
-        it("without uniqueJobs a Node worker warns once and the lock stays (what silently breaks fleets)", async () => {
+        it("without uniqueJobs a Node worker hands locked jobs back to their queue, one line per class; with runWithout it runs them and the lock stays", async () => {
           await sk.redis.flushdb();
           const logger = captureLogger();
           const w = nodeUniqueWorker(sk, { gem, queues: ["uq"], unique: false, logger });
           workers.push(w);
           await w.start();
           await ruby(`UntilExecutedJob.perform_async("nolock", 1); UntilExecutedJob.perform_async("nolock", 2)`);
+          const handedBack = () => logger.lines.filter((l) => l.includes("Handed back to its queue"));
+          await waitFor("the hand-back line", async () => handedBack().length > 0);
+          // Let both be fetched and handed back a few times: neither runs, both stay queued with their locks.
+          await new Promise((r) => setTimeout(r, 1500));
+          await w.stop();
+          expect(await sk.redis.llen("bridge:received")).toBe(0);
+          expect(await sk.redis.llen("queue:uq")).toBe(2);
+          expect(handedBack()).toHaveLength(1);
+          expect(handedBack()[0]).toContain("UntilExecutedJob");
+          expect(handedBack()[0]).toContain("--unique-jobs");
+          expect(logger.lines.some((l) => l.startsWith("INFO add-ons:") && l.includes("sidekiq-unique-jobs"))).toBe(
+            true,
+          );
+
+          // Opting out runs them, says once what breaks, and the gem still holds both locks.
+          const runLogger = captureLogger();
+          const r = nodeUniqueWorker(sk, {
+            gem,
+            queues: ["uq"],
+            unique: false,
+            logger: runLogger,
+            runWithout: ["uniqueJobs"],
+          });
+          workers.push(r);
+          await r.start();
           await waitFor("both to run", ran(2).bind(null, sk));
-          const warnings = logger.lines.filter((l) => l.includes("carries a sidekiq-unique-jobs lock"));
+          const warnings = runLogger.lines.filter((l) => l.includes("carries a sidekiq-unique-jobs lock"));
           expect(warnings).toHaveLength(1);
-          expect(warnings[0]).toContain("UntilExecutedJob");
-          // The gem still holds both locks: the same pushes are rejected.
+          expect(warnings[0]).toContain("Run anyway");
           expect(await ruby<string[]>("UniqueState.digests")).toHaveLength(2);
           expect(await ruby(`UntilExecutedJob.perform_async("nolock", 1)`)).toBeNull();
         }, 60_000);
 
         it("both workers on one queue: every unique job runs once, no lock is left", async () => {
           await sk.redis.flushdb();
-          const w = nodeUniqueWorker(sk, { gem, queues: ["uqr"] });
+          // The middleware added by hand, as handlers modules written before the uniqueJobs option do.
+          const w = nodeUniqueWorker(sk, { gem, queues: ["uqr"], unique: "use" });
           workers.push(w);
           await w.start();
           const jids = await ruby<Array<string | null>>(`

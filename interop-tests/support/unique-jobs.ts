@@ -2,8 +2,8 @@
 // gem and its job classes loaded, and a Node worker mirroring those classes.
 import { afterAll, afterEach, beforeAll } from "vitest";
 import type { SidekiqProcess } from "../../harness/backend.js";
-import { Worker } from "../../src/server/worker.js";
-import type { Logger } from "../../src/server/logger.js";
+import { Worker } from "../../src/worker/worker.js";
+import type { Logger } from "../../src/logging/logger.js";
 import { uniqueJobs } from "../../src/unique-jobs/index.js";
 import type { SidekiqContext } from "./harness.js";
 
@@ -61,8 +61,17 @@ export function captureLogger(): Captured {
 /** A Node worker whose handlers behave as the Ruby classes do (sleep:<s>, fail). */
 export function nodeUniqueWorker(
   sk: SidekiqContext,
-  opts: { gem: 8 | 9; queues: string[]; unique?: boolean; logger?: Logger; concurrency?: number },
+  opts: {
+    gem: 8 | 9;
+    queues: string[];
+    /** false: no unique-jobs support; "use": its middleware added by hand; default: the uniqueJobs option. */
+    unique?: boolean | "use";
+    logger?: Logger;
+    concurrency?: number;
+    runWithout?: string[];
+  },
 ): Worker {
+  const uniqueLogger = opts.logger ? { logger: opts.logger } : {};
   const w = new Worker({
     redis: sk.url,
     dialect: sk.target.version,
@@ -71,6 +80,8 @@ export function nodeUniqueWorker(
     pollIntervalAverage: 1,
     timeout: 5,
     ...(opts.logger ? { logger: opts.logger } : {}),
+    ...(opts.runWithout ? { runWithout: opts.runWithout } : {}),
+    ...(opts.unique === undefined || opts.unique === true ? { uniqueJobs: { gem: opts.gem, ...uniqueLogger } } : {}),
   });
   const rec = sk.newRedis();
   for (const cls of UNIQUE_CLASSES) {
@@ -84,8 +95,8 @@ export function nodeUniqueWorker(
       );
     });
   }
-  if (opts.unique !== false) {
-    const u = uniqueJobs({ gem: opts.gem, ...(opts.logger ? { logger: opts.logger } : {}) });
+  if (opts.unique === "use") {
+    const u = uniqueJobs({ gem: opts.gem, ...uniqueLogger });
     w.use(u.middleware).onDeath(u.onDeath);
   }
   return w;

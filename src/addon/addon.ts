@@ -11,7 +11,6 @@ import type { AuditCheck } from "../migration/audit-check.js";
 import type { WorkerEventName, WorkerListener } from "../server/events.js";
 import type { JobGate } from "../server/job-gate.js";
 import type { ErrorHandler } from "../server/job-observer.js";
-import type { PayloadMarker } from "../server/payload-marker.js";
 import type { ServerMiddleware } from "../server/processor.js";
 import type { ServiceFactory } from "../server/service.js";
 import type { DeathHandler } from "../server/types.js";
@@ -55,10 +54,28 @@ export interface Addon<Option = unknown, Name extends string = string> {
   readonly gem: string;
   /** Whether it runs when its option is not given (cron does: it idles without cron jobs). */
   readonly onByDefault: boolean;
-  /** The command-line flag that turns it off (when on by default) or on, with its help line. */
-  readonly flag?: { readonly name: string; readonly help: string };
-  /** Top-level payload fields the gem writes: a worker without this add-on warns about a job carrying one. */
-  readonly markers?: ReadonlyArray<Omit<PayloadMarker, "addon">>;
+  /**
+   * The command-line flag of `sidekiq-bridge worker`: without `value`, a switch
+   * that turns the add-on off (when on by default) or on; with `value` (its
+   * placeholder, e.g. "GEM"), a flag whose value `parse` turns into the option.
+   */
+  readonly flag?: {
+    readonly name: string;
+    readonly help: string;
+    readonly value?: string;
+    parse?(value: string): Option;
+  };
+  /** How a user turns it on, for log lines and audit reasons ("the worker option uniqueJobs: true (--unique-jobs 8)"). */
+  readonly enable?: string;
+  /**
+   * Top-level payload fields the gem writes that make a job its own: a worker
+   * that does not run this add-on hands such a job back to its queue (or,
+   * with `runWithout`, runs it), saying `what` the job carries and what
+   * running it without the add-on `breaks`.
+   */
+  readonly markers?: ReadonlyArray<{ readonly field: string; readonly what: string; readonly breaks: string }>;
+  /** Other top-level payload fields the gem writes (so `migrate audit` does not list them as unknown). */
+  readonly payloadKeys?: readonly string[];
   /** Plugs the add-on into a worker; `option` is its WorkerOptions value (`true` when on by default). */
   install?(seams: AddonSeams, option: Exclude<Option, false | undefined>): void;
   /** Recognises this add-on's server middleware when a user adds it by hand (`worker.use(...)`). */

@@ -4,11 +4,13 @@
 // payload markers, its audit check and its commands follow from the entry.
 import { cronAddon } from "../cron/addon.js";
 import { iterableAddon } from "../iterable/addon.js";
+import { proBatchesAddon } from "../pro-batches/addon.js";
 import type { AuditCheck } from "../migration/audit-check.js";
+import { tracingAddon } from "../tracing/addon.js";
 import { uniqueJobsAddon } from "../unique-jobs/addon.js";
 import type { Addon, CommandModule } from "./addon.js";
 
-export const ADDONS = [cronAddon, uniqueJobsAddon, iterableAddon] as const;
+export const ADDONS = [cronAddon, uniqueJobsAddon, iterableAddon, proBatchesAddon, tracingAddon] as const;
 
 type OptionOf<A> = A extends Addon<infer O, string> ? O : never;
 

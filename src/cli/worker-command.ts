@@ -37,8 +37,12 @@ Options:
       --unknown POLICY        job class without handler: retry (default, like Sidekiq), requeue, dead
       --label LABEL           extra label for the Web UI (repeatable)
 ${addons()
-  .flatMap((a) => (a.flag ? [`      --${a.flag.name.padEnd(22)}${a.flag.help}`] : []))
+  .flatMap((a) =>
+    a.flag ? [`      --${`${a.flag.name}${a.flag.value ? ` ${a.flag.value}` : ""}`.padEnd(22)}${a.flag.help}`] : [],
+  )
   .join("\n")}
+      --run-without ADDON     run jobs marked by an add-on this worker does not run (uniqueJobs,
+                              proBatches...) instead of handing them back to their queue (repeatable)
       --log-level LEVEL       debug, info (default), warn or error
       --log-format FORMAT     text (Sidekiq's lines, default) or json (Sidekiq's JSON formatter)
       --json                  the same as --log-format json
@@ -86,7 +90,10 @@ const OPTIONS = {
   "sentinel-name": { type: "string" },
   fetch: { type: "string" },
   // Each add-on's flag (--no-cron): from its entry in the add-on registry.
-  ...Object.fromEntries(addons().flatMap((a) => (a.flag ? [[a.flag.name, { type: "boolean" } as const]] : []))),
+  ...Object.fromEntries(
+    addons().flatMap((a) => (a.flag ? [[a.flag.name, { type: a.flag.value ? "string" : "boolean" } as const]] : [])),
+  ),
+  "run-without": { type: "string", multiple: true },
   json: { type: "boolean" },
   "log-level": { type: "string" },
   "log-format": { type: "string" },
@@ -125,10 +132,15 @@ export async function run(argv: string[]): Promise<number> {
     dialect: values.dialect ?? "auto",
   };
   if (values.fallback) opts.autoFallback = values.fallback;
+  if (values["run-without"]?.length) opts.runWithout = values["run-without"];
+  // Each add-on's flag: a switch turns it off (on by default) or on; a valued flag is parsed by the add-on.
+  const addonFlags = new Map<string, unknown>();
   for (const a of addons()) {
-    if (!a.flag || !(values as Record<string, unknown>)[a.flag.name]) continue;
-    (opts as unknown as Record<string, unknown>)[a.name] = !a.onByDefault;
+    const given = a.flag && (values as Record<string, unknown>)[a.flag.name];
+    if (given === undefined || given === false || !a.flag) continue;
+    addonFlags.set(a.name, a.flag.parse && typeof given === "string" ? a.flag.parse(given) : !a.onByDefault);
   }
+  Object.assign(opts, Object.fromEntries(addonFlags));
   try {
     // The same checks as the library's, once, named by flag: before any child is forked.
     resolveWorkerConfig(opts);
@@ -172,13 +184,21 @@ export async function run(argv: string[]): Promise<number> {
       throw new Error(`${values.require} exports a \`logger\` without an info method`);
     opts.logger = mod.logger as LoggerLike;
   }
+  // A handlers module may turn add-ons on under their option names (`export const uniqueJobs = { gem: 9 }`);
+  // a flag on the command line wins.
+  for (const a of addons()) {
+    const exported = (mod as Record<string, unknown> | undefined)?.[a.name];
+    if (exported !== undefined && !addonFlags.has(a.name))
+      (opts as unknown as Record<string, unknown>)[a.name] = exported;
+  }
   const worker = new Worker(opts);
   if (mod) {
     const exp = mod.default ?? mod;
     if (typeof exp === "function") await (exp as (w: Worker) => unknown)(worker);
     else if (exp && typeof exp === "object") {
       for (const [name, fn] of Object.entries(exp))
-        if (typeof fn === "function" && name !== "logger") worker.register(name, fn as never);
+        if (typeof fn === "function" && name !== "logger" && !addons().some((a) => a.name === name))
+          worker.register(name, fn as never);
     } else throw new Error(`${values.require} exports neither a function nor an object of handlers`);
   }
   if (values["metrics-port"] !== undefined) {

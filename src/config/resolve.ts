@@ -25,6 +25,8 @@ export interface WorkerConfig {
   /** How long start() waits for an unreachable Redis before it rejects. */
   readonly connectWaitMs: number;
   readonly unknownClass: UnknownClassPolicy;
+  /** Add-ons whose marked jobs run without the add-on (see CoreWorkerOptions.runWithout). */
+  readonly runWithout: readonly string[];
   readonly fetch: {
     readonly reliable: boolean;
     readonly lanes: number | undefined;
@@ -105,6 +107,7 @@ export function resolveWorkerConfig(o: CoreWorkerOptions): WorkerConfig {
     timeout: positive("timeout", o.timeout, 25),
     connectWaitMs: o.connectWaitMs ?? 5000,
     unknownClass,
+    runWithout: o.runWithout ?? [],
     fetch: {
       reliable,
       lanes: o.fetchLanes,

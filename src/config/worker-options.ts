@@ -68,6 +68,14 @@ export interface CoreWorkerOptions {
   maxRetries?: number;
   deadTimeoutSeconds?: number;
   deadMaxJobs?: number;
+  /**
+   * Add-ons (by name: "uniqueJobs", "proBatches"...) whose jobs this worker
+   * may run without running the add-on. By default a job carrying an add-on's
+   * marker (a unique-jobs `lock`, a Pro batch `bid`) that this worker does not
+   * run is handed back to its queue for a process that does; named here, it
+   * runs, and the worker says once what that breaks.
+   */
+  runWithout?: string[];
   /** Embedded processes hide Quiet/Stop in the Web UI and ignore remote signals' kill (default false). */
   embedded?: boolean;
   /**

@@ -33,6 +33,8 @@ export interface AuditCheck<State = unknown> {
   queues?(state: State): Iterable<string>;
   /** Sees each `use(...)` of a handlers module, to learn whether the Node worker runs this add-on. */
   onUse?(mw: unknown, into: NodeHandlers): void;
+  /** Sees the add-on's option when a handlers module exports it under the add-on's name (and it is not false). */
+  onOption?(option: unknown, into: NodeHandlers): void;
   /** Sets the add-on's fields on a class's usage when the class is first seen. */
   initUsage?(usage: ClassUsage, handlers: NodeHandlers): void;
   /** Counts what one job carries. */

@@ -43,6 +43,10 @@ export interface ClassUsage {
   iterating?: number;
   /** Node's handler for it is iterable (registerIterable). */
   iterableHandler?: boolean;
+  /** Jobs (queued, scheduled, in retry) in a Sidekiq Pro batch (carrying a `bid`). */
+  batches?: number;
+  /** Top-level payload keys neither Sidekiq nor a known add-on writes, with how many jobs carry each. */
+  unknownKeys?: Record<string, number>;
   /** Jobs (queued, scheduled, in retry) carrying a sidekiq-unique-jobs `lock`, by lock type. */
   locks?: Record<string, number>;
 }

@@ -9,10 +9,11 @@ import type { Redis } from "ioredis";
 import { auditChecks } from "../addon/registry.js";
 import type { JobRecord } from "../wire/job-record.js";
 import { queueKey } from "../wire/keys.js";
-import type { Findings, JobPlace, NodeAddons } from "./audit-check.js";
+import type { AuditCheck, Findings, JobPlace, NodeAddons } from "./audit-check.js";
 import type { AuditReport, ClassUsage, NodeHandlers, ProcessSummary, QueueAudit } from "./audit-report.js";
 import { emptyHandlers } from "./collect-handlers.js";
 import { liveProcessSummaries } from "./live-processes.js";
+import { unknownKeysAudit } from "./payload-keys.js";
 import {
   fingerprint,
   identify,
@@ -40,10 +41,10 @@ export interface AuditOptions {
   progress?: ProgressFn;
 }
 
-/** Counts the job where it was found, and what each add-on counts on it. */
-function countJob(u: ClassUsage, record: JobRecord, where: JobPlace): void {
+/** Counts the job where it was found, and what each check counts on it. */
+function countJob(u: ClassUsage, record: JobRecord, where: JobPlace, checks: readonly AuditCheck[]): void {
   u[where]++;
-  for (const check of auditChecks()) check.countJob?.(u, record, where);
+  for (const check of checks) check.countJob?.(u, record, where);
 }
 
 function isHandled(h: NodeHandlers, name: string, activeJob: boolean): boolean {
@@ -131,7 +132,8 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
         redis,
         processes.flatMap((p) => p.queues),
       );
-  const checks = auditChecks();
+  // The add-ons' checks, then the payload keys none of them (nor Sidekiq) writes.
+  const checks = [...auditChecks(), unknownKeysAudit()];
   const states = await Promise.all(checks.map((c) => c.prepare?.(redis)));
   if (!only)
     checks.forEach((c, i) => {
@@ -192,7 +194,7 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
         if (!id) bad(key);
         else {
           const u = use(q, id.className, id.activeJob);
-          countJob(u, p.record, "queued");
+          countJob(u, p.record, "queued", checks);
           if (id.jid) found.push([id.jid, u]);
         }
       }
@@ -206,7 +208,7 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
     for await (const page of zsetPages(redis, s, pageSize)) {
       const found: Array<[string, ClassUsage]> = [];
       const track = (u: ClassUsage, record: JobRecord, jid: string | undefined) => {
-        countJob(u, record, field[s]);
+        countJob(u, record, field[s], checks);
         if (jid && s !== "dead") found.push([jid, u]);
       };
       for (const { member } of page) {

@@ -1,6 +1,6 @@
 // What a handlers module registers, read without a Redis connection, for
 // `migrate audit`: the classes Node can run and the add-ons it turns on.
-import { auditChecks } from "../addon/registry.js";
+import { addons, auditChecks } from "../addon/registry.js";
 import type { NodeHandlers } from "./audit-report.js";
 
 export function emptyHandlers(): NodeHandlers {
@@ -19,6 +19,12 @@ export async function collectHandlers(
   into: NodeHandlers = emptyHandlers(),
 ): Promise<NodeHandlers> {
   const mod = moduleExport as { default?: unknown } | undefined;
+  // Add-ons the module turns on under their option names (`export const uniqueJobs = true`), as the worker reads them.
+  if (mod && typeof mod === "object")
+    for (const a of addons()) {
+      const option = (mod as Record<string, unknown>)[a.name];
+      if (option !== undefined && option !== false) a.audit?.onOption?.(option, into);
+    }
   const exp =
     mod && typeof mod === "object" && "default" in mod && mod.default !== undefined ? mod.default : moduleExport;
   if (typeof exp === "function") {
@@ -48,7 +54,9 @@ export async function collectHandlers(
     );
     await (exp as (w: unknown) => unknown)(recorder);
   } else if (exp && typeof exp === "object") {
-    for (const [name, fn] of Object.entries(exp)) if (typeof fn === "function") into.classes.add(name);
+    for (const [name, fn] of Object.entries(exp))
+      if (typeof fn === "function" && name !== "logger" && !addons().some((a) => a.name === name))
+        into.classes.add(name);
   } else {
     throw new Error("the handlers module exports neither a function nor an object of handlers");
   }

@@ -66,23 +66,31 @@ export interface ProcessorDeps {
  * "ack": done with (ran, retried, dead).
  * "requeue": not finished (hard shutdown, or Redis failed while recording the
  * failure): the caller must push the raw job back.
- * "hand-back": no handler and the requeue policy, or a gate said so: the
- * caller hands it to the far end of its queue for another process, and backs off.
+ * "hand-back": no handler and the requeue policy, an add-on's marker this
+ * worker does not run, or a gate said so: the caller hands it to the far end
+ * of its queue for another process, and backs off.
  */
 export type ProcessResult = "ack" | "requeue" | "hand-back";
 
-/** The markers each worker (by its marker list) already warned about: one line per marker. */
-const markerWarned = new WeakMap<readonly PayloadMarker[], Set<PayloadMarker>>();
+/** What each worker (by its marker list) already logged: one line per marker and class. */
+const markerLogged = new WeakMap<readonly PayloadMarker[], Set<string>>();
 
-function warnMarker(record: JobRecord, className: string, jid: string, deps: ProcessorDeps): void {
+/**
+ * A job carrying the marker of an add-on this worker does not run: handed
+ * back (or, where the user opted out, run), with one line per marker and class.
+ */
+function checkMarkers(record: JobRecord, className: string, jid: string, deps: ProcessorDeps): "hand-back" | "run" {
   const markers = deps.markers!;
   const marker = markerOf(record, markers);
-  if (!marker) return;
-  let warned = markerWarned.get(markers);
-  if (!warned) markerWarned.set(markers, (warned = new Set()));
-  if (warned.has(marker)) return;
-  warned.add(marker);
-  deps.logger.warn(marker.warning, { class: className, jid, [marker.field]: String(record.get(marker.field)) });
+  if (!marker) return "run";
+  let logged = markerLogged.get(markers);
+  if (!logged) markerLogged.set(markers, (logged = new Set()));
+  const key = `${marker.field}\0${className}`;
+  if (!logged.has(key)) {
+    logged.add(key);
+    deps.logger.warn(marker.message, { class: className, jid, [marker.field]: String(record.get(marker.field)) });
+  }
+  return marker.handBack ? "hand-back" : "run";
 }
 
 /** A job whose class has no Node handler (Ruby's NameError in Sidekiq's retry records). */
@@ -186,6 +194,7 @@ export async function processJob(
     return "ack";
   }
 
+  if (deps.markers?.length && checkMarkers(record, className, jid, deps) === "hand-back") return "hand-back";
   if (deps.gates?.length) {
     const verdict = await admit(deps.gates, {
       jid,
@@ -203,7 +212,6 @@ export async function processJob(
     return "hand-back";
   }
 
-  if (deps.markers?.length) warnMarker(record, className, jid, deps);
   deps.work.set(tid, { tid, queue: uow.queueName, payload: jobstr, runAt: Math.floor(Date.now() / 1000) });
   const run: JobRun | undefined = deps.observer?.start({ jid, className, queue: uow.queueName, tid, record });
   const started = performance.now();

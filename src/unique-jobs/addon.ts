@@ -6,8 +6,34 @@ import type { Addon } from "../addon/addon.js";
 import { lazy } from "../web/route.js";
 import { uniqueJobsAudit } from "./audit.js";
 import type { UniqueJobsOptions } from "./config.js";
-import { isUniqueJobsMiddleware, UNHANDLED_LOCK_WARNING } from "./marker.js";
+import { isUniqueJobsMiddleware } from "./marker.js";
 import { uniqueJobs } from "./server.js";
+
+/** The fields the gem's client middleware writes into a payload (SidekiqUniqueJobs::Job.prepare and the lock options). */
+const UNIQUE_JOBS_PAYLOAD_KEYS = [
+  "lock",
+  "lock_args",
+  "lock_args_method",
+  "lock_digest",
+  "lock_expiration",
+  "lock_info",
+  "lock_limit",
+  "lock_prefix",
+  "lock_timeout",
+  "lock_ttl",
+  "on_conflict",
+  "on_client_conflict",
+  "on_server_conflict",
+  "unique_across_queues",
+  "unique_across_workers",
+  "apartment",
+];
+
+/** `--unique-jobs 8` or `--unique-jobs 9`: the gem's major version. */
+function parseGemFlag(v: string): UniqueJobsOptions {
+  if (v !== "8" && v !== "9") throw new Error(`--unique-jobs must be 8 or 9 (the gem's major version), got "${v}"`);
+  return { gem: v === "8" ? 8 : 9 };
+}
 
 const pages = () => import("./web/pages.js");
 const actions = () => import("./web/actions.js");
@@ -16,7 +42,22 @@ export const uniqueJobsAddon: Addon<boolean | UniqueJobsOptions, "uniqueJobs"> =
   name: "uniqueJobs",
   gem: "sidekiq-unique-jobs",
   onByDefault: false,
-  markers: [{ field: "lock", warning: UNHANDLED_LOCK_WARNING }],
+  flag: {
+    name: "unique-jobs",
+    value: "GEM",
+    help: "run sidekiq-unique-jobs (the fleet's gem major version: 8 or 9)",
+    parse: parseGemFlag,
+  },
+  enable: "the worker option uniqueJobs: true (or its options; --unique-jobs 8 on the command line)",
+  markers: [
+    {
+      field: "lock",
+      what: "a sidekiq-unique-jobs lock",
+      breaks:
+        "its lock would never be released, so later pushes with the same arguments would be rejected as duplicates",
+    },
+  ],
+  payloadKeys: UNIQUE_JOBS_PAYLOAD_KEYS,
   install(seams, option) {
     const u = uniqueJobs({ logger: seams.logger, ...(option === true ? {} : option) });
     seams.useServer(u.middleware);

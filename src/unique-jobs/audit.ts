@@ -9,6 +9,10 @@ export const uniqueJobsAudit: AuditCheck = {
     if (typeof mw === "function" && isUniqueJobsMiddleware(mw as never)) into.uniqueJobs = true;
   },
 
+  onOption(_option, into) {
+    into.uniqueJobs = true;
+  },
+
   /** Counts a job's lock by type, unless it is dead (a dead job's lock is gone). */
   countJob(u, record, where) {
     const lock = record.get("lock");
@@ -23,7 +27,7 @@ export const uniqueJobsAudit: AuditCheck = {
       .map(([t, n]) => `${n} with lock: ${t}`)
       .join(", ");
     out.reasons.push(
-      `${c.name} jobs carry sidekiq-unique-jobs locks (${kinds}) but the Node worker does not run the unique-jobs middleware: their locks would never be released and later pushes rejected as duplicates (turn on uniqueJobs)`,
+      `${c.name} jobs carry sidekiq-unique-jobs locks (${kinds}) but the Node worker does not run the unique-jobs middleware: their locks would never be released and later pushes rejected as duplicates (turn on uniqueJobs: the worker option uniqueJobs: true, or --unique-jobs 8 on the command line)`,
     );
     return undefined;
   },

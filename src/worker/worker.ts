@@ -136,11 +136,36 @@ export class Worker {
     return clientMiddleware;
   }
 
-  /** The payload markers of add-ons this worker does not run: installed, or their middleware added by hand. */
+  /** Whether the worker runs an add-on: installed from the options, or its middleware added by hand. */
+  private runs(a: Addon<unknown>): boolean {
+    return this.installed.includes(a) || (!!a.ownsMiddleware && this.middleware.some(a.ownsMiddleware));
+  }
+
+  /** The payload markers of add-ons this worker does not run: handed back, or run where the user opted out. */
   private unclaimedMarkers(): PayloadMarker[] {
     return addons().flatMap((a) => {
-      const runs = this.installed.includes(a) || (a.ownsMiddleware && this.middleware.some(a.ownsMiddleware));
-      return runs ? [] : (a.markers ?? []).map((m) => ({ ...m, addon: a.gem }));
+      if (this.runs(a)) return [];
+      const handBack = !this.config.runWithout.includes(a.name);
+      const enable = a.enable ? `Turn it on with ${a.enable}` : "Leave such jobs to Ruby processes";
+      return (a.markers ?? []).map((m) => ({
+        field: m.field,
+        addon: a.gem,
+        handBack,
+        message: handBack
+          ? `This job carries ${m.what}, but this worker does not run ${a.gem}: ${m.breaks}. Handed back to its queue for a process that runs it. ${enable}, or run such jobs anyway with runWithout: ["${a.name}"] (--run-without ${a.name}).`
+          : `This job carries ${m.what}, but this worker does not run ${a.gem}: ${m.breaks}. Run anyway (runWithout: ${a.name}). ${enable}.`,
+      }));
+    });
+  }
+
+  /** One line at start: the add-ons this worker runs, and whose marked jobs it hands back. */
+  private logAddons(markers: readonly PayloadMarker[]): void {
+    const running = addons()
+      .filter((a) => this.runs(a) && (a.install || a.ownsMiddleware))
+      .map((a) => a.gem);
+    const handedBack = [...new Set(markers.filter((m) => m.handBack).map((m) => m.addon))];
+    this.logger.info(`add-ons: ${running.length ? running.join(", ") : "none"}`, {
+      ...(handedBack.length ? { handing_back_jobs_of: handedBack } : {}),
     });
   }
 
@@ -254,7 +279,9 @@ export class Worker {
    */
   start(): Promise<void> {
     // Known only now: the handlers module may have added an add-on's middleware by hand.
-    this.registry.markers = this.unclaimedMarkers();
+    const markers = this.unclaimedMarkers();
+    this.registry.markers = markers;
+    this.logAddons(markers);
     return this.launcher.run();
   }
 
