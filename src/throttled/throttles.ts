@@ -1,0 +1,135 @@
+// The throttles of one Node worker: the gate that asks the gem's scripts
+// whether a fetched job may run (patches/throttled_retriever.rb, with the
+// queue cooldown), and the server middleware that gives its slot back when
+// it is done (middlewares/server.rb). Built when the worker is, given the
+// fleet's release and client once it runs (a service, before any fetch).
+import type { Redis } from "ioredis";
+import type { Client } from "../client/client.js";
+import type { Logger } from "../logging/logger.js";
+import type { GateContext, GateVerdict, JobGate } from "../server/job-gate.js";
+import type { ServerMiddleware } from "../server/processor.js";
+import type { Service, ServiceContext } from "../server/service.js";
+import type { JobRecord } from "../wire/job-record.js";
+import type { JsonValue } from "../wire/json-scan.js";
+import { Cooldown } from "./cooldown.js";
+import { RubyThrottleWatch } from "./detect.js";
+import type { ResolvedThrottled } from "./options.js";
+import { requeueThrottled } from "./requeue.js";
+import { gemLineFor, type GemLine } from "./scripts.js";
+import { Strategy } from "./strategy.js";
+
+/** message.rb: the class (`wrapped` when present) and the arguments the strategies see. */
+function message(record: JobRecord): { jobClass: string | undefined; args: JsonValue[] } {
+  const wrapped = record.get("wrapped");
+  if (wrapped !== undefined) {
+    const first = (record.get("args") as JsonValue[] | undefined)?.[0];
+    const inner = first && typeof first === "object" && !Array.isArray(first) ? first.arguments : undefined;
+    return { jobClass: String(wrapped), args: Array.isArray(inner) ? inner : [] };
+  }
+  const klass = record.get("class");
+  return { jobClass: typeof klass === "string" ? klass : undefined, args: (record.get("args") ?? []) as JsonValue[] };
+}
+
+export class Throttles {
+  private strategies: Map<string, Strategy> | undefined;
+  private client: Client | undefined;
+  private readonly cooldown: Cooldown | undefined;
+  private readonly watch: RubyThrottleWatch;
+  /** Classes whose check failed, logged once each. */
+  private readonly failed = new Set<string>();
+
+  constructor(
+    private readonly cfg: ResolvedThrottled,
+    private readonly logger: Logger,
+  ) {
+    this.cooldown = cfg.cooldownPeriod === null ? undefined : new Cooldown(cfg.cooldownPeriod, cfg.cooldownThreshold);
+    this.watch = new RubyThrottleWatch(logger);
+  }
+
+  /** Whether any class has a throttle (else the middleware is not added). */
+  get any(): boolean {
+    return this.cfg.byClass.size > 0;
+  }
+
+  /** Called once the fleet's release is known: the gem line picks the concurrency script. */
+  start(line: GemLine, client?: Client): void {
+    this.client = client;
+    this.strategies = new Map([...this.cfg.byClass].map(([cls, s]) => [cls, new Strategy(s, line)]));
+  }
+
+  /** A do-nothing service whose factory hands over the fleet's release and the client. */
+  readonly service = (ctx: ServiceContext): Service => {
+    this.start(this.cfg.gem ?? gemLineFor(ctx.profile.dialect), ctx.client);
+    return { name: "sidekiq-throttled", start() {}, stop: async () => {} };
+  };
+
+  private strategyFor(jobClass: string | undefined): Strategy | undefined {
+    if (jobClass === undefined) return undefined;
+    return this.strategies?.get(jobClass);
+  }
+
+  /** Throttled.throttled?: any error is logged once per class and the job is not throttled, as the gem rescues it. */
+  private async throttled(redis: Redis, s: Strategy, jobClass: string, jid: string, args: JsonValue[]) {
+    try {
+      return await s.throttled(redis, jid, args);
+    } catch (e) {
+      if (!this.failed.has(jobClass)) {
+        this.failed.add(jobClass);
+        this.logger.error(
+          `sidekiq-throttled: could not check the throttle of ${jobClass}, so the job runs unthrottled (as the gem's Throttled.throttled? does when its check raises): ${(e as Error).message}`,
+          { class: jobClass, jid },
+        );
+      }
+      return false;
+    }
+  }
+
+  /** patches/throttled_retriever.rb#retrieve_work, after the fetch. */
+  readonly gate: JobGate = {
+    name: "sidekiq-throttled",
+    admit: async (job: GateContext): Promise<GateVerdict> => {
+      // The gem leaves a resting queue out of its fetch; here its job goes back to where it was.
+      if (this.cooldown?.isResting(job.queue)) return "hand-back";
+      const { jobClass, args } = message(job.record);
+      const s = this.strategyFor(jobClass);
+      if (!s) {
+        if (jobClass !== undefined && this.strategies !== undefined) this.watch.seen(job.redis, jobClass);
+        this.cooldown?.notifyAdmitted(job.queue);
+        return "run";
+      }
+      const jid = job.record.getString("jid");
+      if (!jid || !(await this.throttled(job.redis, s, jobClass!, jid, args))) {
+        this.cooldown?.notifyAdmitted(job.queue);
+        return "run";
+      }
+      this.cooldown?.notifyThrottled(job.queue);
+      try {
+        return await requeueThrottled({ redis: job.redis, client: this.client }, s, job);
+      } catch (e) {
+        // Never lost: when the gem's requeue cannot be done, the job goes back to its queue.
+        this.logger.error(
+          `sidekiq-throttled: could not requeue a throttled ${jobClass} job; it goes back to its queue`,
+          {
+            class: jobClass,
+            jid,
+            error: (e as Error).message,
+          },
+        );
+        return "hand-back";
+      }
+    },
+  };
+
+  /** middlewares/server.rb: the slot is given back once the job is done, whatever happened. */
+  readonly middleware: ServerMiddleware = async (ctx, next) => {
+    const { jobClass, args } = message(ctx.job);
+    const s = this.strategyFor(jobClass);
+    const jid = ctx.job.getString("jid");
+    if (!s || !jid) return next();
+    try {
+      await next();
+    } finally {
+      await s.finalize(ctx.redis, jid, args);
+    }
+  };
+}
