@@ -4,19 +4,10 @@
 // them today) is gone.
 import type { Redis } from "ioredis";
 import type { AuditCheck } from "../migration/audit-check.js";
-import { CronApi } from "./cron-api.js";
+import type { CronFeed } from "../migration/audit-report.js";
 
-export interface CronFeed {
-  name: string;
-  namespace: string;
-  cron: string;
-  /** The class it enqueues (the ActiveJob class when `activeJob`). */
-  className: string;
-  activeJob: boolean;
-  enabled: boolean;
-  /** The job cannot be run by any poller (bad cron, missing class...). */
-  errors: string[];
-}
+export type { CronFeed };
+import { CronApi } from "./cron-api.js";
 
 /** Cron jobs of every namespace, by the queue they push to. */
 export async function cronFeedsByQueue(redis: Redis): Promise<Map<string, CronFeed[]>> {

@@ -1,6 +1,18 @@
 // What `migrate audit` reports, and what it judges by: the types the audit,
 // the add-ons' audit checks (audit-check.ts) and the CLI share.
-import type { CronFeed } from "../cron/audit.js";
+
+/** A sidekiq-cron job that pushes to a queue, as the report lists it (see cron/audit.ts). */
+export interface CronFeed {
+  name: string;
+  namespace: string;
+  cron: string;
+  /** The class it enqueues (the ActiveJob class when `activeJob`). */
+  className: string;
+  activeJob: boolean;
+  enabled: boolean;
+  /** The job cannot be run by any poller (bad cron, missing class...). */
+  errors: string[];
+}
 
 /** The classes Node can run: plain Sidekiq job classes and ActiveJob classes. */
 export interface NodeHandlers {

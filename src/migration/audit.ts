@@ -30,6 +30,7 @@ export type { AuditReport, ClassUsage, NodeHandlers, ProcessSummary, QueueAudit,
 export { collectHandlers, emptyHandlers } from "./collect-handlers.js";
 export { liveProcessSummaries } from "./live-processes.js";
 
+/** Options of `auditQueues`: the queues, and the Node handlers to judge them by. */
 export interface AuditOptions {
   /** Queues to report (default: every queue known to Redis or served by a live process). */
   queues?: string[];
