@@ -9,8 +9,8 @@
 import { Redis } from "ioredis";
 import { startRedis } from "../harness/redis-server.js";
 import { Client } from "../src/client/client.js";
-import { Worker } from "../src/server/worker.js";
-import type { Logger } from "../src/server/logger.js";
+import { Worker } from "../src/worker/worker.js";
+import type { Logger } from "../src/logging/logger.js";
 import { countCommands, readCommandStats, resetCommandStats } from "./measure/commandstats.js";
 
 const n = Number(process.argv[2] ?? 20_000);

@@ -21,10 +21,10 @@ import { fileURLToPath } from "node:url";
 import { monitorEventLoopDelay, PerformanceObserver, performance } from "node:perf_hooks";
 import { startRedis } from "../harness/redis-server.js";
 import { Client } from "../src/client/client.js";
-import { Worker } from "../src/server/worker.js";
+import { Worker } from "../src/worker/worker.js";
 import { AUX_CPU, pinnedArgv, pinPid, REDIS_CPU, TEST_CPU } from "./lib/cpu.js";
 import { percentile } from "./measure/summary.js";
-import type { Logger } from "../src/server/logger.js";
+import type { Logger } from "../src/logging/logger.js";
 
 const [seconds, rate, warmup] = [60, 1000, 10].map((d, i) => Number(process.argv[2 + i] ?? d)) as [
   number,

@@ -11,9 +11,9 @@ import { Writable } from "node:stream";
 import { Registry } from "prom-client";
 import { instrumentWorker } from "../src/metrics/prometheus.js";
 import { WorkerEvents } from "../src/server/events.js";
-import { JobLogger } from "../src/server/job-logger.js";
-import { consoleLogger, formatJson } from "../src/server/logger.js";
-import type { Worker } from "../src/server/worker.js";
+import { JobLogger } from "../src/logging/job-logger.js";
+import { consoleLogger, formatJson } from "../src/logging/logger.js";
+import type { Worker } from "../src/worker/worker.js";
 import { JobRecord } from "../src/wire/job-record.js";
 import { median } from "./measure/summary.js";
 

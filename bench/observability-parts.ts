@@ -21,11 +21,11 @@ import {
 import { Registry } from "prom-client";
 import { instrumentWorker } from "../src/metrics/prometheus.js";
 import { WorkerEvents } from "../src/server/events.js";
-import { JobLogger } from "../src/server/job-logger.js";
+import { JobLogger } from "../src/logging/job-logger.js";
 import { LazyAbort } from "../src/server/lazy-abort.js";
-import { consoleLogger } from "../src/server/logger.js";
+import { consoleLogger } from "../src/logging/logger.js";
 import { processJob, type ProcessorDeps, type ServerMiddleware } from "../src/server/processor.js";
-import type { Worker } from "../src/server/worker.js";
+import type { Worker } from "../src/worker/worker.js";
 import { tracingServerMiddleware } from "../src/tracing/opentelemetry.js";
 import { offlineProcessorDeps } from "../harness/processor-deps.js";
 import { median } from "./measure/summary.js";

@@ -27,8 +27,8 @@ import { Registry } from "prom-client";
 import { startRedis } from "../harness/redis-server.js";
 import { Client } from "../src/client/client.js";
 import { instrumentWorker } from "../src/metrics/prometheus.js";
-import { consoleLogger } from "../src/server/logger.js";
-import { Worker } from "../src/server/worker.js";
+import { consoleLogger } from "../src/logging/logger.js";
+import { Worker } from "../src/worker/worker.js";
 import { tracingClientMiddleware, tracingServerMiddleware } from "../src/tracing/opentelemetry.js";
 import { median } from "./measure/summary.js";
 

@@ -26,8 +26,8 @@ const DIST = resolve(process.env.BENCH_DIST ?? new URL("../dist", import.meta.ur
 
 const load = (path: string) => import(pathToFileURL(`${DIST}/${path}`).href);
 const { Client } = (await load("client/client.js")) as typeof import("../src/client/client.js");
-const { Worker } = (await load("server/worker.js")) as typeof import("../src/server/worker.js");
-const { consoleLogger } = (await load("server/logger.js")) as typeof import("../src/server/logger.js");
+const { Worker } = (await load("worker/worker.js")) as typeof import("../src/worker/worker.js");
+const { consoleLogger } = (await load("logging/logger.js")) as typeof import("../src/logging/logger.js");
 
 const server = await startRedis({});
 try {

@@ -4,9 +4,9 @@
 // needs Redis); stats and the running-job map are fresh.
 import type { Redis } from "ioredis";
 import { Stats } from "../src/server/execution-stats.js";
-import type { JobLogger } from "../src/server/job-logger.js";
+import type { JobLogger } from "../src/logging/job-logger.js";
 import type { RetryConfig } from "../src/server/job-retry.js";
-import type { Logger } from "../src/server/logger.js";
+import type { Logger } from "../src/logging/logger.js";
 import type { ProcessorDeps, ServerMiddleware } from "../src/server/processor.js";
 import type { JobHandler } from "../src/server/types.js";
 

@@ -7,7 +7,7 @@ import { beforeEach, expect, it } from "vitest";
 import { EmbeddedProcessError, ProcessNotFoundError } from "../src/api/process-set.js";
 import { SidekiqApi } from "../src/api/sidekiq-api.js";
 import { Client } from "../src/client/client.js";
-import { Worker } from "../src/server/worker.js";
+import { Worker } from "../src/worker/worker.js";
 import { JobRecord, RawJson, rubyFloatToS } from "../src/wire/index.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 

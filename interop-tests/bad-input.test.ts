@@ -2,8 +2,8 @@
 // keeps running, and nothing else is affected.
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Worker } from "../src/server/worker.js";
-import type { Logger } from "../src/server/logger.js";
+import { Worker } from "../src/worker/worker.js";
+import type { Logger } from "../src/logging/logger.js";
 import { JobRecord } from "../src/wire/index.js";
 import { startRedis, type RedisServer } from "../harness/redis-server.js";
 

@@ -7,8 +7,8 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../src/client/client.js";
 import { CronApi, CronPoller } from "../src/cron/index.js";
-import { Worker } from "../src/server/worker.js";
-import type { Logger } from "../src/server/logger.js";
+import { Worker } from "../src/worker/worker.js";
+import type { Logger } from "../src/logging/logger.js";
 import { startRedis, type RedisServer } from "../harness/redis-server.js";
 
 describe("cron poller: bad input and the poller's rules", () => {

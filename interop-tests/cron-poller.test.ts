@@ -6,8 +6,8 @@
 // Sidekiq 8.1.7, which has Rails) ActiveJob classes run on Ruby.
 import { expect, it } from "vitest";
 import { CronApi } from "../src/cron/index.js";
-import { Worker } from "../src/server/worker.js";
-import type { Logger } from "../src/server/logger.js";
+import { Worker } from "../src/worker/worker.js";
+import type { Logger } from "../src/logging/logger.js";
 import { CRON_PEERS, cronRuby } from "./support/cron.js";
 import { describeEachSidekiq } from "./support/harness.js";
 

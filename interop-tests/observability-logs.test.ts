@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { expect, it } from "vitest";
-import { Worker } from "../src/server/worker.js";
+import { Worker } from "../src/worker/worker.js";
 import type { WorkerEventMap } from "../src/server/events.js";
 import { REPO_ROOT } from "../harness/local-backend.js";
 import { startCli } from "./support/cli-process.js";

@@ -10,8 +10,8 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { freePort, type RedisServer, startRedis } from "../harness/redis-server.js";
 import { instrumentWorker } from "../src/metrics/prometheus.js";
-import type { Logger } from "../src/server/logger.js";
-import { Worker } from "../src/server/worker.js";
+import type { Logger } from "../src/logging/logger.js";
+import { Worker } from "../src/worker/worker.js";
 import { beatNow, describeEachSidekiq, waitFor } from "./support/harness.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

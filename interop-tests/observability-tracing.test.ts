@@ -14,7 +14,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { beforeAll, expect, it } from "vitest";
 import { Client } from "../src/client/client.js";
-import { Worker } from "../src/server/worker.js";
+import { Worker } from "../src/worker/worker.js";
 import { tracingClientMiddleware, tracingServerMiddleware } from "../src/tracing/opentelemetry.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 

@@ -2,8 +2,8 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../src/client/client.js";
-import { Worker } from "../src/server/worker.js";
-import type { Logger } from "../src/server/logger.js";
+import { Worker } from "../src/worker/worker.js";
+import type { Logger } from "../src/logging/logger.js";
 import { freePort, startRedis, type RedisServer } from "../harness/redis-server.js";
 import { makeTestCerts, type TestCerts } from "../harness/tls.js";
 

@@ -7,7 +7,7 @@
 // short jobs hold every slot; those jobs go back to the head of their queue
 // when they wait too long or the worker quiets.
 import { expect, it } from "vitest";
-import { Worker } from "../src/server/worker.js";
+import { Worker } from "../src/worker/worker.js";
 import { makeCapsule } from "../src/server/capsule.js";
 import { AckQueue } from "../src/server/ack-queue.js";
 import { BasicFetch } from "../src/server/basic-fetch.js";

@@ -7,8 +7,8 @@ import { expect, it } from "vitest";
 import { makeCapsule } from "../src/server/capsule.js";
 import { ReliableFetch } from "../src/server/reliable-fetch.js";
 import { WIP_REGISTRY, wipKey, workingHashKey } from "../src/wire/bridge-keys.js";
-import { Worker } from "../src/server/worker.js";
-import type { Logger } from "../src/server/logger.js";
+import { Worker } from "../src/worker/worker.js";
+import type { Logger } from "../src/logging/logger.js";
 import { detectFeatures } from "../src/server/server-features.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
 

@@ -1,7 +1,7 @@
 // Ruby enqueues, a Node worker processes, as one more Sidekiq process.
 import { expect, it } from "vitest";
 import { Client } from "../src/client/client.js";
-import { Worker, type WorkerOptions } from "../src/server/worker.js";
+import { Worker, type WorkerOptions } from "../src/worker/worker.js";
 import { JobRecord } from "../src/wire/index.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext, beatNow } from "./support/harness.js";
 

@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../harness/local-backend.js";
-import type { Worker } from "../src/server/worker.js";
+import type { Worker } from "../src/worker/worker.js";
 import { JobRecord } from "../src/wire/index.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 import { captureLogger, gemsFor, nodeUniqueWorker, uniqueRuby, useRubyUniqueServer } from "./support/unique-jobs.js";

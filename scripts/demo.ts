@@ -12,8 +12,8 @@ import { startRedis, type RedisServer } from "../harness/redis-server.js";
 import { selectedTargets } from "../harness/versions.js";
 import { applyFailure, decodePayloadTime, JobRecord, profileForVersion, secondsString } from "../src/wire/index.js";
 import { Client } from "../src/client/client.js";
-import { Worker } from "../src/server/worker.js";
-import type { Logger } from "../src/server/logger.js";
+import { Worker } from "../src/worker/worker.js";
+import type { Logger } from "../src/logging/logger.js";
 
 const quietLogger: Logger = { debug() {}, info() {}, warn() {}, error: (m) => console.error(m) };
 

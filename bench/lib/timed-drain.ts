@@ -5,8 +5,8 @@
 // benches (fetch-ahead.ts, fetch-lanes.ts).
 import { Redis } from "ioredis";
 import { Client } from "../../src/client/client.js";
-import { consoleLogger } from "../../src/server/logger.js";
-import { Worker, type WorkerOptions } from "../../src/server/worker.js";
+import { consoleLogger } from "../../src/logging/logger.js";
+import { Worker, type WorkerOptions } from "../../src/worker/worker.js";
 
 export interface TimedDrainOptions {
   url: string;

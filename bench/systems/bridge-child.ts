@@ -3,8 +3,8 @@
 // BenchNoopJob (the same name as ruby-fixtures/lib/bench_jobs.rb). Bundled by
 // bench/lib/build.ts and run with plain `node`, pinned by the harness.
 import { Client } from "../../src/client/client.js";
-import { Worker, type WorkerOptions } from "../../src/server/worker.js";
-import type { Logger } from "../../src/server/logger.js";
+import { Worker, type WorkerOptions } from "../../src/worker/worker.js";
+import type { Logger } from "../../src/logging/logger.js";
 import { JobCounter, runChild, serveClient, serveWorker } from "../lib/protocol.js";
 
 const url = process.env.BENCH_REDIS_URL!;

@@ -4,7 +4,7 @@
 // the text formatter does.
 import { describe, expect, it } from "vitest";
 import { WorkerEvents } from "../../src/server/events.js";
-import { JobLogger } from "../../src/server/job-logger.js";
+import { JobLogger } from "../../src/logging/job-logger.js";
 import {
   consoleLogger,
   formatJobJson,
@@ -17,7 +17,7 @@ import {
   type LogContext,
   type Logger,
   type LogLevel,
-} from "../../src/server/logger.js";
+} from "../../src/logging/logger.js";
 import { JobRecord } from "../../src/wire/job-record.js";
 
 const at = new Date("2026-01-02T03:04:05.678Z");

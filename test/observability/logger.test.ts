@@ -4,7 +4,7 @@ import { Writable } from "node:stream";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { WorkerEvents } from "../../src/server/events.js";
-import { JobLogger } from "../../src/server/job-logger.js";
+import { JobLogger } from "../../src/logging/job-logger.js";
 import {
   consoleLogger,
   formatJson,
@@ -13,7 +13,7 @@ import {
   safeLogger,
   toLogger,
   type Logger,
-} from "../../src/server/logger.js";
+} from "../../src/logging/logger.js";
 import { JobRecord } from "../../src/wire/job-record.js";
 
 const at = new Date("2026-01-02T03:04:05.678Z");

@@ -6,7 +6,7 @@ import * as prom from "prom-client";
 import { describe, expect, it } from "vitest";
 import { instrumentWorker, type MetricsOptions } from "../../src/metrics/prometheus.js";
 import { WorkerEvents } from "../../src/server/events.js";
-import type { Worker } from "../../src/server/worker.js";
+import type { Worker } from "../../src/worker/worker.js";
 
 const JOB_METRICS = [
   "sidekiq_jobs_processed_total",

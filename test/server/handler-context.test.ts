@@ -5,7 +5,7 @@ import { inspect } from "node:util";
 import { expect, it } from "vitest";
 import { offlineProcessorDeps } from "../../harness/processor-deps.js";
 import { LazyAbort } from "../../src/server/lazy-abort.js";
-import type { Logger } from "../../src/server/logger.js";
+import type { Logger } from "../../src/logging/logger.js";
 import { processJob } from "../../src/server/processor.js";
 import type { JobContext } from "../../src/server/types.js";
 
