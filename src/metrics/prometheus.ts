@@ -8,7 +8,7 @@ import type { SidekiqApi } from "../api/sidekiq-api.js";
 import type { Worker } from "../worker/worker.js";
 import { type JobCount, JobTallies } from "./job-tally.js";
 import { KeyedHistogram } from "./plain-histogram.js";
-import { loadPromClient, type PromClient } from "./prom-client.js";
+import { loadPromClient } from "./prom-client.js";
 
 /** Options of the Prometheus metrics: the registry, a name prefix, the fleet gauges' Redis. */
 export interface MetricsOptions {

@@ -135,7 +135,7 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
       );
   // The add-ons' checks, then the payload keys none of them (nor Sidekiq) writes.
   const checks = [...auditChecks(), unknownKeysAudit()];
-  const states = await Promise.all(checks.map((c) => c.prepare?.(redis)));
+  const states = await Promise.all(checks.map((c) => (c.prepare ? c.prepare(redis) : Promise.resolve(undefined))));
   if (!only)
     checks.forEach((c, i) => {
       for (const q of c.queues?.(states[i]) ?? []) if (!names.includes(q)) names.push(q);

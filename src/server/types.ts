@@ -2,7 +2,7 @@
 import type { Redis } from "ioredis";
 import type { JsonValue } from "../wire/json-scan.js";
 import type { JobRecord } from "../wire/job-record.js";
-import type { Logger } from "./logger.js";
+import type { Logger } from "../logging/logger.js";
 
 /** What a handler gets besides its arguments. */
 export interface JobContext {
@@ -40,7 +40,7 @@ export type RetryInResult = number | "discard" | "kill" | undefined | null;
 /** Per-class hooks: `retryIn` (`sidekiq_retry_in`) and `retriesExhausted` (`sidekiq_retries_exhausted`). */
 export interface HandlerOptions {
   /** Like `sidekiq_retry_in { |count, exception, job| ... }`; undefined means the default delay. */
-  retryIn?: (count: number, error: unknown, job: JobRecord) => RetryInResult;
+  retryIn?: (count: number, error: unknown, job: JobRecord) => RetryInResult | Promise<RetryInResult>;
   /** Like `sidekiq_retries_exhausted { |job, exception| ... }`; "discard" keeps it out of the dead set. */
   retriesExhausted?: (job: JobRecord, error: unknown) => void | "discard" | Promise<void | "discard">;
 }

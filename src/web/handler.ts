@@ -28,7 +28,7 @@ import {
   tokenFor,
   validToken,
 } from "./csrf.js";
-import { html, type Html } from "./html.js";
+import { html } from "./html.js";
 import { CORE_TABS, layout, type Tab } from "./layout.js";
 import { busyPage } from "./pages/busy.js";
 import { dashboardPage } from "./pages/dashboard.js";
