@@ -4,6 +4,7 @@ import type { Redis } from "ioredis";
 import { newJid } from "../wire/jid.js";
 import { JobRecord } from "../wire/job-record.js";
 import { rubyFloatToS } from "../wire/ruby-json.js";
+import { queueKey, RETRY_KEY, SCHEDULE_KEY } from "../wire/keys.js";
 import { sendToDead, type RetryConfig } from "../server/job-retry.js";
 import type { UniqueJobsConfig } from "./config.js";
 import type { LockConfig } from "./lock-config.js";
@@ -46,7 +47,7 @@ export async function onConflict(name: string | null, c: ConflictContext): Promi
       const deleted = await runScript(
         c.redis,
         lua,
-        [`queue:${lc.queue}`, "schedule", "retry"],
+        [queueKey(lc.queue), SCHEDULE_KEY, RETRY_KEY],
         [lc.digest, ...injected("delete_job_by_digest", cfg.maxHistory)],
       );
       if (!deleted) return false;
@@ -84,6 +85,6 @@ async function reschedule(c: ConflictContext): Promise<void> {
     rec.delete(k);
   rec.set("jid", newJid());
   const at = Date.now() / 1000 + 5;
-  await c.redis.zadd("schedule", rubyFloatToS(at), rec.toString());
+  await c.redis.zadd(SCHEDULE_KEY, rubyFloatToS(at), rec.toString());
   c.cfg.logger.info(`Rescheduled ${c.lc.className} job ${c.lc.jid} as ${rec.getString("jid")} in 5 seconds`);
 }
