@@ -1,0 +1,283 @@
+// sidekiq-scheduler's scheduler (SidekiqScheduler::Scheduler on
+// rufus-scheduler) as a Node service. It loads the schedules of the gem's
+// `schedules` hash, fires each at the times rufus would (timing.ts), and for
+// each trigger of an enabled schedule makes the gem's own claim: a ZADD of the
+// claimed instant's integer epoch to `sidekiq-scheduler:pushed:<name>`, and
+// only the scheduler whose ZADD adds it pushes. A cron schedule claims its
+// fire time and an `at` its point in time, so Ruby and Node schedulers enqueue
+// those once; `every`, `interval` and `in` claim their own trigger second, as
+// each Ruby process does, so each scheduler enqueues them on its own cadence
+// (docs/SCHEDULER.md). After each trigger it writes last_times and next_times
+// as the gem's `on_post_trigger` does, so Ruby's Recurring Jobs tab shows them.
+//
+// Changes are read from `schedules_changed` every `dynamicEvery`, as the gem's
+// `dynamic` mode does. Unlike the gem, one schedule that cannot be read (not
+// JSON, a bad expression, no class) is logged once and skipped, and the others
+// keep running.
+import type { Redis } from "ioredis";
+import type { Client } from "../client/client.js";
+import type { Logger } from "../logging/logger.js";
+import { enqueueSchedule, type EnqueueOptions } from "./enqueue.js";
+import { PUSHED_TTL_SECONDS } from "./keys.js";
+import { SchedulerApi } from "./scheduler-api.js";
+import {
+  entryTiming,
+  prepareStatic,
+  railsEnvMatches,
+  type ScheduleConfig,
+  type ScheduleEntry,
+} from "./schedule-entry.js";
+import { formatEoTime, parseDuration, RUFUS_FREQUENCY_MS, type Timing } from "./timing.js";
+
+/** The `:scheduler:` section of sidekiq.yml, as a worker's `sidekiqScheduler` option. */
+export interface SidekiqSchedulerSettings {
+  /**
+   * A static schedule (the section's `schedule:` map). Unless `dynamic`, it is
+   * written over the Redis one at start (`Sidekiq.schedule = ...`, names only in
+   * Redis removed), as a Ruby process with this config does. Without it, Node
+   * runs what Redis holds and never writes the schedules.
+   */
+  schedule?: Record<string, ScheduleConfig>;
+  /** `dynamic`: read the schedules from Redis and follow their changes (default: true without a static schedule). */
+  dynamic?: boolean;
+  /** `dynamic_every`: how often changes are read, a duration ("5s", default) or seconds. */
+  dynamicEvery?: string | number;
+  /** `enabled`: false turns the scheduler off (as the option `false` does). */
+  enabled?: boolean;
+  /** `SidekiqScheduler::RedisManager.key_prefix`. */
+  keyPrefix?: string;
+  /** The RAILS_ENV schedules with `rails_env` are matched against (default: the environment's). */
+  railsEnv?: string;
+  /** The loop's period in ms (rufus' `frequency`, 300). */
+  tickMs?: number;
+}
+
+export interface SchedulerPollerOptions extends SidekiqSchedulerSettings, EnqueueOptions {
+  redis: Redis;
+  client: Client;
+  logger: Logger;
+  /** Epoch milliseconds (a clock for tests). */
+  now?: () => number;
+}
+
+interface Loaded {
+  entry: ScheduleEntry;
+  timing: Timing;
+  firing?: Promise<void>;
+}
+
+/** What a trigger did, for tests and log lines. */
+export interface TriggerResult {
+  name: string;
+  claimed: number | null;
+  jid?: string | null;
+}
+
+export class SidekiqSchedulerPoller {
+  readonly name = "sidekiq-scheduler";
+  readonly api: SchedulerApi;
+  private readonly jobs = new Map<string, Loaded>();
+  private readonly reported = new Map<string, string>();
+  private tickTimer?: NodeJS.Timeout;
+  private updateTimer?: NodeJS.Timeout;
+  private updating?: Promise<void>;
+  private lastChanged = 0;
+  private stopped = false;
+  private active = false;
+  /** Jobs this scheduler has pushed since it started. */
+  enqueuedCount = 0;
+  /** Every trigger's outcome, when a test listens. */
+  onTrigger?: (r: TriggerResult) => void;
+
+  constructor(private readonly options: SchedulerPollerOptions) {
+    this.api = new SchedulerApi(options);
+  }
+
+  private now(): number {
+    return this.options.now ? this.options.now() : Date.now();
+  }
+
+  private get followsRedis(): boolean {
+    return this.options.dynamic ?? this.options.schedule === undefined;
+  }
+
+  private report(key: string, problem: string): void {
+    if (this.reported.get(key) === problem) return;
+    this.reported.set(key, problem);
+    this.options.logger.warn(`sidekiq-scheduler: ${problem}`);
+  }
+
+  private cleared(key: string): void {
+    if (this.reported.delete(key)) this.options.logger.info(`sidekiq-scheduler: schedule "${key}" is readable again`);
+  }
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    if (this.options.enabled === false) {
+      this.options.logger.info("sidekiq-scheduler: disabled (enabled: false)");
+      return;
+    }
+    try {
+      // The gem's startup: a `schedules_changed` of the 3.x type (SET) goes.
+      const type = await this.options.redis.type(this.api.keys.schedulesChanged);
+      if (type !== "zset" && type !== "none") await this.options.redis.del(this.api.keys.schedulesChanged);
+      if (this.options.schedule && !this.followsRedis) await this.api.replaceAll(prepareStatic(this.options.schedule));
+      this.lastChanged = this.now() / 1000;
+      await this.loadAll();
+    } catch (e) {
+      this.options.logger.error(`sidekiq-scheduler: cannot load the schedules: ${(e as Error).message}`);
+    }
+    const tick = this.options.tickMs ?? RUFUS_FREQUENCY_MS;
+    this.tickTimer = setInterval(() => this.tick(), tick);
+    this.tickTimer.unref();
+    if (this.followsRedis) {
+      const every = parseDuration(this.options.dynamicEvery ?? "5s");
+      this.updateTimer = setInterval(
+        () => {
+          if (this.updating) return;
+          this.updating = this.update()
+            .catch((e: Error) => this.options.logger.error(`sidekiq-scheduler: ${e.message}`))
+            .finally(() => (this.updating = undefined));
+        },
+        Math.max(RUFUS_FREQUENCY_MS, (every ?? 5) * 1000),
+      );
+      this.updateTimer.unref();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.tickTimer) clearInterval(this.tickTimer);
+    if (this.updateTimer) clearInterval(this.updateTimer);
+    await this.updating;
+    await Promise.all([...this.jobs.values()].map((j) => j.firing ?? Promise.resolve()));
+  }
+
+  /** Names of the loaded schedules with their next trigger (epoch ms, null: none). */
+  loaded(): Array<{ name: string; next: number | null }> {
+    return [...this.jobs.values()].map((j) => ({ name: j.entry.name, next: j.timing.next }));
+  }
+
+  private async loadAll(): Promise<void> {
+    const { entries, unreadable } = await this.api.list();
+    for (const u of unreadable)
+      this.report(u.name, `schedule "${u.name}" cannot be read, skipped (other schedules still run): ${u.error}`);
+    for (const e of entries) await this.load(e);
+    if (!this.active && this.jobs.size > 0) {
+      this.active = true;
+      this.options.logger.info(`sidekiq-scheduler: ${this.jobs.size} schedules loaded`);
+    }
+  }
+
+  /** `load_schedule_job`: builds its clock and writes its next time. */
+  private async load(entry: ScheduleEntry): Promise<void> {
+    this.jobs.delete(entry.name);
+    if (!railsEnvMatches(entry, this.options.railsEnv)) return;
+    const now = this.now();
+    let timing: Timing | null;
+    try {
+      timing = entryTiming(entry, now);
+    } catch (e) {
+      this.report(
+        entry.name,
+        `schedule "${entry.name}" is invalid, skipped (other schedules still run): ${(e as Error).message}`,
+      );
+      return;
+    }
+    if (!entry.className)
+      this.report(
+        entry.name,
+        `schedule "${entry.name}" has no class: each trigger is claimed and nothing is pushed, as Sidekiq::Client.push refuses it in Ruby`,
+      );
+    else this.cleared(entry.name);
+    if (!timing) return; // an `at` already past: rufus drops it
+    this.jobs.set(entry.name, { entry, timing });
+    await this.writeNext(entry.name, timing);
+  }
+
+  private async writeNext(name: string, timing: Timing): Promise<void> {
+    if (timing.next === null) await this.options.redis.hdel(this.api.keys.nextTimes, name);
+    else await this.options.redis.hset(this.api.keys.nextTimes, name, formatEoTime(timing.next, timing.zone));
+  }
+
+  /** `update_schedule`: the names changed since the last look are reloaded (or dropped). */
+  async update(): Promise<void> {
+    const from = this.lastChanged;
+    const to = this.now() / 1000;
+    this.lastChanged = to;
+    const changed = await this.options.redis.zrangebyscore(this.api.keys.schedulesChanged, String(from), `(${to}`);
+    if (changed.length === 0) return;
+    const { entries, unreadable } = await this.api.list();
+    for (const name of new Set(changed)) {
+      const entry = entries.find((e) => e.name === name);
+      const bad = unreadable.find((u) => u.name === name);
+      if (bad)
+        this.report(name, `schedule "${name}" cannot be read, skipped (other schedules still run): ${bad.error}`);
+      if (entry) await this.load(entry);
+      else this.jobs.delete(name);
+    }
+    if (!this.active && this.jobs.size > 0) {
+      this.active = true;
+      this.options.logger.info(`sidekiq-scheduler: ${this.jobs.size} schedules loaded`);
+    }
+  }
+
+  private tick(): void {
+    if (this.stopped) return;
+    const now = this.now();
+    for (const job of this.jobs.values()) {
+      if (job.firing || job.timing.next === null || job.timing.next > now) continue;
+      job.firing = this.fire(job, now)
+        .then((r) => this.onTrigger?.(r))
+        .catch((e: Error) => this.options.logger.error(`sidekiq-scheduler: schedule "${job.entry.name}": ${e.message}`))
+        .finally(() => (job.firing = undefined));
+    }
+  }
+
+  /** One trigger: the gem's block (enabled? claim, push) then `on_post_trigger` (last and next times). */
+  private async fire(job: Loaded, now: number): Promise<TriggerResult> {
+    const { entry, timing } = job;
+    const claimed = timing.trigger(now);
+    const result: TriggerResult = { name: entry.name, claimed: null };
+    if (claimed === null) return result; // a `times` or `last_at` limit ended it
+    let enabled: boolean;
+    try {
+      enabled = await this.api.isEnabled(entry);
+    } catch (e) {
+      this.report(
+        `${entry.name}:state`,
+        `the state of schedule "${entry.name}" is not JSON, not enqueued: ${(e as Error).message}`,
+      );
+      enabled = false;
+    }
+    if (enabled) {
+      const second = Math.floor(claimed / 1000);
+      const key = this.api.keys.pushed(entry.name);
+      const replies = await this.options.redis.multi().zadd(key, second, second).expire(key, PUSHED_TTL_SECONDS).exec();
+      result.claimed = second;
+      if (replies?.[0]?.[1] === 1) {
+        if (entry.className) {
+          try {
+            result.jid = await enqueueSchedule(this.options.client, entry, claimed, this.options);
+            this.enqueuedCount++;
+            this.options.logger.debug(`sidekiq-scheduler: queueing ${entry.className} (${entry.name})`, {
+              claimed: second,
+              jid: result.jid,
+            });
+          } catch (e) {
+            // `handle_errors`: logged, and the scheduler goes on.
+            this.report(`${entry.name}:push`, `schedule "${entry.name}" could not be pushed: ${(e as Error).message}`);
+          }
+        }
+        await this.options.redis.zremrangebyscore(key, 0, Math.floor(this.now() / 1000) - PUSHED_TTL_SECONDS);
+      } else {
+        result.claimed = null;
+        this.options.logger.debug(`sidekiq-scheduler: ${entry.name} already enqueued`, { claimed: second });
+      }
+    }
+    timing.done(this.now());
+    await this.options.redis.hset(this.api.keys.lastTimes, entry.name, formatEoTime(now));
+    if (this.jobs.get(entry.name) === job) await this.writeNext(entry.name, timing);
+    return result;
+  }
+}
