@@ -8,9 +8,17 @@ import { proBatchesAddon } from "../pro-batches/addon.js";
 import type { AuditCheck } from "../migration/audit-check.js";
 import { tracingAddon } from "../tracing/addon.js";
 import { uniqueJobsAddon } from "../unique-jobs/addon.js";
+import { sidekiqSchedulerAddon } from "../scheduler/addon.js";
 import type { Addon, CommandModule } from "./addon.js";
 
-export const ADDONS = [cronAddon, uniqueJobsAddon, iterableAddon, proBatchesAddon, tracingAddon] as const;
+export const ADDONS = [
+  cronAddon,
+  uniqueJobsAddon,
+  iterableAddon,
+  proBatchesAddon,
+  tracingAddon,
+  sidekiqSchedulerAddon,
+] as const;
 
 type OptionOf<A> = A extends Addon<infer O, string> ? O : never;
 
