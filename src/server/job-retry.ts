@@ -12,6 +12,7 @@ import { isFloatLexeme, type JsonValue } from "../wire/json-scan.js";
 import type { JobRecord } from "../wire/job-record.js";
 import { releaseRules } from "../wire/release-rules.js";
 import { applyFailure } from "../wire/retry-fields.js";
+import { DEAD_KEY, RETRY_KEY } from "../wire/keys.js";
 import { RawJson, RubyFloat, rubyFloatToS } from "../wire/ruby-json.js";
 import {
   DEFAULT_DEAD_MAX_JOBS,
@@ -183,9 +184,9 @@ export async function sendToDead(
   const max = config.deadMaxJobs ?? DEFAULT_DEAD_MAX_JOBS;
   const results = await redis
     .multi()
-    .zadd("dead", rubyFloatToS(nowS), payload)
-    .zremrangebyscore("dead", "-inf", rubyFloatToS(nowS - timeout))
-    .zremrangebyrank("dead", 0, String(-max))
+    .zadd(DEAD_KEY, rubyFloatToS(nowS), payload)
+    .zremrangebyscore(DEAD_KEY, "-inf", rubyFloatToS(nowS - timeout))
+    .zremrangebyrank(DEAD_KEY, 0, String(-max))
     .exec();
   execReplies(results, "send to dead");
 }
@@ -289,6 +290,6 @@ export async function handleFailure(
     // 6.5.2+: Time.now.to_f + delay + jitter.
     retryAt = nowS + strategy.delay + retryJitter(p, count, random);
   }
-  await redis.zadd("retry", rubyFloatToS(retryAt), rec.toString());
+  await redis.zadd(RETRY_KEY, rubyFloatToS(retryAt), rec.toString());
   return { outcome: "retry", retryAt };
 }
