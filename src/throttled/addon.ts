@@ -16,6 +16,8 @@ export const throttledAddon: Addon<boolean | ThrottledOptions, "throttled"> = {
     name: "no-throttled",
     help: "do not check sidekiq-throttled's keys (on by default: warns about classes Ruby throttles)",
   },
+  enable:
+    "the worker option throttled: { classes: { ... } } (or `export const throttled = { classes: { ... } }` from the handlers module)",
   install(seams, option) {
     const t = new Throttles(resolveThrottled(option), seams.logger);
     seams.service(t.service);

@@ -15,7 +15,8 @@ export function unthrottledWarning(className: string): string {
     `sidekiq-throttled: Ruby throttles ${className} (its keys ${concurrencyKey(className)} or ` +
     `${thresholdKey(className)} are in Redis) but this Node worker was given no throttle for it, so it runs ` +
     `${className} without the limit; give the worker throttled: { classes: { "${className}": { ... } } } ` +
-    `with the limits of its sidekiq_throttle (docs/THROTTLED.md)`
+    `(the option, or the same name exported by the handlers module) with the limits of its sidekiq_throttle ` +
+    `(docs/THROTTLED.md)`
   );
 }
 
