@@ -1,0 +1,80 @@
+// A Node worker killed with kill -9 while its jobs hold sidekiq-throttled
+// concurrency slots: nothing gives them back, and the gem's own lost-job
+// logic (the concurrency script drops slots past their expiry,
+// lost_job_threshold after they were taken) frees them for Ruby. The
+// threshold is 4 s here (the gem's default is 900 s).
+import { spawn } from "node:child_process";
+import { expect, it } from "vitest";
+import { REPO_ROOT } from "../harness/local-backend.js";
+import { describeEachSidekiq, waitFor } from "./support/harness.js";
+import { observed, THROTTLED_RELEASES, throttledRuby, useRubyThrottledServer } from "./support/throttled.js";
+
+const LOST_AFTER = 4;
+
+/** A Node worker on queue thrk with ConcurrencyJob's throttle, its jobs recording their start (as Ruby's do) and sleeping args[0] s. */
+const CHILD = `
+const { Redis } = await import("ioredis");
+const { Worker } = await import("./src/worker/worker.ts");
+const w = new Worker({
+  redis: process.env.REDIS_URL,
+  dialect: process.env.BRIDGE_DIALECT,
+  queues: ["thrk"],
+  concurrency: 2,
+  throttled: { classes: { ConcurrencyJob: { concurrency: { limit: 2, ttl: ${LOST_AFTER} } } } },
+});
+const rec = new Redis(process.env.REDIS_URL);
+w.register("ConcurrencyJob", async ([seconds], ctx) => {
+  await rec.rpush("throttled:test:starts", JSON.stringify({ at: Date.now() / 1000, by: "node", jid: ctx.jid, class: "ConcurrencyJob" }));
+  await new Promise((r) => setTimeout(r, Number(seconds) * 1000));
+});
+await w.start();
+`;
+
+describeEachSidekiq(
+  "sidekiq-throttled: slots of a killed Node worker",
+  (sk) => {
+    const ruby = throttledRuby(sk, LOST_AFTER);
+    useRubyThrottledServer(sk, LOST_AFTER);
+
+    it("come back through the gem's lost-job expiry: Ruby runs the class once they expire, not before", async () => {
+      await sk.redis.flushdb();
+      const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", CHILD], {
+        cwd: REPO_ROOT,
+        env: { ...process.env, REDIS_URL: sk.url, BRIDGE_DIALECT: sk.target.version },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let log = "";
+      child.stdout.on("data", (d) => (log += d));
+      child.stderr.on("data", (d) => (log += d));
+      try {
+        await ruby(`2.times { ConcurrencyJob.set(queue: "thrk").perform_async(60) }`);
+        await waitFor(
+          "the Node worker to start both",
+          async () => (await observed(sk.redis)).starts.length === 2,
+          30_000,
+          () => log,
+        );
+        const held = await sk.redis.zrange("throttled:ConcurrencyJob:concurrency.v2", 0, -1, "WITHSCORES");
+        const nodeJids = (await observed(sk.redis)).starts.map((s) => s.jid).sort();
+        expect(held.filter((_, i) => i % 2 === 0).sort()).toEqual(nodeJids);
+        child.kill("SIGKILL");
+        await new Promise((r) => child.once("exit", r));
+        const expiry = Math.min(Number(held[1]), Number(held[3]));
+        await ruby(`2.times { ConcurrencyJob.perform_async(0) }`);
+        await waitFor(
+          "Ruby to run both",
+          async () => (await observed(sk.redis)).starts.filter((s) => s.by === "ruby").length === 2,
+          30_000,
+        );
+        const rubyStarts = (await observed(sk.redis)).starts.filter((s) => s.by === "ruby");
+        // Not before the dead slots expired (each taken LOST_AFTER s before its score).
+        for (const s of rubyStarts) expect(s.at).toBeGreaterThan(expiry - 0.1);
+        const left = await sk.redis.zrange("throttled:ConcurrencyJob:concurrency.v2", 0, -1);
+        for (const jid of nodeJids) expect(left).not.toContain(jid);
+      } finally {
+        child.kill("SIGKILL");
+      }
+    }, 90_000);
+  },
+  THROTTLED_RELEASES,
+);

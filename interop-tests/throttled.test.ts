@@ -1,0 +1,109 @@
+// sidekiq-throttled across both languages, against the real gem (1.5.2 on
+// Sidekiq 7.3.2, 2.1.0 on 8.1.7): a class served by a real Ruby Sidekiq and a
+// Node worker at once keeps its concurrency limit and its threshold, and a
+// slot either side takes is one the other counts.
+import { afterEach, expect, it } from "vitest";
+import type { Worker } from "../src/worker/worker.js";
+import { describeEachSidekiq, waitFor } from "./support/harness.js";
+import {
+  mostStartsWithin,
+  nodeThrottledWorker,
+  observed,
+  rubyThrottles,
+  THROTTLED_RELEASES,
+  throttledRuby,
+  useRubyThrottledServer,
+} from "./support/throttled.js";
+
+describeEachSidekiq(
+  "sidekiq-throttled: Ruby and Node share the gem's throttles",
+  (sk) => {
+    const ruby = throttledRuby(sk);
+    const workers: Worker[] = [];
+    useRubyThrottledServer(sk);
+    afterEach(async () => {
+      await Promise.all(workers.splice(0).map((w) => w.stop()));
+    });
+
+    it("a class served by Ruby and Node at once never runs more than its concurrency limit (2)", async () => {
+      await sk.redis.flushdb();
+      const w = nodeThrottledWorker(sk, {});
+      workers.push(w);
+      await w.start();
+      await ruby(`12.times { ConcurrencyJob.perform_async(0.6) }`);
+      await waitFor("the 12 jobs to run", async () => (await observed(sk.redis)).done === 12, 60_000);
+      const o = await observed(sk.redis);
+      console.log(
+        `Sidekiq ${sk.target.version} concurrency: at most ${o.maxAtOnce} at once; ruby ran ${o.starts.filter((s) => s.by === "ruby").length}, node ${o.starts.filter((s) => s.by === "node").length}`,
+      );
+      expect(o.maxAtOnce).toBe(2);
+      expect(o.starts.map((s) => s.by)).toContain("ruby");
+      expect(o.starts.map((s) => s.by)).toContain("node");
+      // Every slot was given back (the gem deletes an empty zset).
+      await waitFor(
+        "the slots to be given back",
+        async () => (await sk.redis.zcard("throttled:ConcurrencyJob:concurrency.v2")) === 0,
+      );
+      expect(await sk.redis.llen("queue:thr")).toBe(0);
+    }, 90_000);
+
+    it("a class served by Ruby and Node at once never starts more than its threshold (3 per 3 s)", async () => {
+      await sk.redis.flushdb();
+      let refused = 0;
+      const w = nodeThrottledWorker(sk, { throttled: rubyThrottles(900, () => refused++) });
+      workers.push(w);
+      await w.start();
+      await ruby(`9.times { ThresholdJob.perform_async(0) }`);
+      await waitFor("the 9 jobs to run", async () => (await observed(sk.redis)).done === 9, 60_000);
+      const { starts } = await observed(sk.redis);
+      const most = mostStartsWithin(starts, 3, 0.25);
+      console.log(
+        `Sidekiq ${sk.target.version} threshold: at most ${most} starts in 3 s; ruby ran ${starts.filter((s) => s.by === "ruby").length}, node ${starts.filter((s) => s.by === "node").length} (refused ${refused} times); first to last ${(starts.at(-1)!.at - starts[0]!.at).toFixed(2)} s`,
+      );
+      expect(most).toBeLessThanOrEqual(3);
+      // Three periods: the seventh start is at least two periods after the first.
+      expect(starts[6]!.at - starts[0]!.at).toBeGreaterThan(6 - 0.25);
+      // Both took part: Ruby ran some, and Node ran some or was refused by the shared list.
+      expect(starts.map((s) => s.by)).toContain("ruby");
+      expect(starts.filter((s) => s.by === "node").length + refused).toBeGreaterThan(0);
+    }, 90_000);
+
+    it("a slot Node takes is one the gem counts and throttles by", async () => {
+      await sk.redis.flushdb();
+      const w = nodeThrottledWorker(sk, { queues: ["thrn"] });
+      workers.push(w);
+      await w.start();
+      await ruby(`2.times { ConcurrencyJob.set(queue: "thrn").perform_async(4) }`);
+      await waitFor("Node to start both", async () => (await observed(sk.redis)).starts.length === 2);
+      const probe = `{"class" => "ConcurrencyJob", "jid" => "f" * 24, "args" => [0]}`;
+      expect(
+        await ruby<[number, boolean]>(
+          `[ThrottledState.concurrency_count("ConcurrencyJob"), ThrottledState.throttled?(${probe})]`,
+        ),
+      ).toEqual([2, true]);
+      await waitFor("both to finish", async () => (await observed(sk.redis)).done === 2, 20_000);
+      expect(await ruby<number>(`ThrottledState.concurrency_count("ConcurrencyJob")`)).toBe(0);
+    }, 60_000);
+
+    it("a slot Ruby takes holds Node back until Ruby gives it back", async () => {
+      await sk.redis.flushdb();
+      // Ruby's fetch takes both slots (the jids of jobs it runs).
+      expect(
+        await ruby<boolean[]>(
+          `["a", "b"].map { |c| ThrottledState.throttled?({"class" => "ConcurrencyJob", "jid" => c * 24, "args" => [0]}) }`,
+        ),
+      ).toEqual([false, false]);
+      const w = nodeThrottledWorker(sk, { queues: ["thrn"] });
+      workers.push(w);
+      await w.start();
+      await ruby(`ConcurrencyJob.set(queue: "thrn").perform_async(0)`);
+      await new Promise((r) => setTimeout(r, 2500));
+      expect((await observed(sk.redis)).starts).toEqual([]);
+      await ruby(`ThrottledState.finalize!("ConcurrencyJob", "a" * 24)`);
+      // Handed back as the gem's :enqueue does, never lost: it runs once the slot is free.
+      await waitFor("Node to run it", async () => (await observed(sk.redis)).done === 1, 20_000);
+      expect((await observed(sk.redis)).starts[0]!.by).toBe("node");
+    }, 60_000);
+  },
+  THROTTLED_RELEASES,
+);
