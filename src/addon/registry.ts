@@ -8,6 +8,7 @@ import { proBatchesAddon } from "../pro-batches/addon.js";
 import type { AuditCheck } from "../migration/audit-check.js";
 import { tracingAddon } from "../tracing/addon.js";
 import { uniqueJobsAddon } from "../unique-jobs/addon.js";
+import { throttledAddon } from "../throttled/addon.js";
 import { sidekiqSchedulerAddon } from "../scheduler/addon.js";
 import type { Addon, CommandModule } from "./addon.js";
 
@@ -18,6 +19,7 @@ export const ADDONS = [
   proBatchesAddon,
   tracingAddon,
   sidekiqSchedulerAddon,
+  throttledAddon,
 ] as const;
 
 type OptionOf<A> = A extends Addon<infer O, string> ? O : never;
