@@ -15,6 +15,7 @@ const REPEAT_PASS_EXCLUDES = [
   "interop-tests/package-consumers.test.ts",
   "interop-tests/unique-jobs.test.ts",
   "interop-tests/unique-jobs-orphans.test.ts",
+  "interop-tests/throttled-lost-slots.test.ts",
   // Chromium comparing live counters with Ruby's: run once, in the first pass
   // (web-command and web-mixed-fleet still run the dashboard on every pass).
   "interop-tests/web-dashboard.test.ts",

@@ -1,9 +1,13 @@
-// A Node worker killed with kill -9 while its jobs hold sidekiq-throttled
+// A Node worker (the CLI, its throttle exported by the handlers module)
+// killed with kill -9 while its jobs hold sidekiq-throttled
 // concurrency slots: nothing gives them back, and the gem's own lost-job
 // logic (the concurrency script drops slots past their expiry,
 // lost_job_threshold after they were taken) frees them for Ruby. The
 // threshold is 4 s here (the gem's default is 900 s).
 import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { expect, it } from "vitest";
 import { REPO_ROOT } from "../harness/local-backend.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
@@ -11,23 +15,23 @@ import { observed, THROTTLED_RELEASES, throttledRuby, useRubyThrottledServer } f
 
 const LOST_AFTER = 4;
 
-/** A Node worker on queue thrk with ConcurrencyJob's throttle, its jobs recording their start (as Ruby's do) and sleeping args[0] s. */
-const CHILD = `
-const { Redis } = await import("ioredis");
-const { Worker } = await import("./src/worker/worker.ts");
-const w = new Worker({
-  redis: process.env.REDIS_URL,
-  dialect: process.env.BRIDGE_DIALECT,
-  queues: ["thrk"],
-  concurrency: 2,
-  throttled: { classes: { ConcurrencyJob: { concurrency: { limit: 2, ttl: ${LOST_AFTER} } } } },
-});
+/**
+ * A handlers module for the real CLI (`sidekiq-bridge worker -r`): it exports
+ * ConcurrencyJob's throttle under the add-on's name, as a user's would, and
+ * its job records its start (as Ruby's does) and sleeps args[0] s. Written to
+ * a temporary folder, so it imports ioredis by path.
+ */
+const HANDLERS = `
+import { Redis } from ${JSON.stringify(join(REPO_ROOT, "node_modules/ioredis/built/index.js"))};
 const rec = new Redis(process.env.REDIS_URL);
-w.register("ConcurrencyJob", async ([seconds], ctx) => {
-  await rec.rpush("throttled:test:starts", JSON.stringify({ at: Date.now() / 1000, by: "node", jid: ctx.jid, class: "ConcurrencyJob" }));
-  await new Promise((r) => setTimeout(r, Number(seconds) * 1000));
-});
-await w.start();
+export const throttled = { classes: { ConcurrencyJob: { concurrency: { limit: 2, ttl: ${LOST_AFTER} } } } };
+export default (worker) => {
+  worker.register("ConcurrencyJob", async ([seconds], ctx) => {
+    const start = { at: Date.now() / 1000, by: "node", jid: ctx.jid, class: "ConcurrencyJob" };
+    await rec.rpush("throttled:test:starts", JSON.stringify(start));
+    await new Promise((r) => setTimeout(r, Number(seconds) * 1000));
+  });
+};
 `;
 
 describeEachSidekiq(
@@ -38,9 +42,12 @@ describeEachSidekiq(
 
     it("come back through the gem's lost-job expiry: Ruby runs the class once they expire, not before", async () => {
       await sk.redis.flushdb();
-      const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", CHILD], {
+      const dir = mkdtempSync(join(tmpdir(), "throttled-handlers-"));
+      writeFileSync(join(dir, "handlers.mjs"), HANDLERS);
+      const cli = ["--import", "tsx", "src/cli/main.ts", "worker", "-q", "thrk", "-c", "2"];
+      const child = spawn(process.execPath, [...cli, "-r", join(dir, "handlers.mjs"), "--dialect", sk.target.version], {
         cwd: REPO_ROOT,
-        env: { ...process.env, REDIS_URL: sk.url, BRIDGE_DIALECT: sk.target.version },
+        env: { ...process.env, REDIS_URL: sk.url },
         stdio: ["ignore", "pipe", "pipe"],
       });
       let log = "";
@@ -73,6 +80,7 @@ describeEachSidekiq(
         for (const jid of nodeJids) expect(left).not.toContain(jid);
       } finally {
         child.kill("SIGKILL");
+        rmSync(dir, { recursive: true, force: true });
       }
     }, 90_000);
   },
