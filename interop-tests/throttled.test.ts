@@ -5,6 +5,7 @@
 import { afterEach, expect, it } from "vitest";
 import type { Worker } from "../src/worker/worker.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
+import { captureLogger } from "./support/unique-jobs.js";
 import {
   mostStartsWithin,
   nodeThrottledWorker,
@@ -103,6 +104,35 @@ describeEachSidekiq(
       // Handed back as the gem's :enqueue does, never lost: it runs once the slot is free.
       await waitFor("Node to run it", async () => (await observed(sk.redis)).done === 1, 20_000);
       expect((await observed(sk.redis)).starts[0]!.by).toBe("node");
+    }, 60_000);
+
+    it("garbage in the gem's keys: both sides run the job unthrottled (throttled? rescues), and both fail it into the retry set when giving the slot back raises", async () => {
+      await sk.redis.flushdb();
+      await sk.redis.set("throttled:ConcurrencyJob:concurrency.v2", "not a zset");
+      // Read only once the list holds the limit (3) of starts.
+      await sk.redis.rpush("throttled:ThresholdJob:threshold", "yesterday", "yesterday", "yesterday");
+      const logger = captureLogger();
+      const w = nodeThrottledWorker(sk, { queues: ["thrn"], logger });
+      workers.push(w);
+      await w.start();
+      await ruby(`
+        ConcurrencyJob.perform_async(0); ThresholdJob.perform_async(0)
+        ConcurrencyJob.set(queue: "thrn").perform_async(0); ThresholdJob.set(queue: "thrn").perform_async(0)
+      `);
+      await waitFor("the four jobs to run", async () => (await observed(sk.redis)).done === 4, 30_000);
+      await waitFor("both ConcurrencyJob runs in the retry set", async () => (await sk.redis.zcard("retry")) === 2);
+      const retried = (await sk.redis.zrange("retry", 0, -1)).map((r) => JSON.parse(r) as Record<string, string>);
+      for (const r of retried) {
+        expect(r.class).toBe("ConcurrencyJob");
+        expect(r.error_message).toContain("WRONGTYPE");
+      }
+      expect(retried.map((r) => r.queue).sort()).toEqual(["thr", "thrn"]);
+      const by = (await observed(sk.redis)).starts.map((s) => `${s.by} ${s.class}`).sort();
+      expect(by).toEqual(["node ConcurrencyJob", "node ThresholdJob", "ruby ConcurrencyJob", "ruby ThresholdJob"]);
+      // One line per class says why the job ran unthrottled.
+      const lines = logger.lines.filter((l) => l.includes("could not check the throttle"));
+      expect(lines).toHaveLength(2);
+      expect(await sk.redis.get("throttled:ConcurrencyJob:concurrency.v2")).toBe("not a zset");
     }, 60_000);
   },
   THROTTLED_RELEASES,
