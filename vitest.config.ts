@@ -12,6 +12,7 @@ const REPEAT_PASS_EXCLUDES = [
   "interop-tests/chaos.test.ts",
   "interop-tests/cron-poller.test.ts",
   "interop-tests/cron-parser.test.ts",
+  "interop-tests/scheduler-soak.test.ts",
   "interop-tests/package-consumers.test.ts",
   "interop-tests/unique-jobs.test.ts",
   "interop-tests/unique-jobs-orphans.test.ts",

@@ -19,6 +19,9 @@ export const sidekiqSchedulerAddon: Addon<boolean | SidekiqSchedulerSettings, "s
     name: "no-sidekiq-scheduler",
     help: "do not run sidekiq-scheduler's scheduler (on by default; idle without schedules)",
   },
+  enable: "on by default (sidekiqScheduler: true or its options; off with --no-sidekiq-scheduler)",
+  // The gem pushes a schedule's config less its rufus keys: `rails_env` rides along in the payload.
+  payloadKeys: ["rails_env"],
   install(seams, option) {
     const settings = option === true ? {} : option;
     if (settings.enabled === false) return;
