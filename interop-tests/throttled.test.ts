@@ -134,6 +134,50 @@ describeEachSidekiq(
       expect(lines).toHaveLength(2);
       expect(await sk.redis.get("throttled:ConcurrencyJob:concurrency.v2")).toBe("not a zset");
     }, 60_000);
+
+    it("requeue :schedule: the job Node schedules for a throttled one is the job the gem's reschedule_throttled schedules", async () => {
+      await sk.redis.flushdb();
+      // The gem's fetch, twice: the first takes the period's one start, the second is throttled and scheduled.
+      const rubyScheduled = await ruby<[string, number]>(`
+        job = ScheduledThrottleJob.get_sidekiq_options.merge("class" => "ScheduledThrottleJob", "args" => [7], "jid" => "a" * 24)
+        raise "first throttled" if ThrottledState.throttled?(job)
+        raise "second not throttled" unless ThrottledState.throttled?(job.merge("jid" => "b" * 24))
+        ThrottledState.requeue_throttled("thrs", job.merge("jid" => "b" * 24))
+        e = Sidekiq::ScheduledSet.new.first
+        [e.value, e.score]
+      `);
+      const w = nodeThrottledWorker(sk, {
+        queues: ["thrs"],
+        throttled: {
+          classes: {
+            ScheduledThrottleJob: { threshold: { limit: 1, period: 30 }, requeue: { with: "schedule" } },
+          },
+        },
+      });
+      workers.push(w);
+      await w.start();
+      const pushedJid = await ruby<string>(`ScheduledThrottleJob.perform_async(7)`);
+      await waitFor("Node to schedule it", async () => (await sk.redis.zcard("schedule")) === 2);
+      const entries = await sk.redis.zrange("schedule", 0, -1, "WITHSCORES");
+      const scheduled = [0, 2].map((i) => ({
+        job: JSON.parse(entries[i]!) as Record<string, unknown>,
+        at: Number(entries[i + 1]),
+      }));
+      const fromRuby = scheduled.find((e) => JSON.stringify(e.job) === JSON.stringify(JSON.parse(rubyScheduled[0])))!;
+      const fromNode = scheduled.find((e) => e !== fromRuby)!;
+      // The same keys in the same order, the same values but the new jid and created_at.
+      expect(Object.keys(fromNode.job)).toEqual(Object.keys(fromRuby.job));
+      const same = (j: Record<string, unknown>) => ({ ...j, jid: undefined, created_at: undefined });
+      expect(same(fromNode.job)).toEqual(same(fromRuby.job));
+      expect(fromNode.job.jid).not.toBe(pushedJid);
+      // For when the period ends (retry_in: 30 s after the one start, with up to a fifth of jitter).
+      for (const e of scheduled) {
+        expect(e.at - Date.now() / 1000).toBeGreaterThan(15);
+        expect(e.at - Date.now() / 1000).toBeLessThan(36.5);
+      }
+      expect((await observed(sk.redis)).starts).toEqual([]);
+      expect(await sk.redis.llen("queue:thrs")).toBe(0);
+    }, 60_000);
   },
   THROTTLED_RELEASES,
 );

@@ -44,6 +44,15 @@ class ThresholdJob
   sidekiq_throttle(threshold: {limit: 3, period: 3})
 end
 
+# One start per 30 s; a throttled job is scheduled for when the period ends.
+class ScheduledThrottleJob
+  include Sidekiq::Job
+  include Sidekiq::Throttled::Job
+  include ThrottledRecording
+  sidekiq_options queue: "thrs"
+  sidekiq_throttle(threshold: {limit: 1, period: 30}, requeue: {with: :schedule})
+end
+
 # The gem's own view of its keys, for the tests.
 module ThrottledState
   def self.strategy(name) = Sidekiq::Throttled::Registry.get(name)
@@ -53,6 +62,12 @@ module ThrottledState
 
   # Whether the gem would throttle this job now (taking a slot when it does not).
   def self.throttled?(payload) = Sidekiq::Throttled.throttled?(JSON.generate(payload))
+
+  # What the gem's fetch does with a throttled job it fetched from `queue`.
+  def self.requeue_throttled(queue, payload)
+    work = Sidekiq::BasicFetch::UnitOfWork.new("queue:#{queue}", JSON.generate(payload), Sidekiq.default_configuration)
+    Sidekiq::Throttled.requeue_throttled(work)
+  end
 
   # The server middleware's end of a job: the slot goes back.
   def self.finalize!(name, jid) = strategy(name).finalize!(jid)
