@@ -20,7 +20,7 @@ export interface RubyThrottle {
 }
 
 /** Every strategy name with keys in Redis (SCAN, read-only). */
-export async function rubyThrottles(redis: Redis): Promise<Map<string, RubyThrottle>> {
+async function rubyThrottles(redis: Redis): Promise<Map<string, RubyThrottle>> {
   const out = new Map<string, RubyThrottle>();
   let cursor = "0";
   do {
@@ -50,7 +50,7 @@ declare module "../migration/audit-report.js" {
   }
 }
 
-export function unthrottledReason(className: string, keys: readonly string[]): string {
+function unthrottledReason(className: string, keys: readonly string[]): string {
   return (
     `${className} is throttled by sidekiq-throttled in Ruby (${keys.join(", ")} in Redis) but the Node worker has ` +
     `no throttle for it, so Node would run it without the limit: export throttled = { classes: { "${className}": ` +

@@ -8,9 +8,9 @@ import type { Logger } from "../logging/logger.js";
 import { concurrencyKey, thresholdKey } from "./keys.js";
 
 /** How long a class found without keys waits before it is looked at again. */
-export const RECHECK_MS = 60_000;
+const RECHECK_MS = 60_000;
 
-export function unthrottledWarning(className: string): string {
+function unthrottledWarning(className: string): string {
   return (
     `sidekiq-throttled: Ruby throttles ${className} (its keys ${concurrencyKey(className)} or ` +
     `${thresholdKey(className)} are in Redis) but this Node worker was given no throttle for it, so it runs ` +

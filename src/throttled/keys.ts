@@ -4,7 +4,7 @@
 // backlog hash is 2.1.0's.
 
 /** Every key the gem writes starts with this. */
-export const THROTTLED_PREFIX = "throttled:";
+const THROTTLED_PREFIX = "throttled:";
 
 /** The key of a strategy's part, with its suffix when it has one (strategy/base.rb#key). */
 function keyOf(name: string, part: string, suffix: string | undefined): string {
