@@ -86,7 +86,7 @@ describeEachSidekiq(
       expect(await ruby<number>(`ThrottledState.concurrency_count("ConcurrencyJob")`)).toBe(0);
     }, 60_000);
 
-    it("a slot Ruby takes holds Node back until Ruby gives it back", async () => {
+    it("a slot Ruby takes holds Node back until Ruby gives it back; a worker given no throttle runs past it and warns once", async () => {
       await sk.redis.flushdb();
       // Ruby's fetch takes both slots (the jids of jobs it runs).
       expect(
@@ -95,15 +95,25 @@ describeEachSidekiq(
         ),
       ).toEqual([false, false]);
       const w = nodeThrottledWorker(sk, { queues: ["thrn"] });
-      workers.push(w);
-      await w.start();
-      await ruby(`ConcurrencyJob.set(queue: "thrn").perform_async(0)`);
-      await new Promise((r) => setTimeout(r, 2500));
-      expect((await observed(sk.redis)).starts).toEqual([]);
+      // A worker given no throttle runs the class past the limit, and says so once.
+      const logger = captureLogger();
+      const bare = nodeThrottledWorker(sk, { queues: ["thru"], throttled: true, logger });
+      workers.push(w, bare);
+      await Promise.all([w.start(), bare.start()]);
+      await ruby(`
+        ConcurrencyJob.set(queue: "thrn").perform_async(0)
+        2.times { ConcurrencyJob.set(queue: "thru").perform_async(0) }
+      `);
+      await waitFor("the unthrottled worker to run its two", async () => (await observed(sk.redis)).done === 2);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect((await observed(sk.redis)).done).toBe(2);
+      const warned = logger.lines.filter((l) => l.includes("Ruby throttles ConcurrencyJob"));
+      expect(warned).toHaveLength(1);
+      expect(warned[0]).toContain("was given no throttle for it");
       await ruby(`ThrottledState.finalize!("ConcurrencyJob", "a" * 24)`);
       // Handed back as the gem's :enqueue does, never lost: it runs once the slot is free.
-      await waitFor("Node to run it", async () => (await observed(sk.redis)).done === 1, 20_000);
-      expect((await observed(sk.redis)).starts[0]!.by).toBe("node");
+      await waitFor("Node to run it", async () => (await observed(sk.redis)).done === 3, 20_000);
+      expect(await sk.redis.llen("queue:thrn")).toBe(0);
     }, 60_000);
 
     it("garbage in the gem's keys: both sides run the job unthrottled (throttled? rescues), and both fail it into the retry set when giving the slot back raises", async () => {
