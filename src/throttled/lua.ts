@@ -3,8 +3,9 @@
 // atomicity, and a script's SHA1 is the one the gem's RedisPrescription sends:
 // a script Ruby loaded answers Node's EVALSHA, and the other way round.
 // Text unchanged from the gem (https://github.com/ixti/sidekiq-throttled, tags
-// v1.5.2 and v2.1.0, lib/sidekiq/throttled/strategy/*.lua); MIT licence,
-// Copyright (c) 2015-2022 SensorTower Inc. and Alexey Zapparov. Copy them again
+// v1.5.2 and v2.1.0, lib/sidekiq/throttled/strategy/*.lua); MIT licence:
+// Copyright (c) 2022 Alexey Zapparov; Copyright (c) 2020-2021 Alexey Zapparov,
+// SensorTower Inc.; Copyright (c) 2015-2020 SensorTower Inc. Copy them again
 // from the gem when moving to another release; test/throttled/lua.test.ts
 // compares them with the gem's files.
 
