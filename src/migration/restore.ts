@@ -10,6 +10,7 @@
 // target's, `queues` is merged, keys not in the file are left alone); without `force` the rename
 // is WATCHed, so a key created meanwhile aborts the import. On any failure
 // the temporary keys are deleted.
+import { importStagingPrefix } from "../wire/bridge-keys.js";
 import { randomBytes } from "node:crypto";
 import { createReadStream, statSync } from "node:fs";
 import type { Redis } from "ioredis";
@@ -142,7 +143,7 @@ export async function importFromStream(
   o: ImportOptions = {},
 ): Promise<ImportSummary> {
   const started = Date.now();
-  const prefix = `sidekiq-bridge:import:${randomBytes(6).toString("hex")}:`;
+  const prefix = importStagingPrefix(randomBytes(6).toString("hex"));
   const temps: string[] = [];
   const done: Array<{ temp: string; name: string; key: Buffer; type: KeyType; count: number }> = [];
   let header: ExportHeader | undefined;

@@ -28,7 +28,7 @@ import { JobRecord } from "../wire/job-record.js";
 import type { WireProfile } from "../wire/dialect.js";
 import { releaseRules } from "../wire/release-rules.js";
 import { rubyFloatToS } from "../wire/ruby-json.js";
-import { PROCESSES_KEY, QUEUES_KEY, queueKey, RETRY_KEY, SCHEDULE_KEY } from "../wire/keys.js";
+import { PROCESSES_KEY, QUEUES_KEY, queueKey, RETRY_KEY, SCHEDULE_KEY, PROCESS_CLEANUP_KEY } from "../wire/keys.js";
 import { PROMOTING_REGISTRY, promotingKey } from "../wire/bridge-keys.js";
 import type { Logger } from "../logging/logger.js";
 import { sendToDead, type RetryConfig } from "./job-retry.js";
@@ -251,7 +251,7 @@ export class Poller {
 
   /** Removes processes whose heartbeat expired, at most once a minute fleet-wide. */
   async cleanup(): Promise<number> {
-    const locked = await this.o.redis.set("process_cleanup", "1", "EX", 60, "NX");
+    const locked = await this.o.redis.set(PROCESS_CLEANUP_KEY, "1", "EX", 60, "NX");
     if (locked !== "OK") return 0;
     const procs: string[] = [];
     let cursor = "0";

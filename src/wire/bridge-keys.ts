@@ -69,3 +69,8 @@ export function parsePromotingKey(key: string): [string, string] | undefined {
   const m = key.startsWith(PROMOTING_PREFIX) ? OWNER_AND_SET.exec(key.slice(PROMOTING_PREFIX.length)) : null;
   return m ? [m[1]!, m[2]!] : undefined;
 }
+
+/** The prefix of an import's staging keys (`migration/restore.ts`): each import writes under its own random one, then renames into place. */
+export function importStagingPrefix(random: string): string {
+  return `sidekiq-bridge:import:${random}:`;
+}
