@@ -29,6 +29,6 @@ export function offlineProcessorDeps(o: {
     logger: o.logger,
     work: new Map(),
     stopping: o.stopping ?? (() => false),
-    ...(o.jobLogger ? { jobLogger: o.jobLogger } : {}),
+    ...(o.jobLogger ? { observer: o.jobLogger } : {}),
   };
 }
