@@ -22,7 +22,10 @@ export const throttledAddon: Addon<boolean | ThrottledOptions, "throttled"> = {
     const t = new Throttles(resolveThrottled(option), seams.logger);
     seams.service(t.service);
     seams.gate(t.gate);
-    if (t.any) seams.useServer(t.middleware);
+    if (!t.any) return;
+    seams.useServer(t.middleware);
+    seams.on("job:success", t.jobEnded);
+    seams.on("job:failure", t.jobEnded);
   },
   audit: throttledAudit,
 };

@@ -30,6 +30,9 @@ function message(record: JobRecord): { jobClass: string | undefined; args: JsonV
   return { jobClass: typeof klass === "string" ? klass : undefined, args: (record.get("args") ?? []) as JsonValue[] };
 }
 
+/** How many jobs let run are remembered until their middleware or their end (older ones: the gem's expiry). */
+const ADMITTED_KEPT = 10_000;
+
 export class Throttles {
   private strategies: Map<string, Strategy> | undefined;
   private client: Client | undefined;
@@ -37,6 +40,9 @@ export class Throttles {
   private readonly watch: RubyThrottleWatch;
   /** Classes whose check failed, logged once each. */
   private readonly failed = new Set<string>();
+  /** Jobs this worker let run whose slot the middleware has not yet taken charge of, by jid. */
+  private readonly admitted = new Map<string, { s: Strategy; args: JsonValue[] }>();
+  private redis: Redis | undefined;
 
   constructor(
     private readonly cfg: ResolvedThrottled,
@@ -52,14 +58,15 @@ export class Throttles {
   }
 
   /** Called once the fleet's release is known: the gem line picks the concurrency script. */
-  start(line: GemLine, client?: Client): void {
+  start(line: GemLine, client?: Client, redis?: Redis): void {
     this.client = client;
+    this.redis = redis;
     this.strategies = new Map([...this.cfg.byClass].map(([cls, s]) => [cls, new Strategy(s, line)]));
   }
 
   /** A do-nothing service whose factory hands over the fleet's release and the client. */
   readonly service = (ctx: ServiceContext): Service => {
-    this.start(this.cfg.gem ?? gemLineFor(ctx.profile.dialect), ctx.client);
+    this.start(this.cfg.gem ?? gemLineFor(ctx.profile.dialect), ctx.client, ctx.redis);
     return { name: "sidekiq-throttled", start() {}, stop: async () => {} };
   };
 
@@ -100,6 +107,7 @@ export class Throttles {
       const jid = job.record.getString("jid");
       if (!jid || !(await this.throttled(job.redis, s, jobClass!, jid, args))) {
         this.cooldown?.notifyAdmitted(job.queue);
+        if (jid) this.holds(jid, s, args);
         return "run";
       }
       this.cooldown?.notifyThrottled(job.queue);
@@ -120,12 +128,38 @@ export class Throttles {
     },
   };
 
+  /** Remembers a job let run, until its middleware or its end gives the slot back. */
+  private holds(jid: string, s: Strategy, args: JsonValue[]): void {
+    if (s.spec.concurrency.length === 0) return;
+    this.admitted.set(jid, { s, args });
+    // Jobs handed back after the gate (no handler, requeue policy) never end here: keep the newest.
+    if (this.admitted.size > ADMITTED_KEPT) this.admitted.delete(this.admitted.keys().next().value!);
+  }
+
+  /**
+   * A job's end (`job:success`, `job:failure`): a job whose middleware never
+   * ran (no handler here, or a middleware before it that did not call next)
+   * gives its slot back now, where the gem's would wait out lost_job_threshold.
+   */
+  readonly jobEnded = (e: { jid: string }): void => {
+    const a = this.admitted.get(e.jid);
+    if (!a || !this.redis) return;
+    this.admitted.delete(e.jid);
+    a.s.finalize(this.redis, e.jid, a.args).catch((err: unknown) =>
+      this.logger.error("sidekiq-throttled: could not give back the slot of a job that ended", {
+        jid: e.jid,
+        error: (err as Error).message,
+      }),
+    );
+  };
+
   /** middlewares/server.rb: the slot is given back once the job is done, whatever happened. */
   readonly middleware: ServerMiddleware = async (ctx, next) => {
     const { jobClass, args } = message(ctx.job);
     const s = this.strategyFor(jobClass);
     const jid = ctx.job.getString("jid");
     if (!s || !jid) return next();
+    this.admitted.delete(jid);
     try {
       await next();
     } finally {

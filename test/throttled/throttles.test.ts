@@ -11,6 +11,7 @@ import { resolveThrottled, type ThrottledOptions } from "../../src/throttled/opt
 import type { GemLine } from "../../src/throttled/scripts.js";
 import { Throttles } from "../../src/throttled/throttles.js";
 import { JobRecord } from "../../src/wire/job-record.js";
+import { Worker } from "../../src/worker/worker.js";
 
 let server: RedisServer;
 let redis: Redis;
@@ -34,7 +35,7 @@ function capture(): Logger & { lines: string[] } {
 
 function throttles(o: ThrottledOptions, line: GemLine = 2, client?: Client, logger = capture()) {
   const t = new Throttles(resolveThrottled(o), logger);
-  t.start(line, client);
+  t.start(line, client, redis);
   return Object.assign(t, { lines: logger.lines });
 }
 
@@ -181,6 +182,47 @@ describe("the throttle gate and middleware (the gem's scripts on a real Redis)",
     expect(t.lines.find((l) => l.includes("of J"))).toContain("WRONGTYPE");
     expect(t.lines.find((l) => l.includes("of K"))).toContain("arithmetic");
     expect(await redis.get("throttled:J:concurrency.v2")).toBe("not a zset");
+  });
+
+  it("a job whose middleware never ran (one before it did not call next, no handler) gives its slot back when it ends", async () => {
+    const t = throttles({ classes: { J: { concurrency: { limit: 2 } } } });
+    const [a, b] = [job("J"), job("J")];
+    expect(await t.gate.admit(a)).toBe("run");
+    expect(await t.gate.admit(b)).toBe("run");
+    // a ran through the middleware: its end has nothing more to give back.
+    await run(t, a);
+    t.jobEnded({ jid: a.jid });
+    // b never reached it.
+    t.jobEnded({ jid: b.jid });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await redis.exists("throttled:J:concurrency.v2")).toBe(0);
+    expect(t.lines).toEqual([]);
+  });
+
+  it("on a worker: a throttled class without a handler fails into the retry set and its slot is given back", async () => {
+    const logger = capture();
+    const w = new Worker({
+      redis: server.url,
+      dialect: "8.1.7",
+      queues: ["nohandler"],
+      pollIntervalAverage: 1,
+      timeout: 1,
+      logger,
+      throttled: { classes: { MissingJob: { concurrency: { limit: 1 } } } },
+    });
+    await w.start();
+    try {
+      await redis.lpush(
+        "queue:nohandler",
+        JSON.stringify({ class: "MissingJob", args: [], jid: "m".repeat(24), retry: true, queue: "nohandler" }),
+      );
+      for (let i = 0; i < 100 && (await redis.zcard("retry")) === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(await redis.zcard("retry")).toBe(1);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(await redis.exists("throttled:MissingJob:concurrency.v2")).toBe(0);
+    } finally {
+      await w.stop();
+    }
   });
 
   it("a class Ruby throttles and Node was given no throttle for: one warning, from the gem's keys", async () => {
