@@ -4,14 +4,7 @@
 // entries), Delete for one lock or all, and the changelog.
 import { DIGESTS, EXPIRING_DIGESTS } from "../locksmith.js";
 import { resolveConfig, type UniqueJobsConfig } from "../config.js";
-import {
-  changelogPage,
-  filteredLockPage,
-  lockDetail,
-  lockPage,
-  type ChangelogEntry,
-  type LockPage,
-} from "../locks.js";
+import { changelogPage, filteredLockPage, lockDetail, lockPage, type ChangelogEntry, type LockPage } from "../locks.js";
 import { delimited, relativeTime, utcTime } from "../../web/format.js";
 import { html, shown, type Html } from "../../web/html.js";
 import { form, pager } from "../../web/layout.js";
