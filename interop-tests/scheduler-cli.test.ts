@@ -86,7 +86,11 @@ describeEachSidekiq("sidekiq-scheduler: the schedule command, migrate audit and 
   it("the dashboard's Recurring Jobs tab lists the gem's schedules and toggles them for Ruby", async () => {
     const ruby = schedulerRuby(sk);
     await ruby(`Sidekiq.set_schedule("tab", { "every" => "5m", "class" => "TabJob", "queue" => "sched-tab" }); true`);
-    const web = await startWebServer({ redis: sk.url, port: 0, apiOptions: { dialect: sk.target.version, apiVersion: sk.target.version } });
+    const web = await startWebServer({
+      redis: sk.url,
+      port: 0,
+      apiOptions: { dialect: sk.target.version, apiVersion: sk.target.version },
+    });
     try {
       const base = `http://127.0.0.1:${(web.server.address() as { port: number }).port}`;
       const page = await fetch(`${base}/recurring-jobs`);
