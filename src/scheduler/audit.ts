@@ -17,7 +17,7 @@ export interface ScheduleFeed {
 }
 
 /** The schedules of the `schedules` hash, by the queue they push to. */
-export async function scheduleFeedsByQueue(redis: Redis): Promise<Map<string, ScheduleFeed[]>> {
+async function scheduleFeedsByQueue(redis: Redis): Promise<Map<string, ScheduleFeed[]>> {
   const api = new SchedulerApi({ redis });
   const { entries } = await api.list();
   const out = new Map<string, ScheduleFeed[]>();
@@ -47,7 +47,7 @@ function feedOf(e: ScheduleEntry, enabled: boolean, now: number): ScheduleFeed {
 }
 
 /** Adds a queue's schedules to its verdict: an enabled one whose class Node cannot run blocks. */
-export function judgeScheduleFeeds(
+function judgeScheduleFeeds(
   audit: QueueAudit,
   feeds: readonly ScheduleFeed[],
   handled: (className: string, activeJob: boolean) => boolean,

@@ -25,7 +25,7 @@ function rubyArray(v: unknown): unknown[] {
 const isHash = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
 
 /** The job's arguments at `time` (epoch ms): `prepare_arguments` and `arguments_with_metadata`. */
-export function scheduleArgs(config: ScheduleConfig, time: number): unknown {
+function scheduleArgs(config: ScheduleConfig, time: number): unknown {
   const args = isHash(config.args) ? config.args : rubyArray(config.args);
   const meta = config.include_metadata;
   if (meta === undefined || meta === null || meta === false) return args;

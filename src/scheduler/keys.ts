@@ -23,7 +23,7 @@ export interface SchedulerKeys {
 }
 
 /** The gem's `key_prefix=`: a `:` is appended unless the prefix ends in `.` or `:`. */
-export function normalizePrefix(prefix: string | undefined): string {
+function normalizePrefix(prefix: string | undefined): string {
   if (!prefix) return "";
   return /[.:]$/.test(prefix) ? prefix : `${prefix}:`;
 }

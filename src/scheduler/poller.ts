@@ -69,7 +69,10 @@ interface Loaded {
 /** What a trigger did, for tests and log lines. */
 export interface TriggerResult {
   name: string;
-  claimed: number | null;
+  /** The second claimed (null: disabled, or a limit ended it). */
+  second: number | null;
+  /** Whether this scheduler's claim won and it pushed. */
+  pushed: boolean;
   jid?: string | null;
 }
 
@@ -238,7 +241,7 @@ export class SidekiqSchedulerPoller {
   private async fire(job: Loaded, now: number): Promise<TriggerResult> {
     const { entry, timing } = job;
     const claimed = timing.trigger(now);
-    const result: TriggerResult = { name: entry.name, claimed: null };
+    const result: TriggerResult = { name: entry.name, second: null, pushed: false };
     if (claimed === null) return result; // a `times` or `last_at` limit ended it
     let enabled: boolean;
     try {
@@ -254,8 +257,9 @@ export class SidekiqSchedulerPoller {
       const second = Math.floor(claimed / 1000);
       const key = this.api.keys.pushed(entry.name);
       const replies = await this.options.redis.multi().zadd(key, second, second).expire(key, PUSHED_TTL_SECONDS).exec();
-      result.claimed = second;
+      result.second = second;
       if (replies?.[0]?.[1] === 1) {
+        result.pushed = true;
         if (entry.className) {
           try {
             result.jid = await enqueueSchedule(this.options.client, entry, claimed, this.options);
@@ -271,7 +275,6 @@ export class SidekiqSchedulerPoller {
         }
         await this.options.redis.zremrangebyscore(key, 0, Math.floor(this.now() / 1000) - PUSHED_TTL_SECONDS);
       } else {
-        result.claimed = null;
         this.options.logger.debug(`sidekiq-scheduler: ${entry.name} already enqueued`, { claimed: second });
       }
     }
