@@ -195,6 +195,12 @@ export async function processJob(
   }
 
   if (deps.markers?.length && checkMarkers(record, className, jid, deps) === "hand-back") return "hand-back";
+  const registered = (isActiveJob ? deps.activeJobHandlers : deps.handlers).get(className);
+  if (!registered && deps.unknownClass === "requeue") {
+    logger.warn("No handler for job class; handed back to its queue", { class: className, jid, queue: uow.queueName });
+    return "hand-back";
+  }
+  // After the no-handler hand-back: a gate (a throttle) takes nothing for a job this worker will not run.
   if (deps.gates?.length) {
     const verdict = await admit(deps.gates, {
       jid,
@@ -205,11 +211,6 @@ export async function processJob(
       redis: deps.redis,
     });
     if (verdict !== "run") return verdict === "done" ? "ack" : "hand-back";
-  }
-  const registered = (isActiveJob ? deps.activeJobHandlers : deps.handlers).get(className);
-  if (!registered && deps.unknownClass === "requeue") {
-    logger.warn("No handler for job class; handed back to its queue", { class: className, jid, queue: uow.queueName });
-    return "hand-back";
   }
 
   deps.work.set(tid, { tid, queue: uow.queueName, payload: jobstr, runAt: Math.floor(Date.now() / 1000) });

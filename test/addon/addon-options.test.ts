@@ -51,10 +51,20 @@ describe("add-on options", () => {
     await w.stop();
     const line = logger.lines.find((l) => l.startsWith("INFO add-ons:"))!;
     expect(line).toContain("sidekiq-cron, sidekiq-unique-jobs");
+    // On unless turned off: the scheduler and the throttles idle while Redis holds none of their keys.
+    expect(line).toContain("sidekiq-scheduler");
+    expect(line).toContain("sidekiq-throttled");
     expect(line).toContain('"handing_back_jobs_of":["Sidekiq Pro batches"]');
 
     const plain = captureLogger();
-    const p = new Worker({ redis: "redis://127.0.0.1:1", connectWaitMs: 50, logger: plain, cron: false });
+    const p = new Worker({
+      redis: "redis://127.0.0.1:1",
+      connectWaitMs: 50,
+      logger: plain,
+      cron: false,
+      sidekiqScheduler: false,
+      throttled: false,
+    });
     await expect(p.start()).rejects.toThrow();
     await p.stop();
     const none = plain.lines.find((l) => l.startsWith("INFO add-ons:"))!;
