@@ -6,6 +6,7 @@
 import { expect, it } from "vitest";
 import type { Logger } from "../src/logging/logger.js";
 import { SchedulerApi } from "../src/scheduler/scheduler-api.js";
+import { formatEoTime, parseDuration, parsePointInTime, timingFor } from "../src/scheduler/timing.js";
 import { Worker } from "../src/worker/worker.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
 import { renderRecurringJobs, schedulerRuby, startRubyScheduler } from "./support/scheduler.js";
@@ -178,5 +179,53 @@ describeEachSidekiq("sidekiq-scheduler: the Node scheduler with the real gem", (
     // Every push has its own claim: none was pushed twice.
     const claims = await sk.redis.zcard("sidekiq-scheduler:pushed:tog");
     expect(await len()).toBe(claims);
+  });
+
+  it("reads durations, points in time and zoned cron lines as fugit and et-orbi do", async () => {
+    const durations = [
+      "2s",
+      "1m10s",
+      "1h",
+      "1w2d",
+      "1M",
+      "1y",
+      "30",
+      "0.5",
+      "1.5h",
+      "2 hours",
+      "10 minutes",
+      "1h 30m",
+      "-1h",
+      "PT5M",
+      "P1DT2H",
+      "soon",
+      "5x",
+      "",
+    ];
+    const ruby = await schedulerRuby(sk)<Array<number | null>>(
+      `${JSON.stringify(durations)}.map { |s| d = Fugit::Duration.parse(s); d && d.to_sec }`,
+    );
+    expect(durations.map((d) => parseDuration(d))).toEqual(ruby);
+    const points = [
+      "2026-12-01 18:00:00 +0100",
+      "2026/12/01 18:00 UTC",
+      "2026-12-01 18:00:00 Europe/Paris",
+      "2026-07-01 18:00:00 America/New_York",
+    ];
+    expect(points.map((p) => parsePointInTime(p) / 1000)).toEqual(
+      await schedulerRuby(sk)<number[]>(`${JSON.stringify(points)}.map { |s| ::EtOrbi::EoTime.parse(s).to_i }`),
+    );
+    // A cron line's next time, written as the gem writes it: et-orbi's to_s in the process's zone, whatever the line's.
+    const lines = ["0 9 * * * America/New_York", "30 2 * * 1-5 Asia/Kolkata", "*/5 * * * *", "0 0 1 * * Europe/Paris"];
+    const now = Date.now();
+    const node = lines.map((l) => {
+      const t = timingFor("cron", l, now)!;
+      return formatEoTime(t.next!);
+    });
+    expect(node).toEqual(
+      await schedulerRuby(sk)<string[]>(
+        `now = ::EtOrbi::EoTime.now; ${JSON.stringify(lines)}.map { |l| Fugit::Cron.parse(l).next_time(now).to_s }`,
+      ),
+    );
   });
 });

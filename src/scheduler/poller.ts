@@ -200,7 +200,7 @@ export class SidekiqSchedulerPoller {
 
   private async writeNext(name: string, timing: Timing): Promise<void> {
     if (timing.next === null) await this.options.redis.hdel(this.api.keys.nextTimes, name);
-    else await this.options.redis.hset(this.api.keys.nextTimes, name, formatEoTime(timing.next, timing.zone));
+    else await this.options.redis.hset(this.api.keys.nextTimes, name, formatEoTime(timing.next));
   }
 
   /** `update_schedule`: the names changed since the last look are reloaded (or dropped). */

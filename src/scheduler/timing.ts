@@ -56,7 +56,7 @@ function unitOf(elt: string): number {
 export function parseDuration(input: string | number): number | null {
   if (typeof input === "number") return Number.isFinite(input) ? input : null;
   const s = input.trim();
-  if (s === "") return null;
+  if (s === "") return 0; // fugit reads an empty string as no time at all
   let rest = s;
   let total = 0;
   let sign = 1;
@@ -191,8 +191,6 @@ function repeatLimits(opts: Record<string, unknown>, now: number): RepeatLimits 
  */
 export interface Timing {
   readonly type: ScheduleType;
-  /** The zone next times are written in (a cron's own zone; else local). */
-  readonly zone?: string | number;
   next: number | null;
   /** Called when `next` is due: returns the claimed instant (epoch ms), or null when a limit ends it. */
   trigger(now: number): number | null;
@@ -202,14 +200,12 @@ export interface Timing {
 
 class CronTiming implements Timing {
   readonly type = "cron";
-  readonly zone: string | number | undefined;
   next: number | null;
   constructor(
     private readonly cron: CronSchedule,
     private readonly limits: RepeatLimits,
     now: number,
   ) {
-    this.zone = cron.fields.zone;
     const n = cron.nextTime(new Date(now))?.getTime() ?? null;
     this.next = limits.firstAt !== undefined && (n === null || limits.firstAt > now) ? limits.firstAt : n;
   }
