@@ -26,10 +26,15 @@ export interface JobGate {
   admit(job: GateContext): GateVerdict | Promise<GateVerdict>;
 }
 
-/** The first verdict that is not "run", asking the gates in order. */
-export async function admit(gates: readonly JobGate[], job: GateContext): Promise<GateVerdict> {
-  for (const g of gates) {
-    const v = await g.admit(job);
+/**
+ * The first verdict that is not "run", asking the gates in order. Synchronous
+ * while the gates answer synchronously (a gate with nothing to check), so the
+ * per-job path makes no promise for them.
+ */
+export function admit(gates: readonly JobGate[], job: GateContext, from = 0): GateVerdict | Promise<GateVerdict> {
+  for (let i = from; i < gates.length; i++) {
+    const v = gates[i]!.admit(job);
+    if (typeof v !== "string") return v.then((r) => (r === "run" ? admit(gates, job, i + 1) : r));
     if (v !== "run") return v;
   }
   return "run";

@@ -202,14 +202,8 @@ export async function processJob(
   }
   // After the no-handler hand-back: a gate (a throttle) takes nothing for a job this worker will not run.
   if (deps.gates?.length) {
-    const verdict = await admit(deps.gates, {
-      jid,
-      className,
-      queue: uow.queueName,
-      record,
-      raw: jobstr,
-      redis: deps.redis,
-    });
+    let verdict = admit(deps.gates, { jid, className, queue: uow.queueName, record, raw: jobstr, redis: deps.redis });
+    if (typeof verdict !== "string") verdict = await verdict;
     if (verdict !== "run") return verdict === "done" ? "ack" : "hand-back";
   }
 

@@ -18,16 +18,22 @@ import { requeueThrottled } from "./requeue.js";
 import { gemLineFor, type GemLine } from "./scripts.js";
 import { Strategy } from "./strategy.js";
 
-/** message.rb: the class (`wrapped` when present) and the arguments the strategies see. */
-function message(record: JobRecord): { jobClass: string | undefined; args: JsonValue[] } {
+/** message.rb's class: `wrapped` when present, else `class`. */
+function jobClassOf(record: JobRecord): string | undefined {
   const wrapped = record.get("wrapped");
-  if (wrapped !== undefined) {
+  if (wrapped !== undefined) return String(wrapped);
+  const klass = record.get("class");
+  return typeof klass === "string" ? klass : undefined;
+}
+
+/** message.rb's arguments: an ActiveJob's own (`arguments` in the wrapper's payload), else `args`. */
+function argsOf(record: JobRecord): JsonValue[] {
+  if (record.get("wrapped") !== undefined) {
     const first = (record.get("args") as JsonValue[] | undefined)?.[0];
     const inner = first && typeof first === "object" && !Array.isArray(first) ? first.arguments : undefined;
-    return { jobClass: String(wrapped), args: Array.isArray(inner) ? inner : [] };
+    return Array.isArray(inner) ? inner : [];
   }
-  const klass = record.get("class");
-  return { jobClass: typeof klass === "string" ? klass : undefined, args: (record.get("args") ?? []) as JsonValue[] };
+  return (record.get("args") ?? []) as JsonValue[];
 }
 
 /** How many jobs let run are remembered until their middleware or their end (older ones: the gem's expiry). */
@@ -94,39 +100,44 @@ export class Throttles {
   /** patches/throttled_retriever.rb#retrieve_work, after the fetch. */
   readonly gate: JobGate = {
     name: "sidekiq-throttled",
-    admit: async (job: GateContext): Promise<GateVerdict> => {
+    // Synchronous for a class without a throttle (every job, by default): no
+    // promise and no parse of the arguments on the per-job path.
+    admit: (job: GateContext): GateVerdict | Promise<GateVerdict> => {
       // The gem leaves a resting queue out of its fetch; here its job goes back to where it was.
       if (this.cooldown?.isResting(job.queue)) return "hand-back";
-      const { jobClass, args } = message(job.record);
+      const jobClass = jobClassOf(job.record);
       const s = this.strategyFor(jobClass);
       if (!s) {
         if (jobClass !== undefined && this.strategies !== undefined) this.watch.seen(job.redis, jobClass);
         this.cooldown?.notifyAdmitted(job.queue);
         return "run";
       }
-      const jid = job.record.getString("jid");
-      if (!jid || !(await this.throttled(job.redis, s, jobClass!, jid, args))) {
-        this.cooldown?.notifyAdmitted(job.queue);
-        if (jid) this.holds(jid, s, args);
-        return "run";
-      }
-      this.cooldown?.notifyThrottled(job.queue);
-      try {
-        return await requeueThrottled({ redis: job.redis, client: this.client }, s, job);
-      } catch (e) {
-        // Never lost: when the gem's requeue cannot be done, the job goes back to its queue.
-        this.logger.error(
-          `sidekiq-throttled: could not requeue a throttled ${jobClass} job; it goes back to its queue`,
-          {
-            class: jobClass,
-            jid,
-            error: (e as Error).message,
-          },
-        );
-        return "hand-back";
-      }
+      return this.admitThrottled(job, s, jobClass!);
     },
   };
+
+  /** The gate for a class with a throttle: the gem's check, then its requeue when throttled. */
+  private async admitThrottled(job: GateContext, s: Strategy, jobClass: string): Promise<GateVerdict> {
+    const args = argsOf(job.record);
+    const jid = job.record.getString("jid");
+    if (!jid || !(await this.throttled(job.redis, s, jobClass, jid, args))) {
+      this.cooldown?.notifyAdmitted(job.queue);
+      if (jid) this.holds(jid, s, args);
+      return "run";
+    }
+    this.cooldown?.notifyThrottled(job.queue);
+    try {
+      return await requeueThrottled({ redis: job.redis, client: this.client }, s, job);
+    } catch (e) {
+      // Never lost: when the gem's requeue cannot be done, the job goes back to its queue.
+      this.logger.error(`sidekiq-throttled: could not requeue a throttled ${jobClass} job; it goes back to its queue`, {
+        class: jobClass,
+        jid,
+        error: (e as Error).message,
+      });
+      return "hand-back";
+    }
+  }
 
   /** Remembers a job let run, until its middleware or its end gives the slot back. */
   private holds(jid: string, s: Strategy, args: JsonValue[]): void {
@@ -155,10 +166,10 @@ export class Throttles {
 
   /** middlewares/server.rb: the slot is given back once the job is done, whatever happened. */
   readonly middleware: ServerMiddleware = async (ctx, next) => {
-    const { jobClass, args } = message(ctx.job);
-    const s = this.strategyFor(jobClass);
+    const s = this.strategyFor(jobClassOf(ctx.job));
     const jid = ctx.job.getString("jid");
     if (!s || !jid) return next();
+    const args = argsOf(ctx.job);
     this.admitted.delete(jid);
     try {
       await next();
