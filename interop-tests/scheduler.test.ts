@@ -228,4 +228,37 @@ describeEachSidekiq("sidekiq-scheduler: the Node scheduler with the real gem", (
       ),
     );
   });
+
+  it("an ActiveJob class registered on the worker is enqueued through ActiveJob, and Ruby performs it", async () => {
+    const q = "sched-aj";
+    await schedulerRuby(sk)(`
+      Sidekiq.set_schedule("aj", { "every" => "1s", "class" => "AjRecordJob", "queue" => "${q}", "args" => ["aj", { "k" => 1 }] })
+      Sidekiq.set_schedule("aj-kw", { "in" => "1s", "class" => "AjRecordJob", "queue" => "${q}", "args" => { "k" => 2 }, "keyword_argument" => true })
+      true
+    `);
+    const { logger, lines } = collect();
+    const w = nodeWorker(sk, logger).registerActiveJob("AjRecordJob", () => {});
+    await w.start();
+    await sleep(3500);
+    await w.stop();
+    expect(lines.filter((l) => /^(WARN|ERROR)/.test(l))).toEqual([]);
+    const pushed = await sk.redis.llen(`queue:${q}`);
+    expect(pushed).toBeGreaterThanOrEqual(3);
+    const rubyProc = await sk.startSidekiq({ queues: [q] });
+    type Received = { class: string; args_typed: unknown; kw_typed: unknown };
+    const received = await waitFor("Ruby to perform every pushed job", async () => {
+      const r = (await sk.redis.lrange("bridge:received", 0, -1))
+        .map((x) => JSON.parse(x) as Received)
+        .filter((x) => x.class === "AjRecordJob");
+      return r.length >= pushed && r;
+    });
+    await rubyProc.stop();
+    // keyword_argument: the Hash arrives as keywords (`klass.new(**args)`).
+    const kw = received.filter((r) => JSON.stringify(r.kw_typed).includes("Integer"));
+    expect(kw).toHaveLength(1);
+    expect(kw[0]!.kw_typed).toEqual({ Hash: [[{ Symbol: ":k" }, { Integer: "2" }]] });
+    expect(kw[0]!.args_typed).toEqual({ Array: [] });
+    for (const r of received.filter((x) => !kw.includes(x)))
+      expect(r.args_typed).toEqual({ Array: [{ String: '"aj"' }, { Hash: [[{ String: '"k"' }, { Integer: "1" }]] }] });
+  });
 });
