@@ -14,18 +14,22 @@ import { renderRecurringJobs, schedulerRuby, startRubyScheduler } from "./suppor
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const GEM_TIME = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}$/;
 
-function collect(): { logger: Logger; lines: string[]; pushed: string[] } {
+/** A logger that keeps Node's claims: the seconds it won (and pushed), and all it claimed, won or lost. */
+function collect(): { logger: Logger; lines: string[]; pushed: string[]; claimed: string[] } {
   const lines: string[] = [];
   const pushed: string[] = [];
+  const claimed: string[] = [];
   const logger: Logger = {
     debug: (m, ctx) => {
       if (m.startsWith("sidekiq-scheduler: queueing")) pushed.push(String(ctx?.claimed));
+      if (m.startsWith("sidekiq-scheduler: queueing") || m.endsWith(" already enqueued"))
+        claimed.push(String(ctx?.claimed));
     },
     info: (m) => lines.push(`INFO ${m}`),
     warn: (m) => lines.push(`WARN ${m}`),
     error: (m) => lines.push(`ERROR ${m}`),
   };
-  return { logger, lines, pushed };
+  return { logger, lines, pushed, claimed };
 }
 
 function nodeWorker(sk: SidekiqContext, logger: Logger): Worker {
@@ -137,15 +141,16 @@ describeEachSidekiq("sidekiq-scheduler: the Node scheduler with the real gem", (
     });
     const ruby = schedulerRuby(sk);
     const api = new SchedulerApi({ redis: sk.redis });
-    const { logger, lines, pushed } = collect();
+    const { logger, lines, pushed, claimed } = collect();
     const w = nodeWorker(sk, logger);
     await w.start();
     const len = () => sk.redis.llen(`queue:${q}`);
+    /** Pushes by anyone, and Node's claims, during `ms` once the toggle has settled. */
     const quietFor = async (ms: number) => {
       await sleep(1500); // a trigger under way when the toggle landed may still push
-      const before = await len();
+      const [before, nodeBefore] = [await len(), claimed.length];
       await sleep(ms);
-      return (await len()) - before;
+      return [(await len()) - before, claimed.length - nodeBefore];
     };
     const flowing = async () => {
       const before = await len();
@@ -153,25 +158,25 @@ describeEachSidekiq("sidekiq-scheduler: the Node scheduler with the real gem", (
       return (await len()) - before;
     };
     try {
-      // Both schedulers are running once each has pushed a second of its own.
-      await waitFor("a push from each scheduler", async () => {
+      // Both schedulers are running once Node has claimed and Ruby has pushed a second Node did not.
+      await waitFor("a claim from each scheduler", async () => {
         const claims = await sk.redis.zrange("sidekiq-scheduler:pushed:tog", 0, -1);
-        return pushed.length > 0 && claims.some((c) => !pushed.includes(c));
+        return claimed.length > 0 && claims.some((c) => !pushed.includes(c));
       });
       expect(await flowing()).toBeGreaterThanOrEqual(3);
-      // Off from Ruby (the Web UI's toggle): neither scheduler pushes.
+      // Off from Ruby (the Web UI's toggle): no push, and Node claims nothing.
       await ruby(`Sidekiq.reload_schedule!; SidekiqScheduler::Scheduler.instance.toggle_job_enabled("tog"); true`);
       expect(await sk.redis.hget("sidekiq-scheduler:states", "tog")).toBe('{"enabled":false}');
-      const nodeBefore = pushed.length;
-      expect(await quietFor(4000)).toBe(0);
-      // On from Node: both push again.
+      expect(await quietFor(4000)).toEqual([0, 0]);
+      // On from Node: pushes again, and Node claims again (winning or losing each second to Ruby).
+      const nodeBefore = claimed.length;
       await api.setEnabled("tog", true);
       expect(await sk.redis.hget("sidekiq-scheduler:states", "tog")).toBe('{"enabled":true}');
       expect(await flowing()).toBeGreaterThanOrEqual(3);
-      expect(pushed.length).toBeGreaterThan(nodeBefore);
-      // Off from Node: neither pushes.
+      expect(claimed.length).toBeGreaterThan(nodeBefore);
+      // Off from Node: no push from Ruby either, and Node claims nothing.
       await api.setEnabled("tog", false);
-      expect(await quietFor(4000)).toBe(0);
+      expect(await quietFor(4000)).toEqual([0, 0]);
     } finally {
       await Promise.all([w.stop(), rubyProc.stop()]);
     }

@@ -87,6 +87,7 @@ export class SidekiqSchedulerPoller {
   private lastChanged = 0;
   private stopped = false;
   private active = false;
+  private initialized = false;
   /** Jobs this scheduler has pushed since it started. */
   enqueuedCount = 0;
   /** Every trigger's outcome, when a test listens. */
@@ -120,31 +121,36 @@ export class SidekiqSchedulerPoller {
       this.options.logger.info("sidekiq-scheduler: disabled (enabled: false)");
       return;
     }
+    await this.initialLoad();
+    const tick = this.options.tickMs ?? RUFUS_FREQUENCY_MS;
+    this.tickTimer = setInterval(() => this.tick(), tick);
+    this.tickTimer.unref();
+    const every = parseDuration(this.options.dynamicEvery ?? "5s");
+    this.updateTimer = setInterval(
+      () => {
+        // Changes are followed in dynamic mode; a load that failed (Redis away at start) is retried in any mode.
+        if (this.updating || (this.initialized && !this.followsRedis)) return;
+        this.updating = (this.initialized ? this.update() : this.initialLoad())
+          .catch((e: Error) => this.options.logger.error(`sidekiq-scheduler: ${e.message}`))
+          .finally(() => (this.updating = undefined));
+      },
+      Math.max(RUFUS_FREQUENCY_MS, (every ?? 5) * 1000),
+    );
+    this.updateTimer.unref();
+  }
+
+  /** The gem's startup: the static schedule written (unless dynamic), then every schedule loaded. */
+  private async initialLoad(): Promise<void> {
     try {
-      // The gem's startup: a `schedules_changed` of the 3.x type (SET) goes.
+      // A `schedules_changed` of the 3.x type (SET) goes.
       const type = await this.options.redis.type(this.api.keys.schedulesChanged);
       if (type !== "zset" && type !== "none") await this.options.redis.del(this.api.keys.schedulesChanged);
       if (this.options.schedule && !this.followsRedis) await this.api.replaceAll(prepareStatic(this.options.schedule));
       this.lastChanged = this.now() / 1000;
       await this.loadAll();
+      this.initialized = true;
     } catch (e) {
-      this.options.logger.error(`sidekiq-scheduler: cannot load the schedules: ${(e as Error).message}`);
-    }
-    const tick = this.options.tickMs ?? RUFUS_FREQUENCY_MS;
-    this.tickTimer = setInterval(() => this.tick(), tick);
-    this.tickTimer.unref();
-    if (this.followsRedis) {
-      const every = parseDuration(this.options.dynamicEvery ?? "5s");
-      this.updateTimer = setInterval(
-        () => {
-          if (this.updating) return;
-          this.updating = this.update()
-            .catch((e: Error) => this.options.logger.error(`sidekiq-scheduler: ${e.message}`))
-            .finally(() => (this.updating = undefined));
-        },
-        Math.max(RUFUS_FREQUENCY_MS, (every ?? 5) * 1000),
-      );
-      this.updateTimer.unref();
+      this.report("(load)", `cannot load the schedules, retried every dynamicEvery: ${(e as Error).message}`);
     }
   }
 
