@@ -277,12 +277,12 @@ export class Worker {
    * when Redis cannot be reached within `connectWaitMs`; once started, an
    * outage is retried with backoff and logged once.
    */
-  start(): Promise<void> {
+  async start(): Promise<void> {
     // Known only now: the handlers module may have added an add-on's middleware by hand.
     const markers = this.unclaimedMarkers();
     this.registry.markers = markers;
+    await this.launcher.run();
     this.logAddons(markers);
-    return this.launcher.run();
   }
 
   /**

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { help, run } from "../../src/cli/worker-command.js";
 import { collectHandlers } from "../../src/migration/collect-handlers.js";
 import { Worker } from "../../src/worker/worker.js";
+import { startRedis } from "../../harness/redis-server.js";
 
 function captureLogger() {
   const lines: string[] = [];
@@ -43,34 +44,40 @@ describe("add-on options", () => {
     expect(off.uniqueJobs).toBeUndefined();
   });
 
-  it("says at start which add-ons run and whose marked jobs are handed back", async () => {
-    const logger = captureLogger();
-    // Nothing listens on port 1: start() logs the add-ons, then rejects without Redis.
-    const w = new Worker({ redis: "redis://127.0.0.1:1", connectWaitMs: 50, logger, uniqueJobs: true });
-    await expect(w.start()).rejects.toThrow();
-    await w.stop();
-    const line = logger.lines.find((l) => l.startsWith("INFO add-ons:"))!;
-    expect(line).toContain("sidekiq-cron, sidekiq-unique-jobs");
-    // On unless turned off: the scheduler and the throttles idle while Redis holds none of their keys.
-    expect(line).toContain("sidekiq-scheduler");
-    expect(line).toContain("sidekiq-throttled");
-    expect(line).toContain('"handing_back_jobs_of":["Sidekiq Pro batches"]');
+  it("says once started which add-ons run and whose marked jobs are handed back", async () => {
+    const server = await startRedis();
+    try {
+      const url = `${server.url}/0`;
+      const logger = captureLogger();
+      const w = new Worker({ redis: url, dialect: 8, logger, uniqueJobs: true, queues: ["addon-options"] });
+      await w.start();
+      await w.stop();
+      const line = logger.lines.find((l) => l.startsWith("INFO add-ons:"))!;
+      expect(line).toContain("sidekiq-cron, sidekiq-unique-jobs");
+      // On unless turned off: the scheduler and the throttles idle while Redis holds none of their keys.
+      expect(line).toContain("sidekiq-scheduler");
+      expect(line).toContain("sidekiq-throttled");
+      expect(line).toContain('"handing_back_jobs_of":["Sidekiq Pro batches"]');
 
-    const plain = captureLogger();
-    const p = new Worker({
-      redis: "redis://127.0.0.1:1",
-      connectWaitMs: 50,
-      logger: plain,
-      cron: false,
-      sidekiqScheduler: false,
-      throttled: false,
-    });
-    await expect(p.start()).rejects.toThrow();
-    await p.stop();
-    const none = plain.lines.find((l) => l.startsWith("INFO add-ons:"))!;
-    expect(none).toContain("add-ons: none");
-    expect(none).toContain("sidekiq-unique-jobs");
-  });
+      const plain = captureLogger();
+      const off = { cron: false, sidekiqScheduler: false, throttled: false } as const;
+      const p = new Worker({ redis: url, dialect: 8, logger: plain, queues: ["addon-options"], ...off });
+      await p.start();
+      await p.stop();
+      const none = plain.lines.find((l) => l.startsWith("INFO add-ons:"))!;
+      expect(none).toContain("add-ons: none");
+      expect(none).toContain("sidekiq-unique-jobs");
+
+      // A start that fails prints nothing but its error.
+      const failed = captureLogger();
+      const f = new Worker({ redis: "redis://127.0.0.1:1", connectWaitMs: 50, logger: failed });
+      await expect(f.start()).rejects.toThrow();
+      await f.stop();
+      expect(failed.lines.filter((l) => l.includes("add-ons:"))).toEqual([]);
+    } finally {
+      await server.stop();
+    }
+  }, 30_000);
 
   it("the resolved config is frozen, and an option with a value it cannot take is named", () => {
     const w = new Worker({ redis: "redis://127.0.0.1:1", concurrency: 3 });
