@@ -151,3 +151,12 @@ export { CronApi, type CronApiOptions, type CronListing, type UnreadableCronJob 
 export { CronJob, CronJobError, type CronJobInput, type CronJobHash } from "./cron/cron-job.js";
 export { CronPoller, type CronPollerOptions, type CronPollResult } from "./cron/poller.js";
 export { CronSchedule, CronSyntaxError, parseCron } from "./cron/schedule.js";
+
+// sidekiq-scheduler: its settings from a sidekiq.yml as Sidekiq reads it.
+export {
+  schedulerSettingsFromFile,
+  schedulerSettingsFromSidekiqYml,
+  SidekiqYmlError,
+} from "./scheduler/sidekiq-yml.js";
+export type { SidekiqSchedulerSettings } from "./scheduler/poller.js";
+export type { ScheduleConfig } from "./scheduler/schedule-entry.js";
