@@ -2,7 +2,9 @@ import { defineConfig } from "vitest/config";
 import { resultsFile } from "./harness/results.js";
 import { LongFilesFirst } from "./interop-tests/support/sequencer.js";
 
-// The Valkey/Node 24 and Docker passes repeat the interop project; these files
+// The Valkey/Node 24 and Docker passes repeat the interop project, each block
+// on one of its Sidekiq releases (releasesForPass in interop-tests/support/harness.ts);
+// these files
 // are left to the first pass, where their subject is: long soaks and checks
 // that depend on neither the server, the Node version nor where Ruby runs
 // (fault injection on Redis, a 3-minute two-poller soak, the cron parser

@@ -64,15 +64,36 @@ export interface SidekiqContext {
 }
 
 /**
+ * The releases a repeat pass runs one `describeEachSidekiq` block on. The first
+ * pass runs every block on every release. The two repeat passes change the
+ * server (Valkey), Node (24) or where Ruby runs (Docker), not the release, so
+ * each block runs there on one of its releases, rotated by its title and the
+ * pass: across the files every release still runs in every pass, and a block
+ * with several releases runs on two different ones over the two repeat passes.
+ * SIDEKIQ_BRIDGE_FULL_MATRIX=1 runs a repeat pass on every release.
+ */
+export function releasesForPass(title: string, targets: SidekiqTarget[], env = process.env): SidekiqTarget[] {
+  const offset = env.SIDEKIQ_BRIDGE_PASS === "repeat" ? 0 : env.SIDEKIQ_BRIDGE_PASS === "docker" ? 1 : undefined;
+  if (offset === undefined || env.SIDEKIQ_BRIDGE_FULL_MATRIX === "1" || targets.length < 2) return targets;
+  let h = 0;
+  for (const ch of title) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+  return [targets[(h + offset) % targets.length]!];
+}
+
+/**
  * Declares one `describe` block per selected Sidekiq release, named after it
- * so the test output says which release each result belongs to.
+ * so the test output says which release each result belongs to (in a repeat
+ * pass, one release: see releasesForPass).
  */
 export function describeEachSidekiq(
   title: string,
   body: (ctx: SidekiqContext) => void,
   only?: (t: SidekiqTarget) => boolean,
 ): void {
-  const targets = selected().filter((t) => (only ? only(t) : true));
+  const targets = releasesForPass(
+    title,
+    selected().filter((t) => (only ? only(t) : true)),
+  );
   if (targets.length === 0) {
     // A file whose releases were all deselected still says so (a skip, which CI counts).
     describe(`${title} (no selected Sidekiq release applies)`, () => {
