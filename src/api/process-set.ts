@@ -3,7 +3,7 @@
 // and the jobs running right now.
 //
 //   cleanup   `ProcessSet.new` first prunes `processes` members whose hash has
-//             no `info` (expired heartbeat): SSCAN, HGET info each, SREM the
+//             no `info` (expired heartbeat): SSCAN, HEXISTS info each, SREM the
 //             dead ones. From 6.5.2 only when `SET process_cleanup 1 NX EX 60`
 //             succeeds (once a minute across the fleet); before, every time.
 //   list      SSCAN processes, sorted; HMGET info concurrency busy beat quiet
@@ -21,6 +21,7 @@ import { byteCompare, sscanAll, toF, toI, type ApiContext } from "./context.js";
 import { execReplies } from "../redis/replies.js";
 import { PROCESS_CLEANUP_KEY, PROCESSES_KEY, signalsKey, workKey } from "../wire/keys.js";
 import { displayClassOf, parseStored } from "./job-entry.js";
+import { busyPage, type BusyPage } from "./busy-pages.js";
 
 /** Whether a process in the fleet is Ruby Sidekiq or a sidekiq-bridge worker. */
 export type Runtime = "ruby" | "node";
@@ -86,6 +87,8 @@ export class EmbeddedProcessError extends Error {
 }
 
 const FIELDS = ["info", "concurrency", "busy", "beat", "quiet", "rss", "rtt_us"] as const;
+/** Processes checked per pipeline by `cleanup`. */
+const CLEANUP_BATCH = 1000;
 
 function obj(v: JsonValue | undefined): { [key: string]: JsonValue } | undefined {
   return v !== null && typeof v === "object" && !Array.isArray(v) && typeof v !== "bigint" ? v : undefined;
@@ -154,12 +157,27 @@ export class ProcessSet {
       if ((await redis.set(PROCESS_CLEANUP_KEY, "1", "EX", 60, "NX")) === null) return 0;
     }
     const procs = await sscanAll(redis, PROCESSES_KEY);
-    if (procs.length === 0) return 0;
-    const pipe = redis.pipeline();
-    for (const p of procs) pipe.hget(p, "info");
-    const infos = execReplies(await pipe.exec(), "process cleanup");
-    const prune = procs.filter((_, i) => infos[i] === null || infos[i] === undefined);
+    const prune: string[] = [];
+    // EXISTS, not Ruby's HGET info: the same answer without reading every info text.
+    for (let at = 0; at < procs.length; at += CLEANUP_BATCH) {
+      const batch = procs.slice(at, at + CLEANUP_BATCH);
+      const pipe = redis.pipeline();
+      for (const p of batch) pipe.hexists(p, "info");
+      const found = execReplies(await pipe.exec(), "process cleanup");
+      batch.forEach((p, i) => {
+        if (found[i] !== 1) prune.push(p);
+      });
+    }
     return prune.length === 0 ? 0 : redis.srem(PROCESSES_KEY, ...prune);
+  }
+
+  /**
+   * One page of Busy and the fleet's totals (busy-pages.ts): `cleanup` first,
+   * as `ProcessSet.new`, then the fleet read once in pipelined batches.
+   */
+  async page(opts: Parameters<typeof busyPage>[1]): Promise<BusyPage> {
+    await this.cleanup();
+    return busyPage(this.ctx, opts);
   }
 
   /** SCARD processes (not pruned). */

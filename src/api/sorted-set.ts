@@ -3,8 +3,10 @@
 // name are in job-sets.ts).
 //
 // Listing follows Ruby's `JobSet#each`: highest score first (the farthest scheduled
-// time, the latest retry, the most recent death); the Web UI's text filter
-// reads a bounded number of members a page (`filteredPage`) or scans for the
+// time, the latest retry, the most recent death), or lowest first when asked
+// ("asc": Ruby's Web UI lists retries and scheduled jobs soonest first); pages
+// are ranges by rank, so a deep page costs what the first does. The Web UI's
+// filter reads bounded ranges under a budget (`filteredPage`) or scans for the
 // text (`matching`). The actions keep Ruby's semantics:
 //
 //   retry          remove; `retry_count -= 1` when it holds a value; Client.push
@@ -15,8 +17,8 @@
 //                  then MULTI{ZREMRANGEBYSCORE dead -inf <now-timeout>;
 //                  ZREMRANGEBYRANK dead 0 -<max>}; before 7.3.5 the three in one MULTI
 //   delete         ZREM of the exact member
-//   retryAll /     7.3.5+ `pop_each`: ZPOPMIN one at a time, `size` times
-//   killAll        (kill_all trims once at the end)
+//   retryAll,      in atomic batches of ZREM + write (bulk-action.ts), never
+//   killAll, ...   a ZPOPMIN that a crash could lose (Ruby's `pop_each`)
 //   clear          UNLINK
 //
 // Removal. Ruby's `remove_job` takes every member with the entry's score
@@ -34,7 +36,8 @@ import type { JobRecord } from "../wire/job-record.js";
 import { rubyFloatToS } from "../wire/ruby-json.js";
 import type { ApiContext } from "./context.js";
 import { globEscape, hasFilter, matchesFilter, parseStored, type JobFilter } from "./job-entry.js";
-import { killIntoDeadSet, trimDeadSet, type DeadSetConfig } from "./morgue.js";
+import { killIntoDeadSet, type DeadSetConfig } from "./morgue.js";
+import { bulkResult, runBulkAction, type BulkActionOptions, type BulkSummary } from "./bulk-action.js";
 import {
   decrementRetryCount,
   entriesOf,
@@ -51,12 +54,11 @@ import {
 const LARGE_SCAN_COUNT = 10_000;
 /** At most this many members are looked at per filtered page. */
 export const FILTER_SCAN_BUDGET = 20_000;
-/** Members read per ZREVRANGE of a filtered page. */
+/** Members read per range of a filtered page. */
 const FILTER_CHUNK = 2_000;
 
-function message(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
+/** Listing order by score: "desc" is Ruby's `JobSet#each` (highest first), "asc" lowest first. */
+export type ListOrder = "asc" | "desc";
 
 /** A sorted job set (`Sidekiq::SortedSet`): list, find, retry, kill, delete and reschedule its jobs. */
 export class SortedJobSet {
@@ -71,25 +73,35 @@ export class SortedJobSet {
     return this.ctx.redis.zcard(this.name);
   }
 
-  /** One page in `each` order (highest score first): ZREVRANGE offset offset+limit-1 WITHSCORES. */
-  async page(offset = 0, limit = 50): Promise<SortedEntry[]> {
+  /**
+   * One page by rank, O(log N + limit) at any depth: in `each` order (highest
+   * score first, ZREVRANGE) by default, or lowest first ("asc", ZRANGE), the
+   * order Ruby's Web UI lists retries and scheduled jobs in.
+   */
+  async page(offset = 0, limit = 50, order: ListOrder = "desc"): Promise<SortedEntry[]> {
     if (limit <= 0) return [];
-    return entriesOf(this.name, await this.ctx.redis.zrevrange(this.name, offset, offset + limit - 1, "WITHSCORES"));
+    return entriesOf(this.name, await this.range(offset, offset + limit - 1, order));
+  }
+
+  private range(start: number, stop: number, order: ListOrder): Promise<string[]> {
+    return order === "asc"
+      ? this.ctx.redis.zrange(this.name, start, stop, "WITHSCORES")
+      : this.ctx.redis.zrevrange(this.name, start, stop, "WITHSCORES");
   }
 
   /**
    * Up to `limit` entries matching `filter`, skipping the first `offset`
-   * matches, in `each` order. Reads pages of `pageSize` until enough match.
+   * matches, in `order` (`each` order by default). Reads pages of `pageSize` until enough match.
    */
   async list(
-    opts: { offset?: number; limit?: number; filter?: JobFilter; pageSize?: number } = {},
+    opts: { offset?: number; limit?: number; filter?: JobFilter; pageSize?: number; order?: ListOrder } = {},
   ): Promise<SortedEntry[]> {
-    const { offset = 0, limit = 50, filter, pageSize = 200 } = opts;
-    if (!hasFilter(filter)) return this.page(offset, limit);
+    const { offset = 0, limit = 50, filter, pageSize = 200, order = "desc" } = opts;
+    if (!hasFilter(filter)) return this.page(offset, limit, order);
     const out: SortedEntry[] = [];
     let skipped = 0;
     for (let start = 0; out.length < limit; start += pageSize) {
-      const page = await this.page(start, pageSize);
+      const page = await this.page(start, pageSize, order);
       for (const e of page) {
         if (!matchesFilter(e, filter)) continue;
         if (skipped < offset) skipped++;
@@ -155,10 +167,12 @@ export class SortedJobSet {
   }
 
   /**
-   * Up to `limit` entries, newest first, from index `from` on, that `match`
-   * accepts (`quick` may turn a member down from its text before it is
-   * parsed); looks at no more than `budget` members, so a page stays fast on
-   * any set, and says where to go on.
+   * Up to `limit` entries in `order` (highest score first by default), from
+   * rank `from` on, that `match` accepts (`quick` may turn a member down from
+   * its text before it is parsed). Reads ranges of FILTER_CHUNK members, so
+   * memory stays at one chunk; stops after `budget` members or `budgetMs`
+   * milliseconds, whichever comes first, so a page stays fast on any set, and
+   * says where to go on.
    */
   async filteredPage(opts: {
     match: (e: SortedEntry) => boolean;
@@ -166,12 +180,15 @@ export class SortedJobSet {
     from?: number;
     limit: number;
     budget?: number;
+    budgetMs?: number;
+    order?: ListOrder;
   }): Promise<FilteredPage> {
-    const { match, quick, from = 0, limit, budget = FILTER_SCAN_BUDGET } = opts;
+    const { match, quick, from = 0, limit, budget = FILTER_SCAN_BUDGET, budgetMs = Infinity, order = "desc" } = opts;
     const entries: SortedEntry[] = [];
+    const deadline = performance.now() + budgetMs;
     let at = from;
-    while (entries.length < limit && at - from < budget) {
-      const flat = await this.ctx.redis.zrevrange(this.name, at, at + FILTER_CHUNK - 1, "WITHSCORES");
+    while (entries.length < limit && at - from < budget && performance.now() < deadline) {
+      const flat = await this.range(at, at + FILTER_CHUNK - 1, order);
       const members = flat.length / 2;
       for (let i = 0; i < members; i++) {
         const raw = flat[i * 2]!;
@@ -302,85 +319,33 @@ export class SortedJobSet {
     }
   }
 
-  /** `pop_each`: ZPOPMIN one member at a time, at most `size` times. Members `fn` fails on are put back afterwards. */
-  private async popEach(fn: (raw: string) => Promise<void>): Promise<BulkResult> {
-    const n = await this.size();
-    const result: BulkResult = { done: 0, failed: [] };
-    const putBack: Array<[string, string]> = [];
-    try {
-      for (let i = 0; i < n; i++) {
-        const popped = await this.ctx.redis.zpopmin(this.name, 1);
-        if (popped.length < 2) break;
-        const [raw, score] = popped as [string, string];
-        try {
-          await fn(raw);
-          result.done++;
-        } catch (e) {
-          putBack.push([score, raw]);
-          result.failed.push({ raw, error: message(e) });
-        }
-      }
-    } finally {
-      for (const [score, raw] of putBack) await this.ctx.redis.zadd(this.name, score, raw);
-    }
-    return result;
+  /**
+   * A bulk action (bulk-action.ts) in atomic batches: on every entry, on those
+   * `opts` selects (a class / queue filter, a text, given members), with
+   * progress; safe beside other actors and resumable after a crash.
+   */
+  bulk(action: EntryAction, opts: BulkActionOptions = {}): Promise<BulkSummary> {
+    return runBulkAction(this.ctx, this.name, action, this.config, opts);
   }
 
-  /** Runs `fn` on each entry matching `filter` (taken by ZSCAN first). */
-  private async eachMatching(filter: JobFilter, fn: (e: SortedEntry) => Promise<boolean>): Promise<BulkResult> {
-    const result: BulkResult = { done: 0, failed: [] };
-    for (const e of await this.scan(filter)) {
-      try {
-        if (await fn(e)) result.done++;
-      } catch (err) {
-        result.failed.push({ raw: e.raw, error: message(err) });
-      }
-    }
-    return result;
-  }
-
-  /** `retry_all` (7.3.5+: ZPOPMIN); with a filter, `retry` on each matching entry. */
+  /** `retry_all` in atomic batches (bulk); with a filter, the matching entries. Jobs a middleware stops stay. */
   async retryAll(filter?: JobFilter): Promise<BulkResult> {
-    if (filter && hasFilter(filter)) return this.eachMatching(filter, (e) => this.retry(e));
-    return this.popEach(async (raw) => {
-      const rec = this.recordOf(raw);
-      decrementRetryCount(rec);
-      await (await this.ctx.clientFor(rec)).pushRecord(rec);
-    });
+    return bulkResult(await this.bulk("retry", { filter }));
   }
 
-  /** Every job back to its queue without touching retry_count (`add_to_queue` on each). */
+  /** Every job (or every matching one) back to its queue without touching retry_count (`add_to_queue` on each). */
   async addAllToQueue(filter?: JobFilter): Promise<BulkResult> {
-    if (filter && hasFilter(filter)) return this.eachMatching(filter, (e) => this.addToQueue(e));
-    return this.popEach(async (raw) => {
-      const rec = this.recordOf(raw);
-      await (await this.ctx.clientFor(rec)).pushRecord(rec);
-    });
+    return bulkResult(await this.bulk("add-to-queue", { filter }));
   }
 
-  /** `kill_all(notify_failure: false)`: each popped member into the dead set untrimmed, then one trim. */
+  /** `kill_all(notify_failure: false)` in atomic batches, each trimming the dead set; with a filter, the matching entries. */
   async killAll(filter?: JobFilter): Promise<BulkResult> {
-    const kill = (raw: string) => killIntoDeadSet(this.ctx, this.config, raw, { trim: false });
-    try {
-      if (filter && hasFilter(filter)) {
-        return await this.eachMatching(filter, async (e) => {
-          if (!(await this.take(e))) return false;
-          await kill(e.raw);
-          return true;
-        });
-      }
-      return await this.popEach(kill);
-    } finally {
-      await trimDeadSet(this.ctx, this.config);
-    }
+    return bulkResult(await this.bulk("kill", { filter }));
   }
 
-  /** Deletes every entry matching `filter` (ZREM each); without a filter, `clear`. */
+  /** Deletes every entry matching `filter` (ZREM in batches); without a filter, `clear`. */
   async deleteAll(filter?: JobFilter): Promise<BulkResult> {
-    if (filter && hasFilter(filter)) return this.eachMatching(filter, (e) => this.take(e));
-    const n = await this.size();
-    await this.clear();
-    return { done: n, failed: [] };
+    return bulkResult(await this.bulk("delete", { filter }));
   }
 
   /** `SortedSet#clear`: UNLINK. */

@@ -84,10 +84,11 @@ export function pager(
   page: number,
   pages: number,
   query: Record<string, string | undefined> = {},
+  param = "page",
 ): Html {
   if (pages <= 1) return html``;
   const link = (p: number, label: string, cls = "") =>
-    html`<li class="${cls}"><a href="${href(w, w.path, { ...query, page: p })}">${label}</a></li>`;
+    html`<li class="${cls}"><a href="${href(w, w.path, { ...query, [param]: p })}">${label}</a></li>`;
   return html`<ul class="pagination">
 ${page > 1 ? link(1, "«") : ""}${page > 1 ? link(page - 1, String(page - 1)) : ""}
 <li class="current"><span>${page}</span></li>

@@ -1,8 +1,11 @@
-// Retries, Scheduled and Dead: the three sorted sets, a page at a time
-// (ZREVRANGE with offsets, newest first as in Ruby's `JobSet#each`), filtered
-// by class (exact) or by text (ZSCAN MATCH, as the Web UI's filter), with the
-// actions for one job, the selected ones, or all.
+// Retries, Scheduled and Dead: the three sorted sets, a page at a time in the
+// order of Ruby's Web UI (retries and scheduled soonest first, ZRANGE; dead
+// latest first, ZRANGE REV: Sidekiq 6.4.1, 7.3.2 and 8.1.7 alike), a range
+// by rank so a deep page costs what the first does. Filtered by class
+// (exact) or by text, reading ranges of the set under a time budget and
+// saying how far it got, with the actions for one job, the selected ones, or all.
 import type { JobSetName, SortedEntry } from "../../api/sorted-entry.js";
+import type { ListOrder } from "../../api/sorted-set.js";
 import { decodeBacktrace } from "../../wire/backtrace.js";
 import { DEAD_KEY, RETRY_KEY, SCHEDULE_KEY } from "../../wire/keys.js";
 import { delimited, relativeTime, utcTime } from "../format.js";
@@ -21,6 +24,8 @@ export interface SetView {
   /** Actions offered, in order. */
   actions: Array<[action: string, label: string]>;
   showError: boolean;
+  /** The order Ruby's Web UI lists the set in (`Paginator#page`, `reverse:` only for dead). */
+  order: ListOrder;
 }
 
 export const SET_VIEWS: Record<string, SetView> = {
@@ -36,6 +41,7 @@ export const SET_VIEWS: Record<string, SetView> = {
       ["delete", "Delete"],
     ],
     showError: true,
+    order: "asc",
   },
   scheduled: {
     set: SCHEDULE_KEY,
@@ -48,6 +54,7 @@ export const SET_VIEWS: Record<string, SetView> = {
       ["delete", "Delete"],
     ],
     showError: false,
+    order: "asc",
   },
   morgue: {
     set: DEAD_KEY,
@@ -60,11 +67,17 @@ export const SET_VIEWS: Record<string, SetView> = {
       ["delete", "Delete"],
     ],
     showError: true,
+    order: "desc",
   },
 };
 
 /** The most matches a text filter lists (the filter is a scan of the whole set). */
 export const MAX_FILTER_MATCHES = 1000;
+
+/** How long one filtered page reads the set before it shows what it found and where to go on. */
+export const FILTER_BUDGET_MS = 150;
+/** The most members one filtered page reads (ranges of 2,000, one in memory at a time). */
+export const FILTER_BUDGET_MEMBERS = 500_000;
 
 function errorText(e: SortedEntry): string {
   const cls = e.record?.getString("error_class") ?? "";
@@ -82,22 +95,29 @@ export async function jobSetPage(w: WebRequest, view: SetView): Promise<Html> {
   let note: Html = html``;
   let filterPager: Html = html``;
   if (substr !== "" || className !== "") {
-    // Filtered: read the set newest first from `from`, a bounded number of members per page.
+    // Filtered: read the set in the page's order from rank `from`, in ranges, under a time budget.
     const from = Math.max(0, Number.parseInt(w.query.get("from") ?? "0", 10) || 0);
-    const found = await set.filteredPage({
-      match: (e) =>
-        (className === "" || e.displayClass === className || e.klass === className) &&
-        (substr === "" || e.raw.includes(substr)),
-      quick: (raw) => raw.includes(substr || className),
-      from,
-      limit: count,
-    });
+    const [found, size] = await Promise.all([
+      set.filteredPage({
+        match: (e) =>
+          (className === "" || e.displayClass === className || e.klass === className) &&
+          (substr === "" || e.raw.includes(substr)),
+        quick: (raw) => raw.includes(substr) && raw.includes(className),
+        from,
+        limit: count,
+        order: view.order,
+        budget: FILTER_BUDGET_MEMBERS,
+        budgetMs: FILTER_BUDGET_MS,
+      }),
+      set.size(),
+    ]);
     entries = found.entries;
     const q = { substr: substr || undefined, class: className || undefined };
-    note = html`<p class="note" id="filter-note">${delimited(entries.length)} matching job(s) among entries ${delimited(from + 1)}–${delimited(from + found.scanned)} (newest first).</p>`;
-    filterPager = html`<ul class="pagination">${from > 0 ? html`<li><a href="${href(w, view.path, q)}">« Newest</a></li>` : ""}${found.next !== undefined ? html`<li><a id="filter-next" href="${href(w, view.path, { ...q, from: found.next })}">Older matches »</a></li>` : ""}</ul>`;
+    const end = Math.min(from + found.scanned, size);
+    note = html`<p class="note" id="filter-note">${delimited(entries.length)} matching job(s) among entries ${delimited(Math.min(from + 1, end))}–${delimited(end)}: scanned <span id="filter-scanned">${delimited(end)}</span> of <span id="filter-size">${delimited(size)}</span> (${view.order === "asc" ? "soonest" : "latest"} first).</p>`;
+    filterPager = html`<ul class="pagination">${from > 0 ? html`<li><a href="${href(w, view.path, q)}">« First</a></li>` : ""}${found.next !== undefined && found.next < size ? html`<li><a id="filter-next" href="${href(w, view.path, { ...q, from: found.next })}">More matches »</a></li>` : ""}</ul>`;
   } else {
-    [entries, total] = await Promise.all([set.page(offset, count), set.size()]);
+    [entries, total] = await Promise.all([set.page(offset, count, view.order), set.size()]);
   }
   const now = w.api.now();
   const query = { substr: substr || undefined, class: className || undefined };

@@ -1,0 +1,229 @@
+// Busy a page at a time, for fleets of thousands of processes and tens of
+// thousands of running jobs. Ruby's Web UI reads the whole fleet several
+// times per request (ProcessSet#each for the table and again for each total,
+// WorkSet#size, WorkSet#each) and renders every process. Here the fleet is
+// read once, in pipelined batches of BATCH processes, keeping only small
+// tuples between batches, and only the page's rows are built:
+//
+//   processes  SSCAN processes; per batch HMGET info concurrency busy beat
+//              quiet rss rtt_us: the totals (threads, busy, RSS) and the
+//              rows in the order of Ruby's `sorted_processes` (7.x and 8.x:
+//              hostname in natural order, when every process has one; else
+//              identity, the only order of 6.x's Busy).
+//   jobs       per batch HGETALL <identity>:work (and :workers, what 6.0 to
+//              6.4.1 write, when :work is empty); each value's run_at and
+//              queue are read from its text, and the payload is parsed only
+//              when a class filter has to look at it. The page is the
+//              `count` oldest run_at from `offset` (WorkSet#each's order),
+//              then one HGET per row reads its job; a job that finished in
+//              between is left out.
+import { execReplies } from "../redis/replies.js";
+import { PROCESSES_KEY, workKey } from "../wire/keys.js";
+import { versionAtLeast } from "../wire/release-rules.js";
+import { byteCompare, sscanAll, type ApiContext } from "./context.js";
+import { parseWork, processFromHash, type ProcessInfo, type RunningWork } from "./process-set.js";
+
+/** Processes read per pipeline. */
+const BATCH = 500;
+const FIELDS = ["info", "concurrency", "busy", "beat", "quiet", "rss", "rtt_us"] as const;
+
+/** What Busy can be narrowed to: processes by host and queue, jobs by host, queue and class (the display class). */
+export interface BusyFilter {
+  host?: string;
+  queue?: string;
+  className?: string;
+}
+
+/** A page by position: 1-based `page`, `count` rows. */
+export interface BusyPaging {
+  page: number;
+  count: number;
+}
+
+/** One page of Busy, with the fleet's totals. */
+export interface BusyPage {
+  totals: {
+    /** SCARD processes, as Ruby's card (may count a process that just died). */
+    processes: number;
+    threads: number;
+    /** The sum of every process's `busy` field (Ruby's `WorkSet#size`). */
+    busy: number;
+    /** KB. */
+    rss: number;
+  };
+  /** The processes matching the filter, and this page of them (absent with `only: "jobs"`). */
+  processes?: { total: number; page: number; rows: ProcessInfo[] };
+  /** The running jobs matching the filter, and this page of them (absent with `only: "processes"`). */
+  jobs?: { total: number; page: number; rows: RunningWork[] };
+}
+
+/** Ruby's `sorted_processes` key: the hostname cut into text and numbers (`split(/(\d+)/)`). */
+function naturalKey(hostname: string): Array<string | number> {
+  return hostname.split(/(\d+)/).map((a) => (/^\d+$/.test(a) ? Number(a) : a));
+}
+
+function compareNatural(a: Array<string | number>, b: Array<string | number>): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x === y) continue;
+    if (typeof x === "number" && typeof y === "number") return x - y;
+    if (typeof x === "number") return -1;
+    if (typeof y === "number") return 1;
+    return byteCompare(x, y);
+  }
+  return a.length - b.length;
+}
+
+/** Ruby's `page_items`: a page past the end shows page 1. */
+function pageOf<T>(items: T[], paging: BusyPaging): { page: number; rows: T[] } {
+  let page = Math.max(1, paging.page);
+  let start = (page - 1) * paging.count;
+  if (start > items.length) {
+    start = 0;
+    page = 1;
+  }
+  return { page, rows: items.slice(start, start + paging.count) };
+}
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** The wrapper's run_at (`{"queue":…,"payload":…,"run_at":N}`) from its text; undefined when it is not there. */
+function runAtOf(json: string): number | undefined {
+  const at = json.lastIndexOf('"run_at":');
+  if (at < 0) return undefined;
+  const m = /^-?\d+(?:\.\d+)?/.exec(json.slice(at + 9, at + 40));
+  return m ? Number(m[0]) : undefined;
+}
+
+/** The wrapper's queue from its text when it leads (as every Sidekiq writes it); undefined otherwise. */
+function queueOf(json: string): string | undefined {
+  const m = /^\{"queue":"((?:[^"\\]|\\.)*)"/.exec(json);
+  if (!m) return undefined;
+  return m[1]!.includes("\\") ? (JSON.parse(`"${m[1]!}"`) as string) : m[1]!;
+}
+
+interface WorkRef {
+  runAt: number;
+  process: string;
+  tid: string;
+  /** "work", or "workers" for a 6.0 – 6.4.1 writer. */
+  hash: "work" | "workers";
+}
+
+/** One page of Busy (processes, jobs or both) and the fleet's totals, reading the fleet in pipelined batches. */
+export async function busyPage(
+  ctx: ApiContext,
+  opts: {
+    filter?: BusyFilter;
+    processes?: BusyPaging;
+    jobs?: BusyPaging;
+  },
+): Promise<BusyPage> {
+  const { redis } = ctx;
+  const filter = opts.filter ?? {};
+  const [ids, size] = await Promise.all([
+    sscanAll(redis, PROCESSES_KEY).then((a) => a.sort(byteCompare)),
+    redis.scard(PROCESSES_KEY),
+  ]);
+  const totals = { processes: size, threads: 0, busy: 0, rss: 0 };
+  const matching: Array<{ p: ProcessInfo; key: Array<string | number> }> = [];
+  const jobHosts: string[] = [];
+  let byHostname = versionAtLeast(ctx.rules.version, "7.0.0");
+  for (const batch of chunks(ids, BATCH)) {
+    const pipe = redis.pipeline();
+    for (const id of batch) pipe.hmget(id, ...FIELDS);
+    const res = execReplies(await pipe.exec(), "processes");
+    batch.forEach((id, i) => {
+      const p = processFromHash(id, res[i] as Array<string | null>);
+      if (!p) return;
+      totals.threads += p.concurrency;
+      totals.busy += p.busy;
+      totals.rss += p.rss;
+      if (p.hostname === undefined) byHostname = false;
+      if (filter.host !== undefined && p.hostname !== filter.host) return;
+      jobHosts.push(id);
+      if (filter.queue !== undefined && !p.queues.includes(filter.queue)) return;
+      if (opts.processes) matching.push({ p, key: byHostname ? naturalKey(p.hostname ?? "") : [] });
+    });
+  }
+  const out: BusyPage = { totals };
+  if (opts.processes) {
+    if (byHostname) matching.sort((a, b) => compareNatural(a.key, b.key) || byteCompare(a.p.identity, b.p.identity));
+    const { page, rows } = pageOf(matching, opts.processes);
+    out.processes = { total: matching.length, page, rows: rows.map((r) => r.p) };
+  }
+  if (opts.jobs) out.jobs = await jobsPage(ctx, jobHosts, filter, opts.jobs);
+  return out;
+}
+
+async function jobsPage(
+  ctx: ApiContext,
+  procs: string[],
+  filter: BusyFilter,
+  paging: BusyPaging,
+): Promise<NonNullable<BusyPage["jobs"]>> {
+  const { redis } = ctx;
+  const refs: WorkRef[] = [];
+  const keep = (process: string, tid: string, json: string, hash: WorkRef["hash"]) => {
+    if (json === "") return;
+    let runAt = runAtOf(json);
+    let queue = queueOf(json);
+    if (filter.className !== undefined) {
+      if (!json.includes(filter.className)) return;
+      const w = parseWork(process, tid, json);
+      if (!w || w.displayClass !== filter.className) return;
+      runAt = w.runAt;
+      queue = w.queue;
+    } else if (runAt === undefined || (filter.queue !== undefined && queue === undefined)) {
+      const w = parseWork(process, tid, json);
+      if (!w) return;
+      runAt = w.runAt;
+      queue = w.queue;
+    }
+    if (filter.queue !== undefined && queue !== filter.queue) return;
+    refs.push({ runAt: runAt ?? 0, process, tid, hash });
+  };
+  for (const batch of chunks(procs, BATCH)) {
+    const pipe = redis.pipeline();
+    for (const p of batch) pipe.hgetall(workKey(p));
+    const works = execReplies(await pipe.exec(), "work") as Array<Record<string, string>>;
+    const legacy: string[] = [];
+    batch.forEach((p, i) => {
+      const hash = works[i] ?? {};
+      let any = false;
+      for (const tid in hash) {
+        any = true;
+        keep(p, tid, hash[tid]!, "work");
+      }
+      if (!any) legacy.push(p);
+    });
+    if (legacy.length > 0) {
+      const p2 = redis.pipeline();
+      for (const p of legacy) p2.hgetall(workKey(p, "workers"));
+      const res = execReplies(await p2.exec(), "workers") as Array<Record<string, string>>;
+      legacy.forEach((p, i) => {
+        const hash = res[i] ?? {};
+        for (const tid in hash) keep(p, tid, hash[tid]!, "workers");
+      });
+    }
+  }
+  refs.sort((a, b) => a.runAt - b.runAt || byteCompare(a.process, b.process) || byteCompare(a.tid, b.tid));
+  const { page, rows } = pageOf(refs, paging);
+  if (rows.length === 0) return { total: refs.length, page, rows: [] };
+  const pipe = redis.pipeline();
+  for (const r of rows) pipe.hget(workKey(r.process, r.hash), r.tid);
+  const jsons = execReplies(await pipe.exec(), "work page") as Array<string | null>;
+  const out: RunningWork[] = [];
+  rows.forEach((r, i) => {
+    const json = jsons[i];
+    if (!json) return; // finished since it was listed
+    const w = parseWork(r.process, r.tid, json);
+    if (w) out.push(w);
+  });
+  return { total: refs.length, page, rows: out };
+}
