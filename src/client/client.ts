@@ -333,6 +333,7 @@ export class Client implements DefinitionClient {
     if (!record.has("created_at")) record.set("created_at", encodePayloadTime(Date.now(), profile));
     if (this.middleware.length > 0) {
       const view = record.toObject() as JobHash;
+      const before = { ...view };
       const ok = await runClientMiddleware(this.middleware, {
         jobClass: String(view.class),
         job: view,
@@ -344,6 +345,8 @@ export class Client implements DefinitionClient {
       for (const k of record.keys()) if (!(k in view) || view[k] === undefined) record.delete(k);
       for (const [k, v] of Object.entries(view)) {
         if (v === undefined) continue;
+        // A primitive left as it was is unchanged: no need to parse and encode it (an object may have changed inside).
+        if (v === before[k] && (v === null || typeof v !== "object")) continue;
         const raw = record.raw(k);
         if (raw === undefined || toRubyJson(parseJson(raw)) !== toRubyJson(v)) record.set(k, v);
       }
