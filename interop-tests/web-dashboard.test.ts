@@ -258,8 +258,14 @@ describeEachSidekiq("web dashboard in Chromium", (sk) => {
     expect(await sk.ruby(`Sidekiq::Queue.new("web-idle").size`)).toBe(0);
 
     // Delete All on the Dead page with a class filter: only that class goes.
+    // The counts follow on the bulk-result page.
+    const toDelete = await sk.ruby<number>(`Sidekiq::DeadSet.new.count { |e| e.klass == "WebDeadJob" }`);
     await page.goto(`${web.url}morgue?class=WebDeadJob`);
-    await Promise.all([page.waitForURL(/\/morgue$/), page.click(".bulk:not(.selected) button[value=delete]")]);
+    await Promise.all([
+      page.waitForURL(/\/morgue\/bulk-result\?/),
+      page.click(".bulk:not(.selected) button[value=delete]"),
+    ]);
+    expect(await page.textContent("#bulk-moved")).toBe(String(toDelete));
     expect(await sk.ruby("Sidekiq::DeadSet.new.map(&:klass).sort")).toEqual(["WebFlakyJob"]);
     expect(errors).toEqual([]);
     await page.close();

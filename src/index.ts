@@ -90,6 +90,13 @@ export {
 } from "./api/sorted-entry.js";
 export type { DeadSetConfig } from "./api/morgue.js";
 export {
+  BULK_BATCH_SIZE,
+  MAX_BULK_BATCH_SIZE,
+  type BulkActionOptions,
+  type BulkSelection,
+  type BulkSummary,
+} from "./api/bulk-action.js";
+export {
   ProcessSet,
   ProcessNotFoundError,
   EmbeddedProcessError,

@@ -17,8 +17,8 @@
 //                  then MULTI{ZREMRANGEBYSCORE dead -inf <now-timeout>;
 //                  ZREMRANGEBYRANK dead 0 -<max>}; before 7.3.5 the three in one MULTI
 //   delete         ZREM of the exact member
-//   retryAll /     7.3.5+ `pop_each`: ZPOPMIN one at a time, `size` times
-//   killAll        (kill_all trims once at the end)
+//   retryAll,      in atomic batches of ZREM + write (bulk-action.ts), never
+//   killAll, ...   a ZPOPMIN that a crash could lose (Ruby's `pop_each`)
 //   clear          UNLINK
 //
 // Removal. Ruby's `remove_job` takes every member with the entry's score
@@ -36,7 +36,8 @@ import type { JobRecord } from "../wire/job-record.js";
 import { rubyFloatToS } from "../wire/ruby-json.js";
 import type { ApiContext } from "./context.js";
 import { globEscape, hasFilter, matchesFilter, parseStored, type JobFilter } from "./job-entry.js";
-import { killIntoDeadSet, trimDeadSet, type DeadSetConfig } from "./morgue.js";
+import { killIntoDeadSet, type DeadSetConfig } from "./morgue.js";
+import { bulkResult, runBulkAction, type BulkActionOptions, type BulkSummary } from "./bulk-action.js";
 import {
   decrementRetryCount,
   entriesOf,
@@ -58,10 +59,6 @@ const FILTER_CHUNK = 2_000;
 
 /** Listing order by score: "desc" is Ruby's `JobSet#each` (highest first), "asc" lowest first. */
 export type ListOrder = "asc" | "desc";
-
-function message(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
 
 /** A sorted job set (`Sidekiq::SortedSet`): list, find, retry, kill, delete and reschedule its jobs. */
 export class SortedJobSet {
@@ -322,85 +319,33 @@ export class SortedJobSet {
     }
   }
 
-  /** `pop_each`: ZPOPMIN one member at a time, at most `size` times. Members `fn` fails on are put back afterwards. */
-  private async popEach(fn: (raw: string) => Promise<void>): Promise<BulkResult> {
-    const n = await this.size();
-    const result: BulkResult = { done: 0, failed: [] };
-    const putBack: Array<[string, string]> = [];
-    try {
-      for (let i = 0; i < n; i++) {
-        const popped = await this.ctx.redis.zpopmin(this.name, 1);
-        if (popped.length < 2) break;
-        const [raw, score] = popped as [string, string];
-        try {
-          await fn(raw);
-          result.done++;
-        } catch (e) {
-          putBack.push([score, raw]);
-          result.failed.push({ raw, error: message(e) });
-        }
-      }
-    } finally {
-      for (const [score, raw] of putBack) await this.ctx.redis.zadd(this.name, score, raw);
-    }
-    return result;
+  /**
+   * A bulk action (bulk-action.ts) in atomic batches: on every entry, on those
+   * `opts` selects (a class / queue filter, a text, given members), with
+   * progress; safe beside other actors and resumable after a crash.
+   */
+  bulk(action: EntryAction, opts: BulkActionOptions = {}): Promise<BulkSummary> {
+    return runBulkAction(this.ctx, this.name, action, this.config, opts);
   }
 
-  /** Runs `fn` on each entry matching `filter` (taken by ZSCAN first). */
-  private async eachMatching(filter: JobFilter, fn: (e: SortedEntry) => Promise<boolean>): Promise<BulkResult> {
-    const result: BulkResult = { done: 0, failed: [] };
-    for (const e of await this.scan(filter)) {
-      try {
-        if (await fn(e)) result.done++;
-      } catch (err) {
-        result.failed.push({ raw: e.raw, error: message(err) });
-      }
-    }
-    return result;
-  }
-
-  /** `retry_all` (7.3.5+: ZPOPMIN); with a filter, `retry` on each matching entry. */
+  /** `retry_all` in atomic batches (bulk); with a filter, the matching entries. Jobs a middleware stops stay. */
   async retryAll(filter?: JobFilter): Promise<BulkResult> {
-    if (filter && hasFilter(filter)) return this.eachMatching(filter, (e) => this.retry(e));
-    return this.popEach(async (raw) => {
-      const rec = this.recordOf(raw);
-      decrementRetryCount(rec);
-      await (await this.ctx.clientFor(rec)).pushRecord(rec);
-    });
+    return bulkResult(await this.bulk("retry", { filter }));
   }
 
-  /** Every job back to its queue without touching retry_count (`add_to_queue` on each). */
+  /** Every job (or every matching one) back to its queue without touching retry_count (`add_to_queue` on each). */
   async addAllToQueue(filter?: JobFilter): Promise<BulkResult> {
-    if (filter && hasFilter(filter)) return this.eachMatching(filter, (e) => this.addToQueue(e));
-    return this.popEach(async (raw) => {
-      const rec = this.recordOf(raw);
-      await (await this.ctx.clientFor(rec)).pushRecord(rec);
-    });
+    return bulkResult(await this.bulk("add-to-queue", { filter }));
   }
 
-  /** `kill_all(notify_failure: false)`: each popped member into the dead set untrimmed, then one trim. */
+  /** `kill_all(notify_failure: false)` in atomic batches, each trimming the dead set; with a filter, the matching entries. */
   async killAll(filter?: JobFilter): Promise<BulkResult> {
-    const kill = (raw: string) => killIntoDeadSet(this.ctx, this.config, raw, { trim: false });
-    try {
-      if (filter && hasFilter(filter)) {
-        return await this.eachMatching(filter, async (e) => {
-          if (!(await this.take(e))) return false;
-          await kill(e.raw);
-          return true;
-        });
-      }
-      return await this.popEach(kill);
-    } finally {
-      await trimDeadSet(this.ctx, this.config);
-    }
+    return bulkResult(await this.bulk("kill", { filter }));
   }
 
-  /** Deletes every entry matching `filter` (ZREM each); without a filter, `clear`. */
+  /** Deletes every entry matching `filter` (ZREM in batches); without a filter, `clear`. */
   async deleteAll(filter?: JobFilter): Promise<BulkResult> {
-    if (filter && hasFilter(filter)) return this.eachMatching(filter, (e) => this.take(e));
-    const n = await this.size();
-    await this.clear();
-    return { done: n, failed: [] };
+    return bulkResult(await this.bulk("delete", { filter }));
   }
 
   /** `SortedSet#clear`: UNLINK. */

@@ -1,7 +1,8 @@
 // `sidekiq-bridge scheduled | retries | dead`: the three sorted sets, listed
 // and acted on with the semantics of Ruby's Sidekiq::API (src/api/sorted-set.ts).
 import type { JobFilter } from "../api/job-entry.js";
-import type { BulkResult, JobSetName, SortedEntry } from "../api/sorted-entry.js";
+import { BULK_BATCH_SIZE, MAX_BULK_BATCH_SIZE, type BulkSummary } from "../api/bulk-action.js";
+import type { JobSetName, SortedEntry } from "../api/sorted-entry.js";
 import type { SortedJobSet } from "../api/sorted-set.js";
 import { profileFor } from "../wire/dialect.js";
 import { DEAD_KEY, RETRY_KEY, SCHEDULE_KEY } from "../wire/keys.js";
@@ -13,6 +14,11 @@ import { UsageError } from "./errors.js";
 import { withApi } from "./connect.js";
 
 type Action = "list" | "retry" | "delete" | "kill" | "add-to-queue";
+
+/** Exit codes of an action with --all beyond 0 (every entry done) and 2 (usage). */
+const EXIT_PARTIAL = 1; // some entries failed or a middleware stopped them: they stay in the set
+const EXIT_INTERRUPTED = 3; // stopped by SIGINT / SIGTERM: run the same command again to finish
+const REFUSED = "a client middleware stopped the push; the job stays in the set";
 
 interface SetCommand {
   summary: string;
@@ -45,8 +51,25 @@ Actions:
 ${actions.map((a) => `  ${a.padEnd(13)} ${ACTION_TEXT[a]}`).join("\n")}
 
 With --all the action applies to every entry (or every entry matching
---class/--queue). Without filters it is Ruby's ${key === DEAD_KEY ? "retry_all" : "retry_all / kill_all"} (ZPOPMIN one at a time);
-"delete --all" needs --yes.
+--class/--queue), lowest score first, as Ruby's ${key === DEAD_KEY ? "retry_all" : "retry_all / kill_all"} does, but
+in atomic batches: one Lua call takes up to --batch-size entries out of the
+set and writes each to its queue (or the dead set) only if it was still
+there, so workers, pollers and Ruby's Web UI acting meanwhile never make a
+job run twice or vanish, and a kill -9 loses nothing. An interrupted action
+(or one stopped by Ctrl-C, after its batch in flight) is finished by running
+it again. Progress goes to stderr every second. "delete --all" needs --yes;
+without filters it is Ruby's clear (UNLINK).
+
+The CLI runs no client middleware (it loads no application code): jobs are
+pushed as Ruby's Client.push would with an empty chain. To run your chain
+(unique-jobs' client lock, trace propagation) on a bulk retry, use the API
+with your Client: new SidekiqApi({ redis, client }).retries.bulk("retry").
+
+Exit codes: 0 every entry done (some may have been taken by another process
+meanwhile: "gone"); 1 some stayed in the set (failed, or stopped by
+middleware); 2 usage; 3 interrupted (run again to finish). --json prints a
+summary: done, gone, refused, failed_count, failed (the first 100), scanned,
+total, batches, interrupted, elapsed_ms.
 
 Options:
       --class C               the job class (the ActiveJob class for wrapped jobs, like the Web UI)
@@ -55,6 +78,7 @@ Options:
       --offset N              list: skip N matching entries (default 0)
       --all                   act on every (matching) entry
       --yes                   confirm delete --all
+      --batch-size N          --all: entries per atomic batch (default ${BULK_BATCH_SIZE}, at most ${MAX_BULK_BATCH_SIZE})
       --dialect D             pushes write auto (default), 6, 7, 8 or a version's enqueued_at unit
 ${COMMON_HELP}`;
 
@@ -72,6 +96,7 @@ ${COMMON_HELP}`;
           all: { type: "boolean" },
           yes: { type: "boolean" },
           dialect: { type: "string" },
+          "batch-size": { type: "string" },
         },
       });
       if (values.help) {
@@ -112,6 +137,11 @@ ${COMMON_HELP}`;
       }
       const limit = intFlag("limit", values.limit, 25, 1);
       const offset = intFlag("offset", values.offset, 0);
+      if (values["batch-size"] !== undefined && !values.all) throw new UsageError("--batch-size goes with --all");
+      const batchSize =
+        values["batch-size"] !== undefined ? intFlag("batch-size", values["batch-size"], 0, 1) : undefined;
+      if (batchSize !== undefined && batchSize > MAX_BULK_BATCH_SIZE)
+        throw new UsageError(`--batch-size: at most ${MAX_BULK_BATCH_SIZE}`);
       return withApi(
         values.redis,
         setUrl,
@@ -119,7 +149,8 @@ ${COMMON_HELP}`;
         async (api) => {
           const set = api.set(key);
           if (action === "list") return await list(set, filter, offset, limit, values.json === true);
-          if (values.all) return await bulk(set, action, filtered ? filter : undefined, values.json === true);
+          if (values.all)
+            return await bulk(set, action, filtered ? filter : undefined, batchSize, values.json === true);
           return await byJid(set, action, jids, values.json === true);
         },
       );
@@ -189,12 +220,12 @@ ${COMMON_HELP}`;
         notFound.push(jid);
         continue;
       }
-      try {
-        if (await set.act(action, e)) done.push(jid);
-        else notFound.push(jid); // taken by someone else between find and action
-      } catch (err) {
-        failed.push({ jid, error: err instanceof Error ? err.message : String(err) });
-      }
+      // One atomic move each (bulk-action.ts), so a crash cannot lose the job.
+      const r = await set.bulk(action, { entries: [e] });
+      if (r.moved === 1) done.push(jid);
+      else if (r.gone === 1)
+        notFound.push(jid); // taken by someone else between find and action
+      else failed.push({ jid, error: r.failures[0]?.error ?? REFUSED });
     }
     if (json) printJson({ set: key, action, done: done.length, jids: done, not_found: notFound, failed });
     else {
@@ -209,33 +240,67 @@ ${COMMON_HELP}`;
     set: SortedJobSet,
     action: Exclude<Action, "list">,
     filter: JobFilter | undefined,
+    batchSize: number | undefined,
     json: boolean,
   ): Promise<number> {
-    let r: BulkResult;
-    switch (action) {
-      case "retry":
-        r = await set.retryAll(filter);
-        break;
-      case "kill":
-        r = await set.killAll(filter);
-        break;
-      case "delete":
-        r = await set.deleteAll(filter);
-        break;
-      case "add-to-queue":
-        r = await set.addAllToQueue(filter);
-        break;
+    // SIGINT / SIGTERM stop after the batch in flight: every entry is then in
+    // its set or its destination, and the summary says how far it got.
+    const stop = new AbortController();
+    const onSignal = () => stop.abort();
+    process.once("SIGINT", onSignal);
+    process.once("SIGTERM", onSignal);
+    let lastReport = Date.now();
+    let r: BulkSummary;
+    try {
+      r = await set.bulk(action, {
+        ...(filter ? { filter } : {}),
+        ...(batchSize !== undefined ? { batchSize } : {}),
+        signal: stop.signal,
+        onProgress: (p) => {
+          if (Date.now() - lastReport < 1000) return;
+          lastReport = Date.now();
+          process.stderr.write(`${command} ${action}: ${progressLine(p)}\n`);
+        },
+      });
+    } finally {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
     }
-    const failed: RubyJsonValue[] = r.failed.map((f) => ({ job: f.raw, error: f.error }));
-    if (json) printJson({ set: key, action, all: true, done: r.done, failed });
+    const failed: RubyJsonValue[] = r.failures.map((f) => ({ job: f.raw, error: f.error }));
+    const code = r.interrupted ? EXIT_INTERRUPTED : r.failed + r.refused > 0 ? EXIT_PARTIAL : 0;
+    if (json)
+      printJson({
+        set: key,
+        action,
+        all: true,
+        done: r.moved,
+        gone: r.gone,
+        refused: r.refused,
+        failed_count: r.failed,
+        failed,
+        scanned: r.scanned,
+        total: r.total,
+        batches: r.batches,
+        interrupted: r.interrupted,
+        elapsed_ms: r.elapsedMs,
+      });
     else {
-      console.log(`${pastTense(action)} ${r.done} ${command} entr${r.done === 1 ? "y" : "ies"}`);
-      for (const f of r.failed) console.error(`failed: ${f.error}: ${clip(f.raw, 100)}`);
+      console.log(`${pastTense(action)} ${r.moved} ${command} entr${r.moved === 1 ? "y" : "ies"}`);
+      if (r.gone > 0) console.log(`${r.gone} taken by another process meanwhile (left to it)`);
+      if (r.refused > 0) console.error(`${r.refused} stopped by client middleware, left in ${command}`);
+      for (const f of r.failures) console.error(`failed: ${f.error}: ${clip(f.raw, 100)}`);
+      if (r.failed > r.failures.length) console.error(`... and ${r.failed - r.failures.length} more failed`);
+      if (r.interrupted) console.error(`interrupted: ${progressLine(r)}; run the same command again to finish`);
     }
-    return r.failed.length > 0 ? 1 : 0;
+    return code;
   }
 
   return { summary: `list and act on the ${what} (${["list", ...actions].join(", ")})`, help, run };
+}
+
+function progressLine(p: BulkSummary): string {
+  const pct = p.total > 0 ? ` (${Math.min(100, Math.floor((100 * p.scanned) / p.total))}%)` : "";
+  return `${p.scanned}/${p.total} looked at${pct}, ${p.moved} done, ${p.gone} gone, ${p.refused} refused, ${p.failed} failed`;
 }
 
 function pastTense(a: Exclude<Action, "list">): string {

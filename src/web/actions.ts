@@ -1,8 +1,9 @@
 // The dashboard's state-changing requests (POST only, checked for CSRF and
 // Origin by the handler first). Each returns where to send the browser next.
-import type { EntryAction } from "../api/sorted-entry.js";
+import type { BulkSummary } from "../api/bulk-action.js";
+import type { EntryAction, SortedEntry } from "../api/sorted-entry.js";
 import { entriesForKey } from "./set-entries.js";
-import { MAX_FILTER_MATCHES, type SetView } from "./pages/job-sets.js";
+import type { SetView } from "./pages/job-sets.js";
 import { href, type WebRequest } from "./request.js";
 
 export class ActionError extends Error {
@@ -15,42 +16,45 @@ function entryAction(view: SetView, action: string | null): EntryAction {
   return found[0] as EntryAction;
 }
 
-/** One job or the selected ones: `key` fields of "<score>-<jid>". */
+/** One job or the selected ones: `key` fields of "<score>-<jid>", moved in atomic batches (bulk-action.ts). */
 export async function setSelectedAction(w: WebRequest, view: SetView): Promise<string> {
   const action = entryAction(view, w.form.get("action"));
   const set = w.api.set(view.set);
-  for (const key of w.form.getAll("key")) for (const e of await entriesForKey(set, key)) await set.act(action, e);
-  return href(w, view.path);
+  const entries: SortedEntry[] = [];
+  for (const key of w.form.getAll("key")) entries.push(...(await entriesForKey(set, key)));
+  const summary = await set.bulk(action, { entries });
+  // As Ruby's Web UI: back to the list, unless some stayed (a failure, a middleware's refusal) and it must say why.
+  return summary.failed + summary.refused > 0 ? resultHref(w, view, summary) : href(w, view.path);
 }
 
-/** Every job, or every job matching the filter the page shows. */
+/**
+ * Every job, or every job matching the filter the page shows (its text and
+ * class), in atomic batches that walk the set a slice at a time; then the
+ * counts (bulk-result page).
+ */
 export async function setAllAction(w: WebRequest, view: SetView): Promise<string> {
   const action = entryAction(view, w.form.get("action"));
-  const set = w.api.set(view.set);
   const substr = w.form.get("substr") ?? "";
   const className = w.form.get("class") ?? "";
-  if (substr !== "") {
-    // Repeated until nothing matches, so more than one screenful of matches is handled.
-    for (;;) {
-      const { entries } = await set.matching(substr, MAX_FILTER_MATCHES);
-      let done = 0;
-      for (const e of entries) if (await set.act(action, e)) done++;
-      if (done === 0 || entries.length < MAX_FILTER_MATCHES) break;
-    }
-    return href(w, view.path);
-  }
-  const filter = className !== "" ? { className } : undefined;
-  const res =
-    action === "retry"
-      ? await set.retryAll(filter)
-      : action === "add-to-queue"
-        ? await set.addAllToQueue(filter)
-        : action === "kill"
-          ? await set.killAll(filter)
-          : await set.deleteAll(filter);
-  if (res.failed.length > 0)
-    throw new ActionError(`${res.failed.length} job(s) could not be moved: ${res.failed[0]!.error}`);
-  return href(w, view.path);
+  const summary = await w.api.set(view.set).bulk(action, {
+    ...(substr !== "" ? { substr } : {}),
+    ...(className !== "" ? { filter: { className } } : {}),
+  });
+  return resultHref(w, view, summary);
+}
+
+/** Where the browser sees what a bulk action did: its counts in the query, and the first failure's message. */
+function resultHref(w: WebRequest, view: SetView, s: BulkSummary): string {
+  return href(w, `${view.path}/bulk-result`, {
+    action: s.action,
+    scope: s.scope,
+    moved: s.moved,
+    gone: s.gone,
+    refused: s.refused,
+    failed: s.failed,
+    ms: s.elapsedMs,
+    error: s.failures[0]?.error.slice(0, 300),
+  });
 }
 
 /** Quiet or Stop one process (`identity`), or every process. */

@@ -31,6 +31,7 @@ import {
 import { html } from "./html.js";
 import { CORE_TABS, layout, type Tab } from "./layout.js";
 import { busyPage } from "./pages/busy.js";
+import { bulkResultPage } from "./pages/bulk-result.js";
 import { dashboardPage } from "./pages/dashboard.js";
 import { jobSetEntryPage, jobSetPage, SET_VIEWS, type SetView } from "./pages/job-sets.js";
 import { metricsForJobPage, metricsPage } from "./pages/metrics.js";
@@ -93,6 +94,12 @@ function setRoutes(name: string, view: SetView): Route[] {
     { method: "GET", pattern: new RegExp(`^${p}$`), title: view.title, page: (w) => jobSetPage(w, view) },
     { method: "POST", pattern: new RegExp(`^${p}/selected$`), title: name, action: (w) => setSelectedAction(w, view) },
     { method: "POST", pattern: new RegExp(`^${p}/all$`), title: name, action: (w) => setAllAction(w, view) },
+    {
+      method: "GET",
+      pattern: new RegExp(`^${p}/bulk-result$`),
+      title: view.title,
+      page: (w) => bulkResultPage(w, view),
+    },
     {
       method: "GET",
       pattern: new RegExp(`^${p}/([^/]+)$`),

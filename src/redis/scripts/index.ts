@@ -17,3 +17,5 @@ export { restorePromotingSet } from "./restore-promoting-set.js";
 export { replaceListElements } from "./replace-list-elements.js";
 export { replaceSortedSetMembers } from "./replace-sorted-set-members.js";
 export { moveListElements } from "./move-list-elements.js";
+// Bulk actions on the sorted job sets (api/bulk-action.ts)
+export { moveSetEntries } from "./move-set-entries.js";
