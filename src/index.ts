@@ -9,6 +9,8 @@
 
 // Client: enqueue from Node, for Ruby (or Node) workers.
 export { Client, type ClientOptions } from "./client/client.js";
+export { ContractError, type ContractMode, type ContractOptions } from "./contract/checker.js";
+export { readContractFile, parseContract, type JobContract, type JobClass } from "./contract/document.js";
 export type { BulkItem } from "./client/client-types.js";
 export type { PushItem } from "./client/normalize.js";
 export { JobDefinition, type SetOptions, type BulkOptions } from "./client/job.js";

@@ -26,6 +26,7 @@ const COMMANDS: Record<string, Loader> = {
   import: () => import("./import-command.js"),
   web: () => import("./web-command.js"),
   metrics: () => import("./metrics-command.js"),
+  contract: () => import("./contract-command.js"),
   // What the add-ons contribute (sidekiq-cron's `cron`).
   ...addonCommands(),
 };

@@ -28,6 +28,7 @@ import {
 import { verifyArgs, type StrictArgsMode } from "./strict-args.js";
 import { JobDefinition } from "./job.js";
 import { ActiveJobDefinition, type ActiveJobOptions } from "./activejob.js";
+import { ContractChecker, type ContractOptions } from "../contract/checker.js";
 
 /** Options of `Client`: the Redis, the wire dialect (`6`, `7`, `8`, an exact version, or `"auto"` with `autoFallback`), argument checks, validation and routing of queues to Redis shards. */
 export interface ClientOptions {
@@ -57,6 +58,12 @@ export interface ClientOptions {
    * once through `warn` ("Redis connection lost (...); retrying", then "back").
    */
   connectWaitMs?: number;
+  /**
+   * The job contract (`sidekiq-bridge contract pull`): unknown classes, wrong
+   * arity or keywords are warned about or refused before anything reaches
+   * Redis (see docs/CONTRACT.md). `client.unchecked` pushes without it.
+   */
+  contract?: ContractOptions;
 }
 
 interface Shard {
@@ -75,6 +82,7 @@ export class Client implements DefinitionClient {
   private readonly warn: (m: string) => void;
   private readonly fixedProfile?: WireProfile;
   private readonly watch: ConnectionWatch;
+  private readonly contract?: ContractChecker;
 
   constructor(private readonly options: ClientOptions) {
     this.warn = options.warn ?? ((m) => console.warn(`[sidekiq-bridge] ${m}`));
@@ -84,6 +92,12 @@ export class Client implements DefinitionClient {
     this.validate = options.validate ?? underTest();
     // A fixed dialect is resolved once (and a typo fails here, not at the first push).
     if (options.dialect !== undefined && options.dialect !== "auto") this.fixedProfile = profileFor(options.dialect);
+    if (options.contract) this.contract = new ContractChecker(options.contract, this.warn);
+  }
+
+  /** This client without its contract check, for one call: `client.unchecked.job("Legacy").performAsync(...)`. */
+  get unchecked(): Client {
+    return this.contract === undefined ? this : (Object.create(this, { contract: { value: undefined } }) as Client);
   }
 
   /** A typed handle on a Ruby job class; `classOptions` mirror its sidekiq_options. */
@@ -153,6 +167,7 @@ export class Client implements DefinitionClient {
 
   /** Pushes one job; returns its jid, or null when a middleware stopped it. */
   async push(item: PushItem, classDefaults: Readonly<JobOptions> = DEFAULT_JOB_OPTIONS): Promise<string | null> {
+    this.contract?.checkPush(item);
     const shard = this.shardFor(String(item?.queue ?? classDefaults.queue ?? "default"));
     return this.reachable(shard, () => this.pushTo(shard, item, classDefaults));
   }
@@ -218,6 +233,7 @@ export class Client implements DefinitionClient {
     const batchSize = bs ?? (at !== undefined ? 100 : 1000);
     if (!(Number.isInteger(batchSize) && batchSize > 0))
       throw new SidekiqArgumentError("batch_size must be a positive Integer");
+    if (this.contract) for (const a of args) this.contract.checkPush({ ...rest, args: a });
 
     const shard = this.shardFor(String(rest.queue ?? classDefaults.queue ?? "default"));
     return this.reachable(shard, () => this.pushBulkTo(shard, bulk, rest, at, batchSize, classDefaults));

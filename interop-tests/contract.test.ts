@@ -1,0 +1,193 @@
+// The contract against real Ruby: `contract pull` reads the fixtures of
+// ruby-fixtures/contract/ on each release, and a Node client checked by that
+// contract refuses exactly the calls Ruby's own perform rejects with
+// ArgumentError (the oracle: every case is performed in Ruby, Sidekiq jobs as
+// the processor calls them, ActiveJob jobs through ActiveJob::Base.execute).
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeAll, expect, it } from "vitest";
+import { ActiveJobDefinition, aj } from "../src/client/activejob.js";
+import type { Client as DefinitionClient } from "../src/client/client-types.js";
+import { Client } from "../src/client/client.js";
+import { ContractChecker, ContractError } from "../src/contract/checker.js";
+import { readContractFile, type JobContract } from "../src/contract/document.js";
+import { describeEachSidekiq } from "./support/harness.js";
+import { cli, CONTRACT_FILES, rubyCommand } from "./support/contract.js";
+
+const committed = readContractFile(join(import.meta.dirname, "../test/contract/fixtures/shop.contract.json"));
+
+/** Argument values a case draws from: a Hash last is the Ruby 3 keyword question. */
+const VALUES: unknown[][] = [[], [1], [1, "a"], [1, 2, "csv"], [1, 2, 3, 4], [1, { mode: "x" }], [{ mode: "x" }]];
+const KWARGS: Array<Record<string, unknown> | undefined> = [
+  undefined,
+  { notify: true },
+  { notify: true, source: "api", extra_n: 1 },
+  { name: "n" },
+  { name: "n", count: 2 },
+  { bogus: 1 },
+];
+
+interface Case {
+  class: string;
+  /** Sidekiq: the job's args. */
+  args?: unknown[];
+  /** ActiveJob: the serialized job (args[0] of the wrapper). */
+  body?: Record<string, unknown>;
+}
+
+const noClient = {} as DefinitionClient;
+
+function cases(contract: JobContract): Case[] {
+  const out: Case[] = [];
+  for (const [name, def] of Object.entries(contract.classes)) {
+    if (def.unchecked !== undefined) continue; // pushed unchecked by design
+    if (def.kind === "sidekiq") for (const args of VALUES) out.push({ class: name, args });
+    else
+      for (const args of VALUES.slice(0, 4))
+        for (const kw of KWARGS) {
+          const all = kw ? [...args, aj.kwargs(kw)] : args;
+          const body = new ActiveJobDefinition(noClient, name).serialize(
+            all,
+            "7.1",
+            "00000000-0000-4000-8000-000000000000",
+          );
+          out.push({ class: name, body });
+        }
+  }
+  return out;
+}
+
+describeEachSidekiq("contract: pulled from real Ruby, checked like Ruby's perform", (sk) => {
+  let pulled: JobContract;
+  let pullRun: Awaited<ReturnType<typeof cli>>;
+
+  beforeAll(async () => {
+    const out = join(mkdtempSync(join(tmpdir(), "contract-")), "shop.contract.json");
+    pullRun = await cli([
+      "contract",
+      "pull",
+      "--app",
+      "shop",
+      "--out",
+      out,
+      "--ruby",
+      rubyCommand(sk.target),
+      "--sig",
+      "contract/sig",
+      ...CONTRACT_FILES,
+    ]);
+    expect(pullRun.stderr, pullRun.output).not.toContain("sidekiq-bridge contract");
+    pulled = readContractFile(out);
+  }, 60_000);
+
+  it("pull lists every class with its parameters, options and RBS types; bad classes are one line each and unchecked", () => {
+    expect(pullRun.code).toBe(0);
+    expect(pullRun.output).toContain("18 classes of shop, 3 unchecked");
+    expect(pullRun.stderr).toMatch(/BrokenLoadJob: failed to load contract\/bad\/broken_load_job\.rb: NameError/);
+    expect(pullRun.stderr).toMatch(/GhostJob: perform is answered by method_missing/);
+    expect(pullRun.stderr).toMatch(/SymbolDefaultJob: the default of speed \(:fast\) is not a JSON value/);
+    expect(pulled.source).toMatchObject({ sidekiq: sk.target.version, types: "rbs" });
+    const wrapper =
+      sk.target.dialect === 8 ? "Sidekiq::ActiveJob::Wrapper" : "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper";
+    expect(Object.keys(pulled.classes)).toEqual(Object.keys(committed.classes));
+    for (const [name, def] of Object.entries(committed.classes)) {
+      const got = pulled.classes[name]!;
+      expect({ name, kind: got.kind, params: got.params, unchecked: got.unchecked }).toEqual({
+        name,
+        kind: def.kind,
+        params: def.params,
+        unchecked: def.unchecked,
+      });
+      if (def.kind === "sidekiq") expect(got.options, name).toEqual(def.options);
+      else expect(got.activejob, name).toEqual({ ...def.activejob, wrapper });
+    }
+  });
+
+  it("Node refuses exactly the calls Ruby's perform rejects with ArgumentError", async () => {
+    const all = cases(pulled);
+    const checker = new ContractChecker({ contracts: pulled, mode: "error" }, () => {});
+    const node = all.map((c) => {
+      try {
+        if (c.body) checker.checkPush({ class: "Wrapper", wrapped: c.class, args: [c.body] });
+        else checker.checkPush({ class: c.class, args: c.args! });
+        return "ok";
+      } catch (e) {
+        if (!(e instanceof ContractError)) throw e;
+        return `refused: ${e.message}`;
+      }
+    });
+    const ruby = await sk.ruby<string[]>(
+      `dir = File.join(File.dirname($LOADED_FEATURES.grep(%r{/lib/jobs\\.rb\\z}).first), "..", "contract")
+       require File.join(dir, "jobs.rb")
+       require File.join(dir, "activejob.rb")
+       JSON.parse(ENV.fetch("CASES")).map do |c|
+         begin
+           if c["body"] then ActiveJob::Base.execute(c["body"])
+           else Object.const_get(c["class"]).new.perform(*Sidekiq.load_json(JSON.generate(c["args"])))
+           end
+           "ok"
+         rescue ArgumentError => e
+           "ArgumentError: #{e.message}"
+         end
+       end`,
+      { CASES: JSON.stringify(all) },
+    );
+    const mismatches = all.flatMap((c, i) =>
+      ruby[i]!.startsWith("ArgumentError") === node[i]!.startsWith("refused")
+        ? []
+        : [`${c.class} ${JSON.stringify(c.args ?? c.body!.arguments)}: Ruby ${ruby[i]}; Node ${node[i]}`],
+    );
+    expect(mismatches).toEqual([]);
+    // The cases reach both answers, for Sidekiq and ActiveJob classes alike.
+    const refused = node.filter((v) => v !== "ok").length;
+    expect(refused).toBeGreaterThan(40);
+    expect(all.length - refused).toBeGreaterThan(40);
+    expect(ruby.filter((v, i) => v !== "ok" && all[i]!.body !== undefined).length).toBeGreaterThan(10);
+  });
+
+  it("a refused push reaches no Redis; an accepted one lands on the class's queue; strict refuses RBS types", async () => {
+    const warnings: string[] = [];
+    const client = new Client({
+      redis: sk.url,
+      dialect: sk.target.version,
+      contract: { contracts: pulled, mode: "error" },
+      warn: (m) => warnings.push(m),
+    });
+    try {
+      const welcome = client.job("WelcomeEmailJob", { queue: "mailers", retry: 5 });
+      await expect(welcome.performAsync(42 as never)).rejects.toThrow(
+        /WelcomeEmailJob#perform takes 2 arguments \(user_id, template\), given 1: \[42\]; missing template/,
+      );
+      await expect(client.job("WelcomeEmailJobs").performAsync(1)).rejects.toThrow(ContractError);
+      expect(await sk.redis.llen("queue:mailers")).toBe(0);
+      // "error" lets a type mismatch through (Ruby runs it); "strict" does not.
+      await welcome.performAsync("42", "welcome");
+      expect(warnings).toEqual(['contract: WelcomeEmailJob#perform user_id must be Integer, given "42"']);
+      expect(await sk.ruby(`Sidekiq::Queue.new("mailers").map { |j| [j.klass, j.args, j["retry"]] }`)).toEqual([
+        ["WelcomeEmailJob", ["42", "welcome"], 5],
+      ]);
+      const strict = new Client({
+        redis: sk.url,
+        dialect: sk.target.version,
+        contract: { contracts: pulled, mode: "strict" },
+      });
+      await expect(strict.job("WelcomeEmailJob").performAsync("42", "welcome")).rejects.toThrow(
+        /user_id must be Integer, given "42"/,
+      );
+      // The escape hatches: per call and per class.
+      await strict.unchecked.job("WelcomeEmailJob", { queue: "mailers" }).performAsync("43", "x");
+      const perClass = new Client({
+        redis: sk.url,
+        dialect: sk.target.version,
+        contract: { contracts: pulled, mode: "error", unchecked: ["OtherAppJob"] },
+      });
+      await perClass.job("OtherAppJob", { queue: "other" }).performAsync(1, 2, 3);
+      expect(await sk.redis.llen("queue:mailers")).toBe(2);
+      expect(await sk.redis.llen("queue:other")).toBe(1);
+      await Promise.all([strict.close(), perClass.close()]);
+    } finally {
+      await client.close();
+    }
+  });
+});

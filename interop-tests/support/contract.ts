@@ -1,0 +1,43 @@
+// Shared by the contract interop tests: the shell command that runs Ruby
+// inside a release's root filesystem (or container) in the fixtures folder,
+// for `contract pull --ruby`, and the CLI run to completion.
+import { inject } from "vitest";
+import { chrootArgv } from "../../harness/local-backend.js";
+import { DOCKER_FIXTURES } from "../../harness/docker-backend.js";
+import type { SidekiqTarget } from "../../harness/versions.js";
+import { shellWord } from "../../src/contract/pull.js";
+import { startCli } from "./cli-process.js";
+
+/** The files of ruby-fixtures/contract/ the pull requires, relative to the fixtures folder. */
+export const CONTRACT_FILES = [
+  "contract/jobs.rb",
+  "contract/activejob.rb",
+  "contract/bad/broken_load_job.rb",
+  "contract/bad/ghost_job.rb",
+  "contract/bad/symbol_default_job.rb",
+];
+
+/** A `--ruby` command: Ruby reading its program from stdin, in the fixtures folder, with `env`. */
+export function rubyCommand(target: SidekiqTarget, env: Record<string, string> = {}): string {
+  const h = inject("harness");
+  if (h.backend === "docker") {
+    const envs = Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
+    return ["docker", "exec", "-i", "-w", DOCKER_FIXTURES, ...envs, h.containers![target.service]!, "ruby", "-"]
+      .map(shellWord)
+      .join(" ");
+  }
+  // sh -c 'cd DIR && exec ruby - "$@"' keeps the arguments the CLI appends.
+  const argv = chrootArgv(
+    h.rootfs[target.suite]!,
+    ["sh", "-c", `cd ${h.fixturesDir} && exec ruby - "$@"`, "ruby"],
+    env,
+  );
+  return argv.map(shellWord).join(" ");
+}
+
+/** Runs the built CLI (dist/) to completion: its exit code, everything it printed, and its stderr alone. */
+export async function cli(args: string[]): Promise<{ code: number | null; output: string; stderr: string }> {
+  const p = startCli(args, {});
+  await p.closed;
+  return { code: await p.exited, output: p.output(), stderr: p.stderr() };
+}

@@ -1,0 +1,121 @@
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { aj, ActiveJobDefinition } from "../../src/client/activejob.js";
+import type { Client } from "../../src/client/client-types.js";
+import { ContractChecker, ContractError, type ContractOptions } from "../../src/contract/checker.js";
+import { readContractFile, type JobContract } from "../../src/contract/document.js";
+import { RubyFloat } from "../../src/wire/ruby-json.js";
+
+const shop = readContractFile(join(import.meta.dirname, "fixtures/shop.contract.json"));
+
+function checker(opts: Partial<ContractOptions> = {}, warnings: string[] = []) {
+  return new ContractChecker({ contracts: shop, ...opts }, (m) => warnings.push(m));
+}
+
+function refusal(fn: () => void): string | undefined {
+  try {
+    fn();
+    return undefined;
+  } catch (e) {
+    if (e instanceof ContractError) return e.message;
+    throw e;
+  }
+}
+
+const ajPush = (cls: string, args: unknown[]) => ({
+  class: "Sidekiq::ActiveJob::Wrapper",
+  wrapped: cls,
+  args: [new ActiveJobDefinition({} as Client, cls).serialize(args)],
+});
+
+describe("contract checker", () => {
+  it("error mode: names the class, the parameter and what was given", () => {
+    const c = checker({ mode: "error" });
+    expect(refusal(() => c.check("WelcomeEmailJob", [42]))).toBe(
+      "WelcomeEmailJob#perform takes 2 arguments (user_id, template), given 1: [42]; missing template",
+    );
+    expect(refusal(() => c.check("OptionalArgsJob", [1, 2, 3, 4]))).toBe(
+      "OptionalArgsJob#perform takes 1 to 3 arguments (report_id, page?, format?), given 4: [1,2,3,4]; 1 too many",
+    );
+    expect(refusal(() => c.check("RequiredKeywordJob", [1, { mode: "x" }]))).toBe(
+      "RequiredKeywordJob#perform requires keyword mode:, which Sidekiq never passes (a JSON Hash arrives as a positional argument): every push of it raises ArgumentError",
+    );
+    expect(refusal(() => c.check("WelcomeEmailJobs", [1]))).toMatch(
+      /^WelcomeEmailJobs is not a job class of the contract of shop: Ruby would raise NameError/,
+    );
+    expect(refusal(() => c.check("SplatJob", ["a"]))).toBeUndefined();
+    expect(refusal(() => c.check("PostArgJob", [1, 2]))).toBeUndefined();
+    expect(refusal(() => c.check("PostArgJob", [1]))).toMatch(/missing last$/);
+  });
+
+  it("ActiveJob keywords: required, unknown, and a Hash to a method without keywords", () => {
+    const c = checker({ mode: "error" });
+    expect(refusal(() => c.checkPush(ajPush("SignupJob", [1])))).toBe("SignupJob#perform missing keyword notify:");
+    expect(refusal(() => c.checkPush(ajPush("SignupJob", [1, aj.kwargs({ notify: true, any: 1 })])))).toBeUndefined();
+    expect(refusal(() => c.checkPush(ajPush("KeywordsOnlyJob", [aj.kwargs({ name: "n", bogus: 1 })])))).toBe(
+      "KeywordsOnlyJob#perform unknown keyword bogus: (accepts name:, count:)",
+    );
+    // Keywords to a method without any become its last positional Hash.
+    expect(refusal(() => c.checkPush(ajPush("AjSplatJob", [aj.kwargs({ x: 1 })])))).toBeUndefined();
+  });
+
+  it("types: strict refuses, error and warn warn once per class and parameter", () => {
+    const warnings: string[] = [];
+    const c = checker({ mode: "error" }, warnings);
+    c.check("WelcomeEmailJob", ["1", "t"]);
+    c.check("WelcomeEmailJob", ["2", "t"]);
+    expect(warnings).toEqual(['contract: WelcomeEmailJob#perform user_id must be Integer, given "1"']);
+    const s = checker({ mode: "strict" });
+    expect(refusal(() => s.check("OptionalArgsJob", [1, 2, "xls"]))).toBe(
+      'OptionalArgsJob#perform format must be "pdf" | "csv", given "xls"',
+    );
+    expect(refusal(() => s.check("SplatJob", ["a", 1, 2n, "3"]))).toBe(
+      'SplatJob#perform counts must be Integer, given "3"',
+    );
+    expect(refusal(() => s.check("Billing::InvoiceJob", [1, new RubyFloat(2.5), { a: null }]))).toBeUndefined();
+    expect(refusal(() => s.checkPush(ajPush("SignupJob", [1, aj.kwargs({ notify: true, n: "x" })])))).toBe(
+      'SignupJob#perform extra must be Integer, given "x"',
+    );
+  });
+
+  it("warn mode pushes everything and says so once", () => {
+    const warnings: string[] = [];
+    const c = checker({}, warnings);
+    c.check("NoSuchJob", []);
+    c.check("NoSuchJob", []);
+    c.check("NoArgsJob", [1]);
+    expect(warnings).toHaveLength(2);
+    expect(warnings[1]).toBe("contract: NoArgsJob#perform takes 0 arguments (), given 1: [1]; 1 too many");
+  });
+
+  it("escape hatches: unchecked classes by name, pattern or function; the contract's own unchecked classes pass", () => {
+    expect(refusal(() => checker({ mode: "error", unchecked: ["Other"] }).check("Other", []))).toBeUndefined();
+    expect(refusal(() => checker({ mode: "error", unchecked: [/^Other::/] }).check("Other::Job", []))).toBeUndefined();
+    expect(refusal(() => checker({ mode: "error", unchecked: (n) => n === "X" }).check("X", []))).toBeUndefined();
+    expect(refusal(() => checker({ mode: "error" }).check("GhostJob", [1, 2, 3]))).toBeUndefined();
+  });
+
+  it("several apps: each its namespace; the push's queue picks the app, the message names it", () => {
+    const billing: JobContract = {
+      contract: 1,
+      app: "billing",
+      classes: {
+        WelcomeEmailJob: { kind: "sidekiq", params: [], options: { queue: "billing" } },
+        PayJob: { kind: "sidekiq", params: [] },
+      },
+    };
+    const c = new ContractChecker({ contracts: [shop, billing], mode: "error" }, () => {});
+    expect(refusal(() => c.check("WelcomeEmailJob", [], undefined, "billing"))).toBeUndefined();
+    expect(refusal(() => c.check("WelcomeEmailJob", [1, "t"], undefined, "mailers"))).toBeUndefined();
+    expect(refusal(() => c.check("WelcomeEmailJob", [1], undefined, "mailers"))).toMatch(
+      /^WelcomeEmailJob#perform \(shop\) takes 2/,
+    );
+    expect(refusal(() => c.check("PayJob", []))).toBeUndefined();
+    expect(c.appsOf("WelcomeEmailJob")).toEqual(["shop", "billing"]);
+    expect(refusal(() => c.check("Nope", []))).toMatch(/not a job class of the contracts of shop, billing/);
+  });
+
+  it("refuses an unknown mode", () => {
+    expect(() => checker({ mode: "loud" as never })).toThrow(/contract mode must be/);
+  });
+});
