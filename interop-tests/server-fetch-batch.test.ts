@@ -14,7 +14,7 @@ import { BasicFetch } from "../src/server/basic-fetch.js";
 import { ReliableFetch } from "../src/server/reliable-fetch.js";
 import { WIP_REGISTRY, wipKey, workingHashKey } from "../src/wire/bridge-keys.js";
 import { detectFeatures, featuresOf } from "../src/server/server-features.js";
-import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
+import { describeEachSidekiq, FIRST_PASS, waitFor, type SidekiqContext } from "./support/harness.js";
 
 const pushBulk = (sk: SidekiqContext, klass: string, queue: string, n: number) =>
   sk.ruby<string[]>(
@@ -140,6 +140,10 @@ describeEachSidekiq(
     }
 
     /**
+     * Fetch-ahead happens only while jobs average under 5 ms in the processor,
+     * which two passes side by side on 2 cores (and Docker's network for the
+     * stats round trip) can push past: these run in the first pass only.
+     *
      * 100 short jobs (the worker learns they are short and the queue has a
      * backlog), then 100 that wait for the gate, 5 slots: the gated ones
      * end up holding every slot. A fetch that brings jobs while all 5 slots
@@ -183,107 +187,113 @@ describeEachSidekiq(
     };
 
     for (const ending of ["waiting too long", "quiet"] as const) {
-      it(`reliable fetch fetches a batch ahead while short jobs hold the slots; ${ending} puts it back at the head of the queue, in order`, async () => {
-        const queue = `ahead-${ending === "quiet" ? "quiet" : "stale"}`;
+      it.runIf(FIRST_PASS)(
+        `reliable fetch fetches a batch ahead while short jobs hold the slots; ${ending} puts it back at the head of the queue, in order`,
+        async () => {
+          const queue = `ahead-${ending === "quiet" ? "quiet" : "stale"}`;
+          let quieted: Promise<void> | undefined;
+          // Quiet in the turn after the batch arrives: it is then waiting for a slot.
+          const onAhead =
+            ending === "quiet"
+              ? (w: Worker) =>
+                  setImmediate(() => {
+                    quieted = w.quietDown();
+                  })
+              : undefined;
+          // One lane: one batch fetched ahead, whose place in the queue is known
+          // (two lanes' batches may come back from Redis in either order).
+          const run = await startGated(queue, { fetchLanes: 1, ...(onAhead ? { onAhead } : {}) });
+          const { w } = run;
+          try {
+            // The next batch of 5 was fetched ahead: held by this process, not started.
+            await waitFor("a batch fetched ahead", async () => (run.aheadAt > 0 ? true : undefined));
+            expect(run.aheadJobs).toBe(5);
+            expect(run.gated).toBe(5);
+            // Quiet resolves once they are back; left alone, they go back after 1 s.
+            if (ending === "quiet") {
+              await waitFor("quiet to be asked", async () => (quieted ? true : undefined));
+              await quieted;
+            } else {
+              await waitFor("the batch fetched ahead to go back", async () =>
+                (await sk.redis.llen(`queue:${queue}`)) === 95 ? true : undefined,
+              );
+              expect(performance.now() - run.aheadAt).toBeGreaterThanOrEqual(950);
+            }
+            expect(await rubyQueueSize(sk, queue)).toBe(95);
+            expect(await held(sk, w.identity, queue)).toBe(5);
+            // Ruby's API lists the queue newest first: the job that runs next (105) is last.
+            const args = await sk.ruby<number[]>(`Sidekiq::Queue.new(${JSON.stringify(queue)}).map { |j| j.args[0] }`);
+            expect(args).toEqual(Array.from({ length: 95 }, (_, k) => 199 - k));
+            expect(run.gated).toBe(5);
+            if (ending === "quiet") return;
+            run.open();
+            await waitFor("all 200 to run", async () =>
+              run.ran.length === 200 && (await rubyQueueSize(sk, queue)) === 0 ? true : undefined,
+            );
+            await new Promise((r) => setTimeout(r, 200));
+            expect(run.ran).toHaveLength(200);
+            expect(new Set(run.ran)).toEqual(new Set(run.jids));
+          } finally {
+            run.open();
+            await w.stop();
+          }
+        },
+      );
+    }
+
+    it.runIf(FIRST_PASS)(
+      "reliable fetch with two lanes (the default from concurrency 4) holds at most a batch per lane ahead; quiet returns them all, and every job runs once",
+      async () => {
+        const queue = "ahead-lanes";
         let quieted: Promise<void> | undefined;
-        // Quiet in the turn after the batch arrives: it is then waiting for a slot.
-        const onAhead =
-          ending === "quiet"
-            ? (w: Worker) =>
-                setImmediate(() => {
-                  quieted = w.quietDown();
-                })
-            : undefined;
-        // One lane: one batch fetched ahead, whose place in the queue is known
-        // (two lanes' batches may come back from Redis in either order).
-        const run = await startGated(queue, { fetchLanes: 1, ...(onAhead ? { onAhead } : {}) });
+        let most = 0;
+        const run = await startGated(queue, {
+          onAhead: (w) => {
+            // Held now: 5 running, and what the lanes fetched ahead.
+            void held(sk, w.identity, queue).then((n) => (most = Math.max(most, n)));
+            setTimeout(() => {
+              quieted = w.quietDown();
+            }, 100);
+          },
+        });
         const { w } = run;
         try {
-          // The next batch of 5 was fetched ahead: held by this process, not started.
-          await waitFor("a batch fetched ahead", async () => (run.aheadAt > 0 ? true : undefined));
-          expect(run.aheadJobs).toBe(5);
-          expect(run.gated).toBe(5);
-          // Quiet resolves once they are back; left alone, they go back after 1 s.
-          if (ending === "quiet") {
-            await waitFor("quiet to be asked", async () => (quieted ? true : undefined));
-            await quieted;
-          } else {
-            await waitFor("the batch fetched ahead to go back", async () =>
-              (await sk.redis.llen(`queue:${queue}`)) === 95 ? true : undefined,
-            );
-            expect(performance.now() - run.aheadAt).toBeGreaterThanOrEqual(950);
-          }
-          expect(await rubyQueueSize(sk, queue)).toBe(95);
+          await waitFor("quiet to be asked", async () => (quieted ? true : undefined));
+          for (let i = 0; i < 5; i++) most = Math.max(most, await held(sk, w.identity, queue));
+          await quieted;
+          expect(run.aheadJobs).toBeGreaterThan(0);
+          expect(most).toBeGreaterThan(5);
+          expect(most).toBeLessThanOrEqual(15);
+          // Back in the queue: every job not started, none twice.
           expect(await held(sk, w.identity, queue)).toBe(5);
-          // Ruby's API lists the queue newest first: the job that runs next (105) is last.
           const args = await sk.ruby<number[]>(`Sidekiq::Queue.new(${JSON.stringify(queue)}).map { |j| j.args[0] }`);
-          expect(args).toEqual(Array.from({ length: 95 }, (_, k) => 199 - k));
+          expect(args).toHaveLength(200 - run.ran.length);
+          expect(new Set(args).size).toBe(args.length);
           expect(run.gated).toBe(5);
-          if (ending === "quiet") return;
-          run.open();
-          await waitFor("all 200 to run", async () =>
-            run.ran.length === 200 && (await rubyQueueSize(sk, queue)) === 0 ? true : undefined,
-          );
-          await new Promise((r) => setTimeout(r, 200));
-          expect(run.ran).toHaveLength(200);
-          expect(new Set(run.ran)).toEqual(new Set(run.jids));
         } finally {
           run.open();
           await w.stop();
         }
-      });
-    }
-
-    it("reliable fetch with two lanes (the default from concurrency 4) holds at most a batch per lane ahead; quiet returns them all, and every job runs once", async () => {
-      const queue = "ahead-lanes";
-      let quieted: Promise<void> | undefined;
-      let most = 0;
-      const run = await startGated(queue, {
-        onAhead: (w) => {
-          // Held now: 5 running, and what the lanes fetched ahead.
-          void held(sk, w.identity, queue).then((n) => (most = Math.max(most, n)));
-          setTimeout(() => {
-            quieted = w.quietDown();
-          }, 100);
-        },
-      });
-      const { w } = run;
-      try {
-        await waitFor("quiet to be asked", async () => (quieted ? true : undefined));
-        for (let i = 0; i < 5; i++) most = Math.max(most, await held(sk, w.identity, queue));
-        await quieted;
-        expect(run.aheadJobs).toBeGreaterThan(0);
-        expect(most).toBeGreaterThan(5);
-        expect(most).toBeLessThanOrEqual(15);
-        // Back in the queue: every job not started, none twice.
-        expect(await held(sk, w.identity, queue)).toBe(5);
-        const args = await sk.ruby<number[]>(`Sidekiq::Queue.new(${JSON.stringify(queue)}).map { |j| j.args[0] }`);
-        expect(args).toHaveLength(200 - run.ran.length);
-        expect(new Set(args).size).toBe(args.length);
-        expect(run.gated).toBe(5);
-      } finally {
-        run.open();
-        await w.stop();
-      }
-      // A second worker runs the rest: all 200 ran exactly once.
-      const rest = new Worker({
-        redis: sk.url,
-        dialect: sk.target.version,
-        queues: [queue],
-        concurrency: 5,
-        scheduler: false,
-      });
-      rest.register("AheadJob", (_args, ctx) => void run.ran.push(ctx.jid));
-      await rest.start();
-      try {
-        await waitFor("all 200 to run", async () => (run.ran.length === 200 ? true : undefined));
-        await new Promise((r) => setTimeout(r, 200));
-        expect(run.ran).toHaveLength(200);
-        expect(new Set(run.ran)).toEqual(new Set(run.jids));
-      } finally {
-        await rest.stop();
-      }
-    });
+        // A second worker runs the rest: all 200 ran exactly once.
+        const rest = new Worker({
+          redis: sk.url,
+          dialect: sk.target.version,
+          queues: [queue],
+          concurrency: 5,
+          scheduler: false,
+        });
+        rest.register("AheadJob", (_args, ctx) => void run.ran.push(ctx.jid));
+        await rest.start();
+        try {
+          await waitFor("all 200 to run", async () => (run.ran.length === 200 ? true : undefined));
+          await new Promise((r) => setTimeout(r, 200));
+          expect(run.ran).toHaveLength(200);
+          expect(new Set(run.ran)).toEqual(new Set(run.jids));
+        } finally {
+          await rest.stop();
+        }
+      },
+    );
 
     it("reliable fetch with fetchAhead: false never holds more jobs than slots", async () => {
       const queue = "ahead-off";

@@ -64,6 +64,13 @@ export interface SidekiqContext {
 }
 
 /**
+ * The first pass of npm test (or a run by hand): repeat passes run side by
+ * side on a loaded machine, so a test of timing-dependent behaviour may say
+ * `it.runIf(FIRST_PASS)`, with the reason beside it.
+ */
+export const FIRST_PASS = process.env.SIDEKIQ_BRIDGE_PASS === undefined;
+
+/**
  * The releases a repeat pass runs one `describeEachSidekiq` block on. The first
  * pass runs every block on every release. The two repeat passes change the
  * server (Valkey), Node (24) or where Ruby runs (Docker), not the release, so
