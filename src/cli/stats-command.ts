@@ -4,6 +4,7 @@ import { formatDuration, printJson, printTable } from "./output.js";
 import { runCommand } from "./run-command.js";
 import { UsageError } from "./errors.js";
 import { withApi } from "./connect.js";
+import { checkEvictionPolicy } from "../redis/eviction-policy.js";
 
 export const summary = "show Sidekiq::Stats: processed, failed, sets, queues, latency";
 
@@ -11,7 +12,9 @@ export const help = `Usage: sidekiq-bridge stats [options]
 
 Shows what Sidekiq::Stats shows: processed and failed counts, the sizes of the
 scheduled, retry and dead sets, enqueued jobs, processes, busy threads, the
-default queue's latency, and each queue's size and latency.
+default queue's latency, and each queue's size and latency. Like Sidekiq at
+start, it warns on standard error when Redis's maxmemory-policy is not
+noeviction (Redis may then delete jobs under memory pressure).
 
 Options:
       --api-version V         latency as this Sidekiq release's API computes it (default 8.1.7:
@@ -32,6 +35,9 @@ export async function run(argv: string[]): Promise<number> {
     if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
     const apiVersion = apiVersionFlag(values["api-version"]);
     return withApi(values.redis, setUrl, apiVersion !== undefined ? { apiVersion } : {}, async (api) => {
+      // As Sidekiq's CLI at start: a policy that evicts loses jobs silently.
+      const eviction = await checkEvictionPolicy(api.redis);
+      if (eviction) console.error(eviction);
       const s = await api.stats();
       const queues = await api.queueSummaries();
       if (values.json) {

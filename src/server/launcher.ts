@@ -29,6 +29,7 @@ import type { ServerMiddleware } from "./processor.js";
 import { identityHost, recoverOrphans } from "./recovery.js";
 import { Poller } from "./scheduled.js";
 import { detectFeatures } from "./server-features.js";
+import { checkEvictionPolicy } from "../redis/eviction-policy.js";
 import type { Service, ServiceFactory } from "./service.js";
 import { handleOsSignals, onRemoteSignal } from "./signals.js";
 import { incompleteStopLine, silenceReason, SHUTDOWN_GRACE_MS, type StopResult } from "./stop-result.js";
@@ -187,6 +188,8 @@ export class Launcher {
       await service.start();
     }
     const features = await detectFeatures(conn.redis);
+    const eviction = await checkEvictionPolicy(conn.redis);
+    if (eviction) this.o.logger.warn(eviction);
     if (config.fetch.reliable) {
       // Our heartbeat exists now, so nobody mistakes our working lists for orphans.
       await this.recover(true);
