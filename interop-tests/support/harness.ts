@@ -79,9 +79,13 @@ export const FIRST_PASS = process.env.SIDEKIQ_BRIDGE_PASS === undefined;
  * with several releases runs on two different ones over the two repeat passes.
  * SIDEKIQ_BRIDGE_FULL_MATRIX=1 runs a repeat pass on every release.
  */
-export function releasesForPass(title: string, targets: SidekiqTarget[], env = process.env): SidekiqTarget[] {
+export function releasesForPass(
+  title: string,
+  targets: readonly SidekiqTarget[],
+  env: Record<string, string | undefined> = process.env,
+): SidekiqTarget[] {
   const offset = env.SIDEKIQ_BRIDGE_PASS === "repeat" ? 0 : env.SIDEKIQ_BRIDGE_PASS === "docker" ? 1 : undefined;
-  if (offset === undefined || env.SIDEKIQ_BRIDGE_FULL_MATRIX === "1" || targets.length < 2) return targets;
+  if (offset === undefined || env.SIDEKIQ_BRIDGE_FULL_MATRIX === "1" || targets.length < 2) return [...targets];
   let h = 0;
   for (const ch of title) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
   return [targets[(h + offset) % targets.length]!];
