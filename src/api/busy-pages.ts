@@ -20,7 +20,7 @@
 import { execReplies } from "../redis/replies.js";
 import { PROCESSES_KEY, workKey } from "../wire/keys.js";
 import { versionAtLeast } from "../wire/release-rules.js";
-import { byteCompare, sscanAll, type ApiContext } from "./context.js";
+import { byteCompare, sscanAll, toI, type ApiContext } from "./context.js";
 import { parseWork, processFromHash, type ProcessInfo, type RunningWork } from "./process-set.js";
 
 /** Processes read per pipeline. */
@@ -57,6 +57,10 @@ export interface BusyPage {
   jobs?: { total: number; page: number; rows: RunningWork[] };
 }
 
+function textCompare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** Ruby's `sorted_processes` key: the hostname cut into text and numbers (`split(/(\d+)/)`). */
 function naturalKey(hostname: string): Array<string | number> {
   return hostname.split(/(\d+)/).map((a) => (/^\d+$/.test(a) ? Number(a) : a));
@@ -70,9 +74,16 @@ function compareNatural(a: Array<string | number>, b: Array<string | number>): n
     if (typeof x === "number" && typeof y === "number") return x - y;
     if (typeof x === "number") return -1;
     if (typeof y === "number") return 1;
-    return byteCompare(x, y);
+    return textCompare(x, y);
   }
   return a.length - b.length;
+}
+
+/** `info`'s hostname read from its text (the first "hostname" key with a string value); undefined when it is not there. */
+function hostnameOf(info: string): string | undefined {
+  const m = /"hostname":"((?:[^"\\]|\\.)*)"/.exec(info);
+  if (!m) return undefined;
+  return m[1]!.includes("\\") ? (JSON.parse(`"${m[1]!}"`) as string) : m[1]!;
 }
 
 /** Ruby's `page_items`: a page past the end shows page 1. */
@@ -127,11 +138,12 @@ export async function busyPage(
   const { redis } = ctx;
   const filter = opts.filter ?? {};
   const [ids, size] = await Promise.all([
-    sscanAll(redis, PROCESSES_KEY).then((a) => a.sort(byteCompare)),
+    sscanAll(redis, PROCESSES_KEY).then((a) => a.sort(textCompare)),
     redis.scard(PROCESSES_KEY),
   ]);
   const totals = { processes: size, threads: 0, busy: 0, rss: 0 };
-  const matching: Array<{ p: ProcessInfo; key: Array<string | number> }> = [];
+  const matching: Array<{ id: string; values: Array<string | null>; p?: ProcessInfo; key: Array<string | number> }> =
+    [];
   const jobHosts: string[] = [];
   let byHostname = versionAtLeast(ctx.rules.version, "7.0.0");
   for (const batch of chunks(ids, BATCH)) {
@@ -139,23 +151,35 @@ export async function busyPage(
     for (const id of batch) pipe.hmget(id, ...FIELDS);
     const res = execReplies(await pipe.exec(), "processes");
     batch.forEach((id, i) => {
-      const p = processFromHash(id, res[i] as Array<string | null>);
-      if (!p) return;
-      totals.threads += p.concurrency;
-      totals.busy += p.busy;
-      totals.rss += p.rss;
-      if (p.hostname === undefined) byHostname = false;
-      if (filter.host !== undefined && p.hostname !== filter.host) return;
+      const values = res[i] as Array<string | null>;
+      const info = values[0];
+      if (info === null || info === undefined) return;
+      // Only the page's rows need the whole `info`: the totals and the order need three fields and the hostname.
+      let hostname = hostnameOf(info);
+      let p: ProcessInfo | undefined;
+      if (hostname === undefined || !values[1] || filter.queue !== undefined) {
+        p = processFromHash(id, values);
+        if (!p) return;
+        hostname = p.hostname;
+      }
+      totals.threads += p ? p.concurrency : toI(values[1]);
+      totals.busy += toI(values[2]);
+      totals.rss += toI(values[5]);
+      if (hostname === undefined) byHostname = false;
+      if (filter.host !== undefined && hostname !== filter.host) return;
       jobHosts.push(id);
-      if (filter.queue !== undefined && !p.queues.includes(filter.queue)) return;
-      if (opts.processes) matching.push({ p, key: byHostname ? naturalKey(p.hostname ?? "") : [] });
+      if (filter.queue !== undefined && !p!.queues.includes(filter.queue)) return;
+      if (opts.processes) matching.push({ id, values, p, key: byHostname ? naturalKey(hostname ?? "") : [] });
     });
   }
   const out: BusyPage = { totals };
   if (opts.processes) {
-    if (byHostname) matching.sort((a, b) => compareNatural(a.key, b.key) || byteCompare(a.p.identity, b.p.identity));
+    // Ruby 7+: hostname in natural order; 6.x (or a process without one): identity, bytewise as Ruby's String#<=>.
+    if (byHostname) matching.sort((a, b) => compareNatural(a.key, b.key) || textCompare(a.id, b.id));
+    else matching.sort((a, b) => byteCompare(a.id, b.id));
     const { page, rows } = pageOf(matching, opts.processes);
-    out.processes = { total: matching.length, page, rows: rows.map((r) => r.p) };
+    const built = rows.flatMap((r) => r.p ?? processFromHash(r.id, r.values) ?? []);
+    out.processes = { total: matching.length, page, rows: built };
   }
   if (opts.jobs) out.jobs = await jobsPage(ctx, jobHosts, filter, opts.jobs);
   return out;
@@ -172,7 +196,7 @@ async function jobsPage(
   const keep = (process: string, tid: string, json: string, hash: WorkRef["hash"]) => {
     if (json === "") return;
     let runAt = runAtOf(json);
-    let queue = queueOf(json);
+    let queue = filter.queue === undefined ? undefined : queueOf(json);
     if (filter.className !== undefined) {
       if (!json.includes(filter.className)) return;
       const w = parseWork(process, tid, json);
@@ -212,7 +236,8 @@ async function jobsPage(
       });
     }
   }
-  refs.sort((a, b) => a.runAt - b.runAt || byteCompare(a.process, b.process) || byteCompare(a.tid, b.tid));
+  // Ties in any fixed order (Ruby's sort_by leaves them unordered); plain string order, no allocation per comparison.
+  refs.sort((a, b) => a.runAt - b.runAt || textCompare(a.process, b.process) || textCompare(a.tid, b.tid));
   const { page, rows } = pageOf(refs, paging);
   if (rows.length === 0) return { total: refs.length, page, rows: [] };
   const pipe = redis.pipeline();
