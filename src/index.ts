@@ -26,9 +26,9 @@ export {
   type ActiveJobSet,
   type Enqueued,
 } from "./client/activejob.js";
-export { SidekiqArgumentError, DialectDetectionError } from "./client/errors.js";
+export { SidekiqArgumentError, DialectDetectionError, BulkPushError } from "./client/errors.js";
 export type { RedisSource, RedisConnectionOptions } from "./redis/connection.js";
-export { RedisUnavailableError } from "./redis/availability.js";
+export { RedisUnavailableError, RedisOutOfMemoryError } from "./redis/availability.js";
 export type { Dialect, DialectLike } from "./wire/dialect.js";
 
 // Worker: process Sidekiq jobs in Node.

@@ -9,11 +9,19 @@ import { encodePayloadTime } from "../wire/timestamps.js";
 import { parseJson } from "../wire/json-scan.js";
 import { newJid } from "../wire/jid.js";
 import type { JobRecord } from "../wire/job-record.js";
+import type { Redis } from "ioredis";
 import { connectRedis, type OwnedRedis, type RedisSource } from "../redis/connection.js";
-import { closeConnection, ConnectionWatch, explained, whenReady } from "../redis/availability.js";
+import {
+  closeConnection,
+  ConnectionWatch,
+  explain,
+  explained,
+  isConnectionError,
+  whenReady,
+} from "../redis/availability.js";
 import { atomicPush, atomicPushTemplate, enqueuedAtNow, pushOne, pushPrepared } from "./atomic-push.js";
 import type { BulkItem, Client as DefinitionClient, PreparedPush } from "./client-types.js";
-import { DialectDetectionError, SidekiqArgumentError } from "./errors.js";
+import { BulkPushError, DialectDetectionError, SidekiqArgumentError } from "./errors.js";
 import { liveProcesses, profileForFleet } from "./fleet.js";
 import { runClientMiddleware, type ClientMiddleware } from "./middleware.js";
 import {
@@ -262,7 +270,16 @@ export class Client implements DefinitionClient {
     // Without middleware every job is `normed` with its own args and jid (and
     // enqueued_at or at): the shared members are encoded once (see payloadTemplate).
     let template: BulkTemplate | null | undefined;
-    for (let start = 0; start < args.length; start += batchSize) {
+    let start = 0;
+    // A batch Redis failed to write: say which jobs are in Redis (BulkPushError).
+    const partial = async (batchJids: string[], write: () => Promise<unknown>) => {
+      try {
+        await write();
+      } catch (e) {
+        throw bulkPushFailure(redis, e, out, start, args.length, batchJids);
+      }
+    };
+    for (; start < args.length; start += batchSize) {
       const slice = args.slice(start, start + batchSize);
       if (!slice.every(Array.isArray))
         throw new SidekiqArgumentError("Bulk arguments must be an Array of Arrays: [[1], [2]]");
@@ -283,18 +300,20 @@ export class Client implements DefinitionClient {
         }
         const ats =
           at === undefined ? undefined : jobArgs.map((_, i) => (Array.isArray(at) ? at[start + i]! : (at as number)));
-        if (
-          template === null ||
-          !(await atomicPushTemplate(redis, profile, template, jobArgs, jids, jid !== undefined, ats, this.validate))
-        ) {
-          // An encoding error: the generic path names it exactly as it always has.
-          const payloads = jobArgs.map((a, i) => {
-            const copy: JobHash = { ...normed, args: a, jid: jids[i]! };
-            if (ats !== undefined) copy.at = ats[i]!;
-            return copy;
-          });
-          await atomicPush(redis, profile, payloads, this.validate);
-        }
+        await partial(jids.map(String), async () => {
+          if (
+            template === null ||
+            !(await atomicPushTemplate(redis, profile, template!, jobArgs, jids, jid !== undefined, ats, this.validate))
+          ) {
+            // An encoding error: the generic path names it exactly as it always has.
+            const payloads = jobArgs.map((a, i) => {
+              const copy: JobHash = { ...normed, args: a, jid: jids[i]! };
+              if (ats !== undefined) copy.at = ats[i]!;
+              return copy;
+            });
+            await atomicPush(redis, profile, payloads, this.validate);
+          }
+        });
         for (const j of jids) out.push(String(j));
         continue;
       }
@@ -318,7 +337,11 @@ export class Client implements DefinitionClient {
         payloads.push(ok ? copy : null);
       }
       const toPush = payloads.filter((p): p is JobHash => p !== null);
-      if (toPush.length > 0) await atomicPush(redis, profile, toPush, this.validate);
+      if (toPush.length > 0)
+        await partial(
+          toPush.map((p) => String(p.jid)),
+          () => atomicPush(redis, profile, toPush, this.validate),
+        );
       for (const p of payloads) out.push(p ? String(p.jid) : null);
     }
     return out;
@@ -386,4 +409,33 @@ export class Client implements DefinitionClient {
     this.watch.mute();
     await Promise.all(all.filter((s) => s.conn.owned).map((s) => closeConnection(s.conn.redis)));
   }
+}
+
+/**
+ * The error for a push_bulk whose batch starting at `start` failed in Redis:
+ * the cause alone when nothing was written and nothing is in doubt, else a
+ * BulkPushError saying which jobs are in Redis.
+ */
+function bulkPushFailure(
+  redis: Redis,
+  e: unknown,
+  written: ReadonlyArray<string | null>,
+  start: number,
+  total: number,
+  batchJids: string[],
+): unknown {
+  const cause = explain(redis, e);
+  const uncertain = isConnectionError(e) ? batchJids : [];
+  if (start === 0 && uncertain.length === 0) return cause;
+  const doubt =
+    uncertain.length > 0
+      ? `; the ${uncertain.length} of the batch in flight when the connection was lost may or may not be written`
+      : "";
+  return new BulkPushError(
+    `push_bulk wrote ${start} of ${total} jobs before Redis failed${doubt}: ${(cause as Error)?.message ?? String(cause)}`,
+    [...written],
+    start,
+    uncertain,
+    { cause },
+  );
 }

@@ -7,3 +7,27 @@ export class SidekiqArgumentError extends Error {
 export class DialectDetectionError extends Error {
   override name = "DialectDetectionError";
 }
+
+/**
+ * push_bulk failed part-way. Its batches are written in order, each in one
+ * LPUSH (or ZADD), so the jobs before `firstUnwritten` are in Redis and those
+ * from it on are not, except `uncertain`: a batch in flight when the
+ * connection was lost, which Redis may or may not have written (a refused
+ * batch, e.g. at maxmemory, is certainly not written). Pushing
+ * `args.slice(firstUnwritten)` again, after checking `uncertain`, finishes it.
+ */
+export class BulkPushError extends Error {
+  override name = "BulkPushError";
+  constructor(
+    message: string,
+    /** One entry per args array before `firstUnwritten`: its jid, or null where a middleware stopped it. */
+    readonly written: ReadonlyArray<string | null>,
+    /** Index in `args` of the first job not known to be written. */
+    readonly firstUnwritten: number,
+    /** Jids of the batch in flight when the connection was lost: written or not, Redis did not say. */
+    readonly uncertain: readonly string[],
+    options: { cause: unknown },
+  ) {
+    super(message, options);
+  }
+}

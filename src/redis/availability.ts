@@ -64,8 +64,31 @@ export function unavailable(redis: Redis, cause?: unknown): RedisUnavailableErro
   );
 }
 
-/** A connection failure as a RedisUnavailableError; anything else as it is. */
+/**
+ * Redis refused a write because it reached maxmemory under the noeviction
+ * policy ("OOM command not allowed ..."). Redis checks this before each
+ * write command runs, so the refused command wrote nothing.
+ */
+export class RedisOutOfMemoryError extends Error {
+  override name = "RedisOutOfMemoryError";
+}
+
+/** Redis's reply to a write at maxmemory under noeviction. */
+export function isOutOfMemory(e: unknown): boolean {
+  return /^OOM /.test((e as Error | undefined)?.message ?? "");
+}
+
+/**
+ * A connection failure as a RedisUnavailableError, a refusal at maxmemory as
+ * a RedisOutOfMemoryError; anything else as it is.
+ */
 export function explain(redis: Redis, e: unknown): unknown {
+  if (isOutOfMemory(e) && !(e instanceof RedisOutOfMemoryError))
+    return new RedisOutOfMemoryError(
+      `Redis at ${describeRedis(redis)} is out of memory (maxmemory reached, policy noeviction) and refused the write; ` +
+        `nothing of the refused command was written. Free memory or raise maxmemory. (${(e as Error).message})`,
+      { cause: e },
+    );
   return isConnectionError(e) && !(e instanceof RedisUnavailableError) ? unavailable(redis, e) : e;
 }
 

@@ -2,7 +2,8 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { run as stats } from "../../src/cli/stats-command.js";
-import { startRedis, type RedisServer } from "../../harness/redis-server.js";
+import type { RedisServer } from "../../harness/redis-server.js";
+import { startServer } from "../../harness/servers.js";
 import { checkEvictionPolicy, evictionWarning, maxmemoryPolicy } from "../../src/redis/eviction-policy.js";
 import { Worker } from "../../src/worker/worker.js";
 
@@ -10,7 +11,7 @@ describe("maxmemory-policy: warned about as Sidekiq does at start", () => {
   let server: RedisServer;
   let redis: Redis;
   beforeAll(async () => {
-    server = await startRedis({ config: ["maxmemory-policy allkeys-lru"] });
+    server = await startServer({ config: ["maxmemory-policy allkeys-lru"] });
     redis = new Redis(server.url);
   });
   afterAll(async () => {
