@@ -91,4 +91,61 @@ describe("a Node worker when Redis reaches maxmemory under noeviction", () => {
       expect(await redis.llen(`queue:${queue}`)).toBe(0);
     }, 60_000);
   }
+
+  it("the scheduled poller moves no half batch: each due job is in the schedule or its queue, once, and all arrive once memory is freed", async () => {
+    await redis.config("SET", "maxmemory", "0");
+    await redis.flushdb();
+    const client = new Client({ redis: server.url, dialect: 8 });
+    const due = Date.now() / 1000 - 1;
+    const jids = (
+      await client.pushBulk({
+        class: "LaterJob",
+        queue: "oom-later",
+        args: Array.from({ length: 500 }, (_, i) => [i]),
+        at: due,
+      })
+    ).map(String);
+    await client.close();
+    await redis.setrange("filler", 2 * 1024 * 1024 - 1, "x");
+    await redis.config("SET", "maxmemory", String((await usedMemory()) - 64 * 1024));
+    const errors: string[] = [];
+    const log = (m: string) => errors.push(m);
+    // Its own queue stays empty: it is here for the poller.
+    const w = new Worker({
+      redis: server.url,
+      dialect: 8,
+      queues: ["oom-idle"],
+      concurrency: 1,
+      pollIntervalAverage: 0.2,
+      logger: { debug: () => {}, info: () => {}, warn: log, error: log },
+    });
+    const where = async () => {
+      const scheduled = (await redis.zrange("schedule", 0, -1)).map((j) => JSON.parse(j).jid as string);
+      const queued = (await redis.lrange("queue:oom-later", 0, -1)).map((j) => JSON.parse(j).jid as string);
+      return { scheduled, queued };
+    };
+    // The worker's own start-up writes may be refused too: it starts once memory is back if so.
+    const started = w.start().catch((e: unknown) => e);
+    try {
+      await new Promise((r) => setTimeout(r, 2000));
+      const during = await where();
+      expect([...during.scheduled, ...during.queued].sort()).toEqual([...jids].sort());
+      await redis.del("filler");
+      await redis.config("SET", "maxmemory", "0");
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const after = await where();
+        if (after.queued.length === 500) {
+          expect(after.scheduled).toEqual([]);
+          expect([...after.queued].sort()).toEqual([...jids].sort());
+          break;
+        }
+        if (Date.now() > deadline)
+          throw new Error(`only ${after.queued.length} of 500 promoted; log: ${errors.slice(0, 3).join(" | ")}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      if (!((await started) instanceof Error)) await w.stop();
+    }
+  }, 60_000);
 });
