@@ -152,8 +152,12 @@ export async function runBulkAction(
   };
   const matches = (raw: string) => !hasFilter(opts.filter) || matchesFilter(viewOf(raw), opts.filter);
 
-  /** Prepares and moves one batch; returns the members sent to the Lua call (none of them is in the set after it). */
-  const moveBatch = async (members: string[]): Promise<Planned[]> => {
+  /**
+   * Prepares a batch and sends its Lua call; returns the members sent (none
+   * of them is in the set once the call has run) and the call, which counts
+   * its statuses and reports progress when Redis answers.
+   */
+  const sendBatch = async (members: string[]): Promise<{ sent: Planned[]; moved: Promise<void> }> => {
     const planned: Planned[] = [];
     for (const raw of members) {
       try {
@@ -164,17 +168,20 @@ export async function runBulkAction(
         fail(raw, message(e));
       }
     }
-    if (planned.length > 0) {
-      const statuses = await runMove(ctx, set, action, config, planned);
+    const call = planned.length > 0 ? runMove(ctx, set, action, config, planned) : Promise.resolve([]);
+    const moved = call.then((statuses) => {
       for (const s of statuses)
         if (s === 1) summary.moved++;
         else summary.gone++;
-      summary.batches++;
-    }
-    summary.elapsedMs = Date.now() - started;
-    opts.onProgress?.({ ...summary, failures: [...summary.failures] });
-    return planned;
+      if (statuses.length > 0) summary.batches++;
+      summary.elapsedMs = Date.now() - started;
+      opts.onProgress?.({ ...summary, failures: [...summary.failures] });
+    });
+    // Awaited by the caller later; marked handled so a failure meanwhile does not end the process.
+    moved.catch(() => undefined);
+    return { sent: planned, moved };
   };
+  const moveBatch = async (members: string[]): Promise<void> => (await sendBatch(members)).moved;
 
   const stop = () => {
     if (!opts.signal?.aborted) return false;
@@ -203,13 +210,12 @@ export async function runBulkAction(
       Object.assign(summary, { scanned: n, moved: n, batches: 1 });
     }
   } else {
-    await walkByScore(ctx.redis, set, batchSize, stop, async (page) => {
+    // Killing dead jobs scores them now: the walk stops before now, so none is met again.
+    const below = set === DEAD_KEY && action === "kill" ? rubyFloatToS(ctx.now() / 1000) : undefined;
+    await walkByScore(ctx.redis, set, batchSize, below, stop, async (page) => {
       summary.scanned += page.length;
-      const sent = await moveBatch(page.filter(matches));
-      if (sent.length === page.length) return undefined;
-      // The members that stay in the set (not matched, stopped, failed): the next page skips them.
-      const gone = new Set(sent.map((p) => p.raw));
-      return new Set(page.filter((raw) => !gone.has(raw)));
+      const { sent, moved } = await sendBatch(page.filter(matches));
+      return { sent: new Set(sent.map((p) => p.raw)), moved };
     });
   }
   summary.elapsedMs = Date.now() - started;
@@ -272,38 +278,70 @@ async function runMove(
 
 /**
  * Walks the set lowest score first, `batchSize` members a page, up to the
- * highest score it held at the start (so entries the action itself adds, a
- * dead job killed again, are not met twice). `onPage` returns the members
- * of the page that stay in the set (undefined: none): the next page starts
- * after them, as a cursor (score, members at that score still there).
+ * highest score it held at the start, or up to (not including) `below`, so
+ * entries added meanwhile with later scores (by the action itself, or
+ * anyone) are left alone.
+ *
+ * The cursor is a score and how many members at that score stay before it;
+ * `onPage` says which members of a page it sent to a move (they leave the
+ * set), so members that stay (not matched, stopped, failed) are skipped by
+ * the offset. Pipelined on the one connection: the next page is read before
+ * this page's move is sent, so Redis reads it while Node prepares this page,
+ * and runs this page's move while Node prepares the next; the offset counts
+ * only the moves sent before each read.
  */
 async function walkByScore(
   redis: Redis,
   set: string,
   batchSize: number,
+  below: string | undefined,
   stop: () => boolean,
-  onPage: (members: string[]) => Promise<Set<string> | undefined>,
+  onPage: (members: string[]) => Promise<{ sent: Set<string>; moved: Promise<void> }>,
 ): Promise<void> {
-  const top = await redis.zrange(set, -1, -1, "WITHSCORES");
-  if (top.length < 2) return;
-  const max = top[1]!;
-  let min = "-inf";
-  let keptAtMin = 0;
-  while (!stop()) {
-    const flat = await redis.zrangebyscore(set, min, max, "WITHSCORES", "LIMIT", keptAtMin, batchSize);
-    const n = flat.length / 2;
-    if (n === 0) return;
-    const members: string[] = new Array<string>(n);
-    for (let i = 0; i < n; i++) members[i] = flat[2 * i]!;
-    const kept = await onPage(members);
-    if (n < batchSize) return;
-    const last = flat[2 * n - 1]!;
-    // Those at the last score that stay are skipped by the next page's offset.
-    let stayAtLast = 0;
-    if (kept) for (let i = 0; i < n; i++) if (flat[2 * i + 1] === last && kept.has(flat[2 * i]!)) stayAtLast++;
-    keptAtMin = last === min ? keptAtMin + stayAtLast : stayAtLast;
-    min = last;
+  let max: string;
+  if (below !== undefined) max = `(${below}`;
+  else {
+    const top = await redis.zrange(set, -1, -1, "WITHSCORES");
+    if (top.length < 2) return;
+    max = top[1]!;
   }
+  let min = "-inf";
+  // Members at score `min` the walk has read, and those of them sent in a move
+  // issued before the next read: the others are still there, before the cursor.
+  let seenAtMin = 0;
+  let sentAtMin = 0;
+  const read = () => redis.zrangebyscore(set, min, max, "WITHSCORES", "LIMIT", seenAtMin - sentAtMin, batchSize);
+  let next: Promise<string[]> | undefined = stop() ? undefined : read();
+  let inFlight: Promise<void> = Promise.resolve();
+  try {
+    while (next) {
+      const flat = await next;
+      const n = flat.length / 2;
+      // A page read ahead is left alone when the action was stopped meanwhile.
+      if (n === 0 || stop()) break;
+      const members: string[] = new Array<string>(n);
+      for (let i = 0; i < n; i++) members[i] = flat[2 * i]!;
+      const last = flat[2 * n - 1]!;
+      if (last === min) seenAtMin += n;
+      else {
+        min = last;
+        seenAtMin = 0;
+        sentAtMin = 0;
+        for (let i = 0; i < n; i++) if (flat[2 * i + 1] === last) seenAtMin++;
+      }
+      // Read ahead, before this page's move is sent: all of this page is still there.
+      next = n === batchSize && !stop() ? read() : undefined;
+      const { sent, moved } = await onPage(members);
+      for (let i = 0; i < n; i++) if (flat[2 * i + 1] === min && sent.has(members[i]!)) sentAtMin++;
+      // One move in flight while the next page is prepared.
+      await inFlight;
+      inFlight = moved;
+    }
+  } finally {
+    // A read ahead that is not needed any more must not fail unhandled.
+    next?.catch(() => undefined);
+  }
+  await inFlight;
 }
 
 /** Walks the members whose text contains `substr` by ZSCAN MATCH, a batch at a time. */

@@ -4,7 +4,9 @@
   to its destination:
 
     "push"    LPUSH the prepared payload onto its queue (SADD queues once per
-              queue that received a job): retry and add to queue
+              queue that received a job): retry and add to queue; the
+              payloads of one queue go in one LPUSH (chunks of 500), which
+              leaves the list as one LPUSH each in order would
     "kill"    ZADD dead <now> <the member, bytes unchanged>, then DeadSet#trim:
               ZREMRANGEBYSCORE dead -inf <cutoff>; ZREMRANGEBYRANK dead 0 -<max>
     "delete"  nothing more
@@ -41,18 +43,28 @@ local set, queues, dead = KEYS[1], KEYS[2], KEYS[3]
 local mode = ARGV[1]
 local out = {}
 if mode == "push" then
-  local registered = {}
+  -- Payloads gathered per queue, then one LPUSH per queue and chunk: the
+  -- same list as an LPUSH each, in order, for fewer calls into Redis.
+  local byKey, order = {}, {}
   for i = 2, #ARGV, 3 do
     if redis.call("ZREM", set, ARGV[i]) == 1 then
-      local key = KEYS[tonumber(ARGV[i + 1])]
-      if not registered[key] then
-        redis.call("SADD", queues, string.sub(key, 7))
-        registered[key] = true
+      local k = tonumber(ARGV[i + 1])
+      if not byKey[k] then
+        byKey[k] = {}
+        order[#order + 1] = k
       end
-      redis.call("LPUSH", key, ARGV[i + 2])
+      local list = byKey[k]
+      list[#list + 1] = ARGV[i + 2]
       out[#out + 1] = 1
     else
       out[#out + 1] = 0
+    end
+  end
+  for _, k in ipairs(order) do
+    local key, list = KEYS[k], byKey[k]
+    redis.call("SADD", queues, string.sub(key, 7))
+    for j = 1, #list, 500 do
+      redis.call("LPUSH", key, unpack(list, j, math.min(j + 499, #list)))
     end
   end
 elseif mode == "kill" then
