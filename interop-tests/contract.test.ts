@@ -10,6 +10,7 @@ import { beforeAll, expect, it } from "vitest";
 import { ActiveJobDefinition, aj } from "../src/client/activejob.js";
 import type { Client as DefinitionClient } from "../src/client/client-types.js";
 import { Client } from "../src/client/client.js";
+import type { RubyJsonValue } from "../src/wire/ruby-json.js";
 import { ContractChecker, ContractError } from "../src/contract/checker.js";
 import { readContractFile, type JobContract } from "../src/contract/document.js";
 import { describeEachSidekiq } from "./support/harness.js";
@@ -83,7 +84,7 @@ describeEachSidekiq("contract: pulled from real Ruby, checked like Ruby's perfor
 
   it("pull lists every class with its parameters, options and RBS types; bad classes are one line each and unchecked", () => {
     expect(pullRun.code).toBe(0);
-    expect(pullRun.output).toContain("18 classes of shop, 3 unchecked");
+    expect(pullRun.output).toContain("19 classes of shop, 3 unchecked");
     expect(pullRun.stderr).toMatch(/BrokenLoadJob: failed to load contract\/bad\/broken_load_job\.rb: NameError/);
     expect(pullRun.stderr).toMatch(/GhostJob: perform is answered by method_missing/);
     expect(pullRun.stderr).toMatch(/SymbolDefaultJob: the default of speed \(:fast\) is not a JSON value/);
@@ -144,6 +145,52 @@ describeEachSidekiq("contract: pulled from real Ruby, checked like Ruby's perfor
     expect(refused).toBeGreaterThan(40);
     expect(all.length - refused).toBeGreaterThan(40);
     expect(ruby.filter((v, i) => v !== "ok" && all[i]!.body !== undefined).length).toBeGreaterThan(10);
+  });
+
+  it("with the contract's options, a Node push lands on the queue, with the retry and options, perform_async gives", async () => {
+    const calls: Array<[string, unknown[]]> = [
+      ["WelcomeEmailJob", [1, "welcome"]],
+      ["OptionalArgsJob", [2]],
+      ["SplatJob", ["a", 1, 2]],
+      ["BlockJob", [3]],
+      ["NoArgsJob", []],
+      ["LockedJob", [4]],
+      ["LegacyWorker", [{ k: 1 }]],
+      ["Billing::InvoiceJob", [5, 9.5]],
+    ];
+    const payloads = async () => {
+      const out: Record<string, unknown>[] = [];
+      for (const key of (await sk.redis.keys("queue:*")).sort()) {
+        for (const raw of await sk.redis.lrange(key, 0, -1)) {
+          const { jid, created_at, enqueued_at, ...rest } = JSON.parse(raw) as Record<string, unknown>;
+          void [jid, created_at, enqueued_at];
+          out.push(rest);
+        }
+        await sk.redis.del(key);
+      }
+      return out.sort((a, b) => String(a.class).localeCompare(String(b.class)));
+    };
+    await sk.redis.del(...(await sk.redis.keys("queue:*")), "queues");
+    await sk.ruby(
+      `dir = File.join(File.dirname($LOADED_FEATURES.grep(%r{/lib/jobs\\.rb\\z}).first), "..", "contract")
+       require File.join(dir, "jobs.rb")
+       JSON.parse(ENV.fetch("CALLS")).each { |(k, a)| Object.const_get(k).perform_async(*a) }
+       nil`,
+      { CALLS: JSON.stringify(calls) },
+    );
+    const ruby = await payloads();
+    const client = new Client({
+      redis: sk.url,
+      dialect: sk.target.version,
+      contract: { contracts: pulled, mode: "error" },
+    });
+    try {
+      for (const [k, a] of calls) await client.job(k).performAsync(...(a as RubyJsonValue[]));
+    } finally {
+      await client.close();
+    }
+    expect(await payloads()).toEqual(ruby);
+    expect(ruby.find((p) => p.class === "WelcomeEmailJob")).toMatchObject({ queue: "mailers", retry: 5 });
   });
 
   it("a refused push reaches no Redis; an accepted one lands on the class's queue; strict refuses RBS types", async () => {

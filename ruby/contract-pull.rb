@@ -171,8 +171,11 @@ module SidekiqBridgeContract
     def describe_sidekiq(klass, sigs)
       entry = {"kind" => "sidekiq"}
       fill_params(entry, klass, sigs) or return entry
-      entry["options"] = json_options(klass.get_sidekiq_options) if klass.respond_to?(:get_sidekiq_options)
-      addons = addon_options(klass, entry["options"] || {})
+      raw = klass.respond_to?(:get_sidekiq_options) ? klass.get_sidekiq_options : {}
+      entry["options"] = json_options(raw.reject { |k, _| k.to_s == "pool" })
+      addons = addon_options(klass, entry["options"])
+      # A pool is a shard: the class's jobs go to another Redis, and the pool is never in the payload.
+      addons["pool"] = "sidekiq_options pool: #{raw["pool"].class} (the class's jobs go to another Redis)" if raw["pool"] || raw[:pool]
       entry["addons"] = addons unless addons.empty?
       entry
     end

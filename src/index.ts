@@ -11,6 +11,15 @@
 export { Client, type ClientOptions } from "./client/client.js";
 export { ContractError, type ContractMode, type ContractOptions } from "./contract/checker.js";
 export { readContractFile, parseContract, type JobContract, type JobClass } from "./contract/document.js";
+export type {
+  ContractTypes,
+  ContractJobName,
+  ContractJobArgs,
+  ContractActiveJobName,
+  ContractActiveJobArgs,
+  UndeclaredClassName,
+  UncheckedClient,
+} from "./contract/types.js";
 export type { BulkItem } from "./client/client-types.js";
 export type { PushItem } from "./client/normalize.js";
 export { JobDefinition, type SetOptions, type BulkOptions } from "./client/job.js";
@@ -20,6 +29,7 @@ export type { StrictArgsMode } from "./client/strict-args.js";
 export {
   aj,
   AjValue,
+  type AjKwargs,
   ActiveJobDefinition,
   ActiveJobSerializationError,
   type ActiveJobOptions,

@@ -59,7 +59,7 @@ end
 
 class BlockJob
   include Sidekiq::Job
-  sidekiq_options retry_for: 3600, pool: "default"
+  sidekiq_options retry_for: 3600
 
   def perform(item, &done)
   end
@@ -88,6 +88,15 @@ class LockedJob
   sidekiq_options lock: :until_executed, lock_ttl: 600, on_conflict: :log
 
   def perform(account_id)
+  end
+end
+
+# Pushed to its own Redis (a shard): the pool never enters a payload.
+class ShardedJob
+  include Sidekiq::Job
+  sidekiq_options pool: Sidekiq::RedisConnection.create(url: "redis://127.0.0.1:1/0", size: 1)
+
+  def perform(id)
   end
 end
 

@@ -1,7 +1,8 @@
 // `sidekiq-bridge contract`: the typed contract between Ruby job classes and
 // Node (docs/CONTRACT.md). Each subcommand lives in src/contract/.
 import { writeFileSync } from "node:fs";
-import { stringifyContract } from "../contract/document.js";
+import { readContractFile, stringifyContract } from "../contract/document.js";
+import { generateTypes, loadSchemaCompiler } from "../contract/gen.js";
 import { pullContract } from "../contract/pull.js";
 import { UsageError } from "./errors.js";
 import { parseFlags } from "./flags.js";
@@ -18,6 +19,12 @@ Subcommands:
         CMD gets the script on stdin ("bundle exec ruby -", "bin/rails runner -"),
         or in place of {script}. FILE... are required first (an app without Rails);
         --sig reads RBS signatures (default: ./sig when present).
+
+  gen [--out FILE] CONTRACT...
+        Writes TypeScript (default sidekiq-contract.ts) that makes client.job(name)
+        and client.activeJob(name) take only the contract's classes, with their
+        argument tuples (RBS types where the app has them). Needs the optional
+        peer json-schema-to-typescript (a development dependency).
 
 Every problem the extractor meets (a class that fails to load, perform from
 method_missing, a default JSON cannot carry) is one line on stderr and the
@@ -52,7 +59,21 @@ async function pull(argv: string[]): Promise<number> {
   return 0;
 }
 
-const SUBCOMMANDS: Record<string, (argv: string[]) => Promise<number>> = { pull };
+async function gen(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags({
+    args: argv,
+    options: { out: { type: "string" } },
+    allowPositionals: true,
+  });
+  if (positionals.length === 0) throw new UsageError("name the contract file(s): contract gen sidekiq-contract.json");
+  const contracts = positionals.map((f) => readContractFile(f));
+  const out = values.out ?? "sidekiq-contract.ts";
+  writeFileSync(out, await generateTypes(contracts, await loadSchemaCompiler()));
+  process.stdout.write(`wrote ${out}: the job classes of ${contracts.map((c) => c.app).join(", ")}\n`);
+  return 0;
+}
+
+const SUBCOMMANDS: Record<string, (argv: string[]) => Promise<number>> = { pull, gen };
 
 export async function run(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;

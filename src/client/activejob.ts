@@ -12,6 +12,10 @@ export class AjValue {
   constructor(readonly json: RubyJsonValue) {}
 }
 
+declare const kwargsOf: unique symbol;
+/** What `aj.kwargs(h)` makes: keyword arguments, typed by what they hold (so generated contract types can check them). */
+export type AjKwargs<T> = AjValue & { readonly [kwargsOf]?: T };
+
 /** An argument ActiveJob cannot serialize (ActiveJob::SerializationError in Ruby). */
 export class ActiveJobSerializationError extends Error {
   override name = "ActiveJobSerializationError";
@@ -84,7 +88,8 @@ export const aj = {
   /** A Hash whose keys are Symbols in Ruby. */
   symbolKeys: (h: Record<string, unknown>) => new AjValue({ ...serializeHash(h), _aj_symbol_keys: Object.keys(h) }),
   /** Keyword arguments (the last argument of `perform(*args, **kw)`). */
-  kwargs: (h: Record<string, unknown>) => new AjValue({ ...serializeHash(h), _aj_ruby2_keywords: Object.keys(h) }),
+  kwargs: <T extends Record<string, unknown>>(h: T): AjKwargs<T> =>
+    new AjValue({ ...serializeHash(h), _aj_ruby2_keywords: Object.keys(h) }),
   /** An ActiveSupport::HashWithIndifferentAccess. */
   indifferent: (h: Record<string, unknown>) =>
     new AjValue({ ...serializeHash(h), _aj_hash_with_indifferent_access: true }),

@@ -37,6 +37,14 @@ import { verifyArgs, type StrictArgsMode } from "./strict-args.js";
 import { JobDefinition } from "./job.js";
 import { ActiveJobDefinition, type ActiveJobOptions } from "./activejob.js";
 import { ContractChecker, type ContractOptions } from "../contract/checker.js";
+import type {
+  ContractActiveJobArgs,
+  ContractActiveJobName,
+  ContractJobArgs,
+  ContractJobName,
+  UncheckedClient,
+  UndeclaredClassName,
+} from "../contract/types.js";
 
 /** Options of `Client`: the Redis, the wire dialect (`6`, `7`, `8`, an exact version, or `"auto"` with `autoFallback`), argument checks, validation and routing of queues to Redis shards. */
 export interface ClientOptions {
@@ -103,19 +111,34 @@ export class Client implements DefinitionClient {
     if (options.contract) this.contract = new ContractChecker(options.contract, this.warn);
   }
 
-  /** This client without its contract check, for one call: `client.unchecked.job("Legacy").performAsync(...)`. */
-  get unchecked(): Client {
-    return this.contract === undefined ? this : (Object.create(this, { contract: { value: undefined } }) as Client);
+  /** Without the contract (check and types), for one call: `client.unchecked.job("OtherAppJob")`. */
+  get unchecked(): UncheckedClient {
+    return (
+      this.contract === undefined ? this : Object.create(this, { contract: { value: undefined } })
+    ) as UncheckedClient;
   }
 
-  /** A typed handle on a Ruby job class; `classOptions` mirror its sidekiq_options. */
-  job<A extends RubyJsonValue[] = RubyJsonValue[]>(className: string, classOptions: JobOptions = {}): JobDefinition<A> {
-    return new JobDefinition<A>(this, className, classOptions);
+  /** A Ruby job class; `classOptions`: its sidekiq_options (default: the contract's). `contract gen` types it. */
+  job<K extends ContractJobName>(className: K, classOptions?: JobOptions): JobDefinition<ContractJobArgs<K>>;
+  job<A extends RubyJsonValue[] = RubyJsonValue[]>(
+    className: UndeclaredClassName,
+    classOptions?: JobOptions,
+  ): JobDefinition<A>;
+  job(className: string, classOptions?: JobOptions): JobDefinition<RubyJsonValue[]> {
+    return new JobDefinition(this, className, classOptions ?? this.contract?.jobOptions(className) ?? {});
   }
 
-  /** A handle on a Rails ActiveJob class, performed by the Sidekiq adapter's wrapper. */
-  activeJob<A extends unknown[] = unknown[]>(jobClass: string, options: ActiveJobOptions = {}): ActiveJobDefinition<A> {
-    return new ActiveJobDefinition<A>(this, jobClass, options);
+  /** A handle on a Rails ActiveJob class, performed by the Sidekiq adapter's wrapper (queue_as from the contract by default). */
+  activeJob<K extends ContractActiveJobName>(
+    jobClass: K,
+    options?: ActiveJobOptions,
+  ): ActiveJobDefinition<ContractActiveJobArgs<K>>;
+  activeJob<A extends unknown[] = unknown[]>(
+    jobClass: UndeclaredClassName,
+    options?: ActiveJobOptions,
+  ): ActiveJobDefinition<A>;
+  activeJob(jobClass: string, options?: ActiveJobOptions): ActiveJobDefinition<unknown[]> {
+    return new ActiveJobDefinition(this, jobClass, options ?? this.contract?.activeJobOptions(jobClass) ?? {});
   }
 
   /** Adds a client middleware at the end of the chain. */
@@ -241,7 +264,7 @@ export class Client implements DefinitionClient {
     const batchSize = bs ?? (at !== undefined ? 100 : 1000);
     if (!(Number.isInteger(batchSize) && batchSize > 0))
       throw new SidekiqArgumentError("batch_size must be a positive Integer");
-    if (this.contract) for (const a of args) this.contract.checkPush({ ...rest, args: a });
+    this.contract?.checkBulk(rest, args);
 
     const shard = this.shardFor(String(rest.queue ?? classDefaults.queue ?? "default"));
     return this.reachable(shard, () => this.pushBulkTo(shard, bulk, rest, at, batchSize, classDefaults));

@@ -4,6 +4,8 @@
 // few comparisons, plus one compiled validator per typed value in "strict".
 import { createRequire } from "node:module";
 import type Ajv2020Module from "ajv/dist/2020.js";
+import type { ActiveJobOptions } from "../client/activejob.js";
+import type { JobOptions } from "../client/normalize.js";
 import { mergeContracts, type AppClass, type JobContract } from "./document.js";
 import { Signature, type CallProblem, type SchemaCompiler } from "./signature.js";
 
@@ -72,6 +74,7 @@ function unmarked(v: unknown): unknown {
 export class ContractChecker {
   readonly mode: ContractMode;
   private readonly classes = new Map<string, Entry[]>();
+  private readonly defs: Map<string, AppClass[]>;
   private readonly skip: (className: string) => boolean;
   private readonly warned = new Set<string>();
   /** Several apps' contracts: messages name the app. */
@@ -87,7 +90,8 @@ export class ContractChecker {
     const list = Array.isArray(options.contracts) ? options.contracts : [options.contracts as JobContract];
     this.apps = list.map((c) => c.app);
     const compile = schemaCompiler();
-    for (const [name, defs] of mergeContracts(list))
+    this.defs = mergeContracts(list);
+    for (const [name, defs] of this.defs)
       this.classes.set(
         name,
         defs.map((d) => this.entry(name, d, compile)),
@@ -107,6 +111,24 @@ export class ContractChecker {
     if (def.unchecked !== undefined) return { ...base, unchecked: def.unchecked };
     if (def.params === undefined) return { ...base, unchecked: "the contract lists no parameters" };
     return { ...base, signature: new Signature(name, def, compile) };
+  }
+
+  /** A Sidekiq class's sidekiq_options from the contract (its first app's), as a push copies them. */
+  jobOptions(className: string): JobOptions | undefined {
+    const def = this.defs.get(className)?.find((d) => d.def.kind === "sidekiq")?.def;
+    return def?.options as JobOptions | undefined;
+  }
+
+  /** An ActiveJob class's queue_as, priority and sidekiq_options from the contract. */
+  activeJobOptions(className: string): ActiveJobOptions | undefined {
+    const def = this.defs.get(className)?.find((d) => d.def.kind === "activejob")?.def;
+    if (!def) return undefined;
+    const a = def.activejob ?? {};
+    return {
+      ...(typeof a.queue === "string" ? { queue: a.queue } : {}),
+      ...(typeof a.priority === "number" ? { priority: a.priority } : {}),
+      ...(def.options ? { sidekiqOptions: def.options as JobOptions } : {}),
+    };
   }
 
   /** The apps whose contract has this class. */
@@ -131,6 +153,16 @@ export class ContractChecker {
       const positional = (kw ? list.slice(0, -1) : list).map(unmarked);
       this.check(className, positional, kw ? (unmarked(kw) as Record<string, unknown>) : undefined, item.queue);
     } else this.check(className, item.args, undefined, item.queue);
+  }
+
+  /** Checks every job of a bulk push (Sidekiq's push_bulk: one class, positional args only). */
+  checkBulk(item: { class?: unknown; wrapped?: unknown; queue?: unknown }, lists: readonly unknown[]): void {
+    if (typeof item.wrapped === "string") {
+      for (const args of lists) this.checkPush({ ...item, args });
+      return;
+    }
+    if (typeof item.class !== "string") return;
+    for (const args of lists) if (Array.isArray(args)) this.check(item.class, args, undefined, item.queue);
   }
 
   /** Checks a call of `className`'s perform with these positional arguments and keywords. */

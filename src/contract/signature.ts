@@ -57,6 +57,7 @@ export class Signature {
   private readonly rest?: Parameter;
   private readonly keyreq: string[] = [];
   private readonly keys = new Set<string>();
+  private readonly keywordParams = new Map<string, Parameter>();
   private readonly keyrest?: Parameter;
   private readonly nokey: boolean = false;
   private readonly typed = new Map<Parameter, Typed>();
@@ -75,11 +76,11 @@ export class Signature {
         seenOpt = true;
         this.opt.push(p);
       } else if (p.kind === "rest") this.rest = p;
-      else if (p.kind === "keyreq") {
-        this.keyreq.push(p.name);
+      else if (p.kind === "keyreq" || p.kind === "key") {
+        if (p.kind === "keyreq") this.keyreq.push(p.name);
         this.keys.add(p.name);
-      } else if (p.kind === "key") this.keys.add(p.name);
-      else if (p.kind === "keyrest") this.keyrest = p;
+        this.keywordParams.set(p.name, p);
+      } else if (p.kind === "keyrest") this.keyrest = p;
       else if (p.kind === "nokey") this.nokey = true;
       if (compile && p.schema !== undefined && p.kind !== "block")
         this.typed.set(p, { name: p.name, type: p.type ?? JSON.stringify(p.schema), ok: compile(p.schema) });
@@ -145,6 +146,9 @@ export class Signature {
         message: `takes ${this.describe()}, given ${n}: ${shown(args)}${what}`,
       };
     }
+    // The common case, positional only: no keyword work, no allocation.
+    if (kw === undefined && this.keyreq.length === 0)
+      return types && this.hasTypes ? this.checkTypes(args, undefined) : undefined;
     const given = kw ?? {};
     const absent = this.keyreq.filter((k) => !Object.hasOwn(given, k));
     if (absent.length > 0) {
@@ -166,26 +170,35 @@ export class Signature {
     return types && this.hasTypes ? this.checkTypes(args, given) : undefined;
   }
 
-  private checkTypes(args: readonly unknown[], kw: Record<string, unknown>): CallProblem | undefined {
+  private checkTypes(args: readonly unknown[], kw: Record<string, unknown> | undefined): CallProblem | undefined {
     const n = args.length;
     const optUsed = Math.min(this.opt.length, n - this.required);
-    const restCount = n - this.required - optUsed;
-    let i = 0;
-    const slots: Array<[Parameter, unknown]> = [];
-    for (const p of this.lead) slots.push([p, args[i++]]);
-    for (const p of this.opt.slice(0, optUsed)) slots.push([p, args[i++]]);
-    for (let r = 0; r < restCount; r++) slots.push([this.rest!, args[i++]]);
-    for (const p of this.post) slots.push([p, args[i++]]);
-    for (const [k, v] of Object.entries(kw)) {
+    const restEnd = n - this.post.length;
+    // Positions: lead, the optionals given, the splat, then the required after them.
+    for (let i = 0; i < n; i++) {
       const p =
-        (this.def.params ?? []).find((x) => (x.kind === "key" || x.kind === "keyreq") && x.name === k) ?? this.keyrest;
-      if (p) slots.push([p, v]);
+        i < this.lead.length
+          ? this.lead[i]!
+          : i < this.lead.length + optUsed
+            ? this.opt[i - this.lead.length]!
+            : i < restEnd
+              ? this.rest!
+              : this.post[i - restEnd]!;
+      const bad = this.typeProblem(p, args[i]);
+      if (bad) return bad;
     }
-    for (const [p, v] of slots) {
-      const t = this.typed.get(p);
-      if (t && !t.ok(jsonView(v)))
-        return { rule: "type", param: p.name, message: `${p.name} must be ${t.type}, given ${shown(v)}` };
-    }
+    if (kw)
+      for (const k in kw) {
+        const p = this.keywordParams.get(k) ?? this.keyrest;
+        const bad = p && this.typeProblem(p, kw[k]);
+        if (bad) return bad;
+      }
     return undefined;
+  }
+
+  private typeProblem(p: Parameter, v: unknown): CallProblem | undefined {
+    const t = this.typed.get(p);
+    if (t === undefined || t.ok(typeof v === "object" || typeof v === "bigint" ? jsonView(v) : v)) return undefined;
+    return { rule: "type", param: p.name, message: `${p.name} must be ${t.type}, given ${shown(v)}` };
   }
 }

@@ -2,7 +2,7 @@
 // source: schema/contract/contract.schema.json
 
 /**
- * What a fleet's job classes accept, written by `sidekiq-bridge contract pull` (from Ruby) or `contract export` (from Node handlers): one definition per class under `classes`, keyed by class name and sorted, so a change shows as a small diff in git. `contract` is the format version.
+ * What a fleet's job classes accept, written by `sidekiq-bridge contract pull` (from Ruby) or `contract export` (from Node handlers): one definition per class under `classes`, keyed by class name and sorted, so a change shows as a small diff in git. `contract` is the format version. Unknown keys are allowed, as in every schema here: a later release may add fields a reader can ignore.
  */
 export interface JobContract {
   /**
@@ -20,6 +20,7 @@ export interface JobContract {
   classes: {
     [k: string]: JobClass;
   };
+  [k: string]: unknown;
 }
 /**
  * Where the contract came from, for people reading a diff. Nothing checks it.
@@ -34,6 +35,7 @@ export interface Source {
    * Where argument types were read from: rbs (sig/ files), json-schema (Node handlers), none.
    */
   types?: "rbs" | "json-schema" | "none";
+  [k: string]: unknown;
 }
 /**
  * One job class: its kind, perform's parameters (with types where declared), the options a push copies, and why it is unchecked when it is.
@@ -62,6 +64,7 @@ export interface JobClass {
    * Why this class cannot be checked (it failed to load, perform comes from method_missing, a default is not JSON...). Node pushes to it unchecked.
    */
   unchecked?: string;
+  [k: string]: unknown;
 }
 /**
  * One parameter of perform, in order.
@@ -88,9 +91,10 @@ export interface Parameter {
    * The Ruby source of the default value of an opt or key parameter, when it could be read.
    */
   default?: string;
+  [k: string]: unknown;
 }
 /**
- * The class's sidekiq_options as Sidekiq stores them in a payload (queue, retry, retry_for, dead, backtrace, tags, pool, lock, ...); unknown keys are kept. A value Ruby holds that is not JSON (a Proc) is its description string.
+ * The class's sidekiq_options as Sidekiq stores them in a payload (queue, retry, retry_for, dead, backtrace, tags, lock, ...; a pool is under addons, as it never enters a payload); unknown keys are kept. A value Ruby holds that is not JSON (a Proc) is its description string.
  */
 export interface SidekiqOptions {
   queue?: string;
@@ -100,7 +104,6 @@ export interface SidekiqOptions {
   dead?: boolean;
   backtrace?: boolean | number;
   tags?: string[];
-  pool?: string;
   lock?: string;
   [k: string]: unknown;
 }
@@ -114,6 +117,7 @@ export interface ActiveJobSettings {
    * The Sidekiq class the adapter pushes (Sidekiq::ActiveJob::Wrapper, ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper).
    */
   wrapper?: string;
+  [k: string]: unknown;
 }
 /**
  * What add-on gems declare on the class and Node needs to know.
@@ -141,5 +145,9 @@ export interface AddOnOptions {
   lock?: {
     [k: string]: unknown;
   };
+  /**
+   * The class has sidekiq_options pool: its jobs go to another Redis (route them with the Client's route option).
+   */
+  pool?: string;
   [k: string]: unknown;
 }
