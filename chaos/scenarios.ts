@@ -48,20 +48,20 @@ export function spawnNodeWorker(
   concurrency: number,
   extra: string[] = [],
   env: Record<string, string> = {},
+  { queues = ["chaos"], handlers = "chaos/handlers.mjs" }: { queues?: string[]; handlers?: string } = {},
 ): ChildProcess & { output: () => string } {
   const child = spawn(
     process.execPath,
     [
       "dist/cli/main.js",
       "worker",
-      "-q",
-      "chaos",
+      ...queues.flatMap((q) => ["-q", q]),
       "-c",
       String(concurrency),
       "-t",
       "5",
       "-r",
-      "chaos/handlers.mjs",
+      handlers,
       "--dialect",
       "8.1.7",
       ...extra,
@@ -75,7 +75,7 @@ export function spawnNodeWorker(
   return child;
 }
 
-async function stopChild(c: ChildProcess): Promise<void> {
+export async function stopChild(c: ChildProcess): Promise<void> {
   if (c.exitCode !== null || c.signalCode !== null) return;
   const done = new Promise((r) => c.once("exit", r));
   c.kill("SIGTERM");
