@@ -2,17 +2,8 @@
 // parses what Node wrote and generates it again, and nothing may change.
 import { expect, it } from "vitest";
 import { RubyFloat, toRubyJson, versionAtLeast, type RubyJsonValue } from "../src/wire/index.js";
+import { mulberry32 } from "../chaos/fuzz/prng.js";
 import { describeEachSidekiq } from "./support/harness.js";
-
-/** A small deterministic PRNG, so a failure can be reproduced. */
-function mulberry32(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomFloats(): number[] {
   const rnd = mulberry32(2026);
