@@ -5,7 +5,10 @@
 // lists them by identity and every running job on one page). Ruby's pages are
 // rendered in-process with Rack::MockRequest on the same Redis, and compared
 // jid by jid on page 1 and a deep page.
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { REPO_ROOT } from "../harness/local-backend.js";
 import { startWebServer, type WebServer } from "../src/web/server.js";
 import { describeEachSidekiq, type SidekiqContext } from "./support/harness.js";
 
@@ -124,6 +127,16 @@ describeEachSidekiq("web dashboard lists pages in the order of Ruby's Web UI", (
     const mine = [...busyJids(await ours("/busy")), ...busyJids(await ours("/busy?page=2"))];
     expect(mine).toEqual(rubyAll);
     expect(busyJids(await ours("/busy?page=2&count=50"))).toEqual(rubyAll.slice(50, 100));
+    // The CLI lists them in the same order, a page at a time.
+    const cli = spawnSync(
+      process.execPath,
+      [join(REPO_ROOT, "dist/cli/main.js"), "processes", "--work", "--limit", "40", "--offset", "90", "--json"],
+      { env: { ...process.env, REDIS_URL: sk.url }, encoding: "utf8" },
+    );
+    expect(cli.status, cli.stderr).toBe(0);
+    const listed = JSON.parse(cli.stdout) as { work: Array<{ jid: string }>; work_total: number };
+    expect(listed.work.map((w) => w.jid)).toEqual(rubyAll.slice(90, 130));
+    expect(listed.work_total).toBe(total);
     expect(busyHosts(await ours("/busy?only=processes"))).toEqual(busyHosts(ruby["/busy"]!));
     expect(busyHosts(ruby["/busy"]!)).toEqual(
       // 6.4.1: identities bytewise, and ":" sorts after the digits ("host-10:" before "host-1:").

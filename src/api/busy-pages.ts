@@ -34,10 +34,11 @@ export interface BusyFilter {
   className?: string;
 }
 
-/** A page by position: 1-based `page`, `count` rows. */
+/** A page by position: 1-based `page`, `count` rows (or `offset` rows skipped, when given). */
 export interface BusyPaging {
   page: number;
   count: number;
+  offset?: number;
 }
 
 /** One page of Busy, with the fleet's totals. */
@@ -89,8 +90,8 @@ function hostnameOf(info: string): string | undefined {
 /** Ruby's `page_items`: a page past the end shows page 1. */
 function pageOf<T>(items: T[], paging: BusyPaging): { page: number; rows: T[] } {
   let page = Math.max(1, paging.page);
-  let start = (page - 1) * paging.count;
-  if (start > items.length) {
+  let start = paging.offset ?? (page - 1) * paging.count;
+  if (start > items.length && paging.offset === undefined) {
     start = 0;
     page = 1;
   }

@@ -1,5 +1,6 @@
 // `sidekiq-bridge processes`: Sidekiq::ProcessSet (Ruby and Node processes)
-// and, with --work, Sidekiq::WorkSet.
+// and, with --work, Sidekiq::WorkSet's jobs a page at a time (oldest first,
+// read as the Busy page reads them, so memory does not grow with the fleet).
 import { RawJson, type RubyJsonValue } from "../wire/ruby-json.js";
 import { clip, formatDuration, isoSeconds, printJson, printTable } from "./output.js";
 import { COMMON_HELP, COMMON_OPTIONS, parseFlags } from "./flags.js";
@@ -17,24 +18,38 @@ whose heartbeat expired, at most once a minute, like Ruby): identity, runtime
 quiet, age and time since the last heartbeat.
 
 Options:
-      --work                  also list the jobs running now (Sidekiq::WorkSet)
+      --work                  also list the jobs running now (Sidekiq::WorkSet),
+                              oldest first, --limit of them (default 100) from --offset
+      --limit N               running jobs to list with --work (default 100)
+      --offset N              running jobs to skip with --work (default 0)
 ${COMMON_HELP}`;
+
+function count(v: string | undefined, flag: string, dflt: number): number {
+  if (v === undefined) return dflt;
+  if (!/^\d{1,9}$/.test(v)) throw new UsageError(`${flag} takes a whole number, not "${v}"`);
+  return Number(v);
+}
 
 export async function run(argv: string[]): Promise<number> {
   return runCommand("processes", async ({ setUrl }) => {
     const { values, positionals } = parseFlags({
       args: argv,
       allowPositionals: true,
-      options: { ...COMMON_OPTIONS, work: { type: "boolean" } },
+      options: { ...COMMON_OPTIONS, work: { type: "boolean" }, limit: { type: "string" }, offset: { type: "string" } },
     });
     if (values.help) {
       console.log(help);
       return 0;
     }
     if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+    const limit = count(values.limit, "--limit", 100);
+    const offset = count(values.offset, "--offset", 0);
     return withApi(values.redis, setUrl, {}, async (api) => {
       const procs = await api.processes.list();
-      const work = values.work ? await api.work() : [];
+      const jobs = values.work
+        ? (await api.processes.page({ jobs: { page: 1, count: limit, offset } })).jobs!
+        : { total: 0, rows: [] };
+      const work = jobs.rows;
       const now = api.now() / 1000;
       if (values.json) {
         const out: { [k: string]: RubyJsonValue } = {
@@ -68,6 +83,7 @@ export async function run(argv: string[]): Promise<number> {
             class: w.displayClass ?? null,
             job: w.record ? new RawJson(w.payload) : w.payload,
           }));
+          out.work_total = jobs.total;
         }
         printJson(out);
         return 0;
@@ -91,8 +107,9 @@ export async function run(argv: string[]): Promise<number> {
       }
       if (values.work) {
         console.log("");
-        if (work.length === 0) console.log("No running jobs.");
-        else
+        if (work.length === 0) console.log(jobs.total === 0 ? "No running jobs." : `No running jobs past ${offset}.`);
+        else {
+          console.log(`Running jobs ${offset + 1}–${offset + work.length} of ${jobs.total}, oldest first:`);
           printTable(
             ["PROCESS", "TID", "QUEUE", "JID", "CLASS", "STARTED"],
             work.map((w) => [
@@ -104,6 +121,7 @@ export async function run(argv: string[]): Promise<number> {
               isoSeconds(w.runAt),
             ]),
           );
+        }
       }
       return 0;
     });

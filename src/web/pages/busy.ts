@@ -52,8 +52,9 @@ export async function busyPage(w: WebRequest): Promise<Html> {
   const procPaging = paging(procQuery, BUSY_COUNT);
   const result = await w.api.processes.page({
     filter,
-    ...(only !== "jobs" ? { processes: procPaging } : {}),
-    ...(only !== "processes" ? { jobs: jobPaging } : {}),
+    // By page number, so a page past the end shows page 1, as Ruby's page_items.
+    ...(only !== "jobs" ? { processes: { page: procPaging.page, count: procPaging.count } } : {}),
+    ...(only !== "processes" ? { jobs: { page: jobPaging.page, count: jobPaging.count } } : {}),
   });
   const { totals } = result;
   const now = w.api.now();
