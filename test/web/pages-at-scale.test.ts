@@ -54,6 +54,16 @@ beforeAll(async () => {
       pipe.hset(`${id}:work`, `tid${t}`, JSON.stringify({ queue, payload, run_at: now - p * JOBS - t }));
     }
   }
+  // A work value written in another key order (run_at first): found wherever it is.
+  pipe.hset(
+    `web-0:100:n0:work`,
+    "tid0",
+    JSON.stringify({
+      run_at: now,
+      queue: "even",
+      payload: JSON.stringify({ class: "RareJob", args: [0], jid: jidOf(0, 0), queue: "even" }),
+    }),
+  );
   for (let i = 0; i < 5000; i++)
     pipe.zadd(
       "retry",
