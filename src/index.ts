@@ -11,6 +11,7 @@
 export { Client, type ClientOptions } from "./client/client.js";
 export { ContractError, type ContractMode, type ContractOptions } from "./contract/checker.js";
 export { readContractFile, parseContract, type JobContract, type JobClass } from "./contract/document.js";
+export type { HandlerContract, ArgsSchema } from "./contract/handlers.js";
 export type {
   ContractTypes,
   ContractJobName,

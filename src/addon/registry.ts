@@ -6,6 +6,7 @@ import { cronAddon } from "../cron/addon.js";
 import { iterableAddon } from "../iterable/addon.js";
 import { proBatchesAddon } from "../pro-batches/addon.js";
 import type { AuditCheck } from "../migration/audit-check.js";
+import { contractAuditCheck } from "../contract/audit-check.js";
 import { tracingAddon } from "../tracing/addon.js";
 import { uniqueJobsAddon } from "../unique-jobs/addon.js";
 import { throttledAddon } from "../throttled/addon.js";
@@ -34,9 +35,9 @@ export function addons(): ReadonlyArray<Addon<unknown>> {
   return ADDONS as ReadonlyArray<Addon<never>> as ReadonlyArray<Addon<unknown>>;
 }
 
-/** The add-ons' `migrate audit` checks, in registry order. */
+/** The add-ons' `migrate audit` checks, in registry order, then the job contract's. */
 export function auditChecks(): AuditCheck[] {
-  return addons().flatMap((a) => (a.audit ? [a.audit] : []));
+  return [...addons().flatMap((a) => (a.audit ? [a.audit] : [])), contractAuditCheck];
 }
 
 /** The commands add-ons contribute to `sidekiq-bridge`, by name. */

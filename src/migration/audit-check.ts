@@ -35,6 +35,10 @@ export interface AuditCheck<State = unknown> {
   onUse?(mw: unknown, into: NodeHandlers): void;
   /** Sees the add-on's option when a handlers module exports it under the add-on's name (and it is not false). */
   onOption?(option: unknown, into: NodeHandlers): void;
+  /** Sees the handlers module itself (what it exports besides its handlers). */
+  onModule?(moduleExport: unknown, into: NodeHandlers): void;
+  /** Sees each `register(name, handler, options)` of a handlers module. */
+  onRegister?(className: string, options: unknown, into: NodeHandlers): void;
   /** Sets the add-on's fields on a class's usage when the class is first seen. */
   initUsage?(usage: ClassUsage, handlers: NodeHandlers): void;
   /** Counts what one job carries. */

@@ -19,6 +19,7 @@ export async function collectHandlers(
   into: NodeHandlers = emptyHandlers(),
 ): Promise<NodeHandlers> {
   const mod = moduleExport as { default?: unknown } | undefined;
+  for (const check of auditChecks()) check.onModule?.(moduleExport, into);
   // Add-ons the module turns on under their option names (`export const uniqueJobs = true`), as the worker reads them.
   if (mod && typeof mod === "object")
     for (const a of addons()) {
@@ -32,7 +33,12 @@ export async function collectHandlers(
       {},
       {
         get(_t, prop) {
-          if (prop === "register") return (name: unknown) => (into.classes.add(String(name)), recorder);
+          if (prop === "register")
+            return (name: unknown, _handler: unknown, options: unknown) => {
+              into.classes.add(String(name));
+              for (const check of auditChecks()) check.onRegister?.(String(name), options, into);
+              return recorder;
+            };
           if (prop === "registerIterable")
             return (name: unknown) => {
               into.classes.add(String(name));

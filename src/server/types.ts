@@ -3,6 +3,7 @@ import type { Redis } from "ioredis";
 import type { JsonValue } from "../wire/json-scan.js";
 import type { JobRecord } from "../wire/job-record.js";
 import type { Logger } from "../logging/logger.js";
+import type { HandlerContract } from "../contract/handlers.js";
 
 /** What a handler gets besides its arguments. */
 export interface JobContext {
@@ -43,6 +44,8 @@ export interface HandlerOptions {
   retryIn?: (count: number, error: unknown, job: JobRecord) => RetryInResult | Promise<RetryInResult>;
   /** Like `sidekiq_retries_exhausted { |job, exception| ... }`; "discard" keeps it out of the dead set. */
   retriesExhausted?: (job: JobRecord, error: unknown) => void | "discard" | Promise<void | "discard">;
+  /** The arguments it accepts (a JSON Schema) and the options Ruby pushes with: see docs/CONTRACT.md. */
+  contract?: HandlerContract;
 }
 
 export interface RegisteredHandler {
