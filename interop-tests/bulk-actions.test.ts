@@ -129,8 +129,15 @@ describeEachSidekiq("bulk actions: what Ruby's own actions write, and beside Rub
         end
       end
       nil`);
-    // Ruby pops one at a time (retry_all); the bulk starts once Ruby is under way.
-    const ruby = sk.ruby<number>(`Sidekiq::RetrySet.new.retry_all; Sidekiq::RetrySet.new.size`);
+    // Ruby pops one at a time (retry_all), each push slowed by a client middleware so
+    // the two overlap on a loaded machine too; the bulk starts once Ruby is under way.
+    const ruby = sk.ruby<number>(`
+      class SlowPush
+        def call(*) = (sleep 0.003; yield)
+      end
+      Sidekiq.configure_client { |c| c.client_middleware { |ch| ch.add SlowPush } }
+      Sidekiq::RetrySet.new.retry_all
+      Sidekiq::RetrySet.new.size`);
     await waitFor("Ruby's retry_all to start", async () => (await sk.redis.zcard("retry")) < n, 30_000);
     const a = api();
     const s = await a.retries.bulk("retry", { batchSize: 50 });
