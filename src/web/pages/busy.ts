@@ -74,9 +74,17 @@ export async function busyPage(w: WebRequest): Promise<Html> {
           "/busy",
           html`<input type="hidden" name="identity" value="${p.identity}">${p.quiet ? "" : html`<button class="btn" name="action" value="quiet">Quiet</button>`}<button class="btn danger" name="action" value="stop">Stop</button>`,
         );
+  const filtered = filter.host !== undefined || filter.queue !== undefined || filter.className !== undefined;
+  const views: Html[] = [];
+  if (only !== "processes")
+    views.push(html`<a href="${href(w, "/busy", { ...query, only: "jobs", process_count: undefined })}">Only jobs</a>`);
+  if (only !== "jobs")
+    views.push(
+      html`<a href="${href(w, "/busy", { ...query, only: "processes", count: undefined })}">Only processes</a>`,
+    );
+  if (only || filtered) views.push(html`<a href="${href(w, "/busy")}">Everything</a>`);
   const procs = result.processes;
   const jobs = result.jobs;
-  const filtered = filter.host !== undefined || filter.queue !== undefined || filter.className !== undefined;
   return html`<section>
 <header class="section-head"><h1>Status</h1>
 <form method="get" action="${href(w, "/busy")}" class="filter">${only ? html`<input type="hidden" name="only" value="${only}">` : ""}<input type="text" name="host" value="${filter.host ?? ""}" placeholder="Host" aria-label="Host"><input type="text" name="queue" value="${filter.queue ?? ""}" placeholder="Queue" aria-label="Queue"><input type="text" name="class" value="${filter.className ?? ""}" placeholder="Job class" aria-label="Job class"><button class="btn">Filter</button></form>
@@ -88,7 +96,7 @@ export async function busyPage(w: WebRequest): Promise<Html> {
 <article><span class="count">${totals.threads === 0 ? 0 : Math.round((totals.busy / totals.threads) * 100)}%</span><span class="desc">Utilization</span></article>
 <article><span class="count">${formatRss(totals.rss)}</span><span class="desc">RSS</span></article>
 </div>
-<p class="note">${only !== "processes" ? html`<a href="${href(w, "/busy", { ...query, only: "jobs", process_count: undefined })}">Only jobs</a> · ` : ""}${only !== "jobs" ? html`<a href="${href(w, "/busy", { ...query, only: "processes", count: undefined })}">Only processes</a> · ` : ""}${only || filtered ? html`<a href="${href(w, "/busy")}">Everything</a>` : ""}</p>
+<p class="note">${views.map((v, i) => html`${i > 0 ? " · " : ""}${v}`)}</p>
 ${
   procs
     ? html`<header class="section-head"><h2>Processes</h2><span id="busy-process-total">${delimited(procs.total)}${filtered ? " matching" : ""}</span>
