@@ -105,6 +105,30 @@ describeEachSidekiq("contract: pulled from real Ruby, checked like Ruby's perfor
     }
   });
 
+  it("contract check --ruby pulls again and compares with the committed contract", async () => {
+    const run = await cli([
+      "contract",
+      "check",
+      "--committed",
+      join(import.meta.dirname, "../test/contract/fixtures/shop.contract.json"),
+      "--ruby",
+      rubyCommand(sk.target),
+      "--sig",
+      "contract/sig",
+      ...CONTRACT_FILES,
+    ]);
+    // The committed contract was pulled on 8.1.7; older releases' ActiveJob adapter has another wrapper.
+    if (sk.target.dialect === 8) {
+      expect(run.output).toContain("shop.contract.json matches the app");
+      expect(run.code).toBe(0);
+    } else {
+      expect(run.output).toMatch(
+        /SignupJob: ActiveJob settings were .*"wrapper":"Sidekiq::ActiveJob::Wrapper".*now .*"wrapper":"ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper"/,
+      );
+      expect(run.code).toBe(1);
+    }
+  });
+
   it("Node refuses exactly the calls Ruby's perform rejects with ArgumentError", async () => {
     const all = cases(pulled);
     const checker = new ContractChecker({ contracts: pulled, mode: "error" }, () => {});

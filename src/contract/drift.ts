@@ -22,7 +22,14 @@ function arity(params: readonly Parameter[]): string {
   return `${count} (${names.join(", ")})`;
 }
 
-const json = (v: unknown) => JSON.stringify(v ?? null);
+/** JSON with object keys sorted: a pulled contract and a committed (sorted) one compare equal. */
+function json(v: unknown): string {
+  return JSON.stringify(v ?? null, (_k, x: unknown) =>
+    x && typeof x === "object" && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : x,
+  );
+}
 
 /**
  * How a Ruby class's perform and the Node handler of that name differ (what

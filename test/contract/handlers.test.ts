@@ -61,6 +61,15 @@ describe("the Node side of the contract", () => {
       'WelcomeEmailJob: options were {"queue":"mailers","retry":5}, now {"queue":"mailers","retry":3}',
     ]);
     expect(contractChanges(shop, shop)).toEqual([]);
+    // Key order is not a change: a fresh pull is in Ruby's order, the committed file sorted.
+    const reordered = structuredClone(shop);
+    reordered.classes.SignupJob!.activejob = {
+      wrapper: "Sidekiq::ActiveJob::Wrapper",
+      priority: null,
+      queue: "signups",
+    };
+    reordered.classes.OptionalArgsJob!.params![2]!.schema = { anyOf: [{ const: "pdf" }, { const: "csv" }] };
+    expect(contractChanges(shop, reordered)).toEqual([]);
   });
 
   it("ruby-stubs: one class per handler under NodeJobs, with its arity and options", async () => {
