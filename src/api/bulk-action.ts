@@ -93,9 +93,19 @@ export interface BulkSummary {
   elapsedMs: number;
 }
 
+/**
+ * A member of the set: its text, and its exact bytes when read from Redis
+ * (sent back as they are, so a member that is not valid UTF-8 is still
+ * found, and its text is not encoded again).
+ */
+interface Member {
+  raw: string;
+  bytes?: Buffer;
+}
+
 /** One entry of a batch, ready for the Lua call. */
 interface Planned {
-  raw: string;
+  member: Member;
   /** push: the queue's key and the payload to LPUSH. */
   queueKey?: string;
   payload?: string;
@@ -150,22 +160,22 @@ export async function runBulkAction(
     summary.failed++;
     if (summary.failures.length < MAX_FAILURES_KEPT) summary.failures.push({ raw, error });
   };
-  const matches = (raw: string) => !hasFilter(opts.filter) || matchesFilter(viewOf(raw), opts.filter);
+  const matches = (m: Member) => !hasFilter(opts.filter) || matchesFilter(viewOf(m.raw), opts.filter);
 
   /**
    * Prepares a batch and sends its Lua call; returns the members sent (none
    * of them is in the set once the call has run) and the call, which counts
    * its statuses and reports progress when Redis answers.
    */
-  const sendBatch = async (members: string[]): Promise<{ sent: Planned[]; moved: Promise<void> }> => {
+  const sendBatch = async (members: Member[]): Promise<{ sent: Planned[]; moved: Promise<void> }> => {
     const planned: Planned[] = [];
-    for (const raw of members) {
+    for (const m of members) {
       try {
-        const p = await plan(ctx, action, raw);
+        const p = await plan(ctx, action, m);
         if (p) planned.push(p);
         else summary.refused++;
       } catch (e) {
-        fail(raw, message(e));
+        fail(m.raw, message(e));
       }
     }
     const call = planned.length > 0 ? runMove(ctx, set, action, config, planned) : Promise.resolve([]);
@@ -181,7 +191,7 @@ export async function runBulkAction(
     moved.catch(() => undefined);
     return { sent: planned, moved };
   };
-  const moveBatch = async (members: string[]): Promise<void> => (await sendBatch(members)).moved;
+  const moveBatch = async (members: Member[]): Promise<void> => (await sendBatch(members)).moved;
 
   const stop = () => {
     if (!opts.signal?.aborted) return false;
@@ -191,7 +201,7 @@ export async function runBulkAction(
 
   if (opts.entries) {
     for (let i = 0; i < opts.entries.length && !stop(); i += batchSize) {
-      const slice = opts.entries.slice(i, i + batchSize).map((e) => e.raw);
+      const slice: Member[] = opts.entries.slice(i, i + batchSize).map((e) => ({ raw: e.raw }));
       summary.scanned += slice.length;
       await moveBatch(slice.filter(matches));
     }
@@ -215,7 +225,7 @@ export async function runBulkAction(
     await walkByScore(ctx.redis, set, batchSize, below, stop, async (page) => {
       summary.scanned += page.length;
       const { sent, moved } = await sendBatch(page.filter(matches));
-      return { sent: new Set(sent.map((p) => p.raw)), moved };
+      return { sent: new Set(sent.map((p) => p.member)), moved };
     });
   }
   summary.elapsedMs = Date.now() - started;
@@ -227,8 +237,9 @@ export async function runBulkAction(
  * (middleware run); null when a middleware stopped it. Throws when it cannot
  * be acted on.
  */
-async function plan(ctx: ApiContext, action: EntryAction, raw: string): Promise<Planned | null> {
-  if (action === "kill" || action === "delete") return { raw };
+async function plan(ctx: ApiContext, action: EntryAction, member: Member): Promise<Planned | null> {
+  if (action === "kill" || action === "delete") return { member };
+  const raw = member.raw;
   const rec = parseStored(raw);
   if (!rec) throw new Error(`not a JSON object, so it cannot be pushed: ${raw.slice(0, 80)}`);
   if (action === "retry") decrementRetryCount(rec);
@@ -239,7 +250,7 @@ async function plan(ctx: ApiContext, action: EntryAction, raw: string): Promise<
     throw new Error(
       `queue "${p.queue}" is routed to another Redis: a bulk action moves jobs atomically only within one Redis (push it with Client#pushRecord)`,
     );
-  return { raw, queueKey: queueKey(p.queue), payload: p.json };
+  return { member, queueKey: queueKey(p.queue), payload: p.json };
 }
 
 /** One Lua call: the batch's statuses, 1 moved, 0 gone. */
@@ -251,16 +262,16 @@ async function runMove(
   planned: Planned[],
 ): Promise<number[]> {
   const keys: string[] = [set, QUEUES_KEY, DEAD_KEY];
-  const args: Array<string | number> = [];
+  const args: Array<string | number | Buffer> = [];
   if (action === "delete") {
     args.push("delete");
-    for (const p of planned) args.push(p.raw);
+    for (const p of planned) args.push(p.member.bytes ?? p.member.raw);
   } else if (action === "kill") {
     const nowS = ctx.now() / 1000;
     const timeout = config.deadTimeoutSeconds ?? DEFAULT_DEAD_TIMEOUT_SECONDS;
     const maxJobs = config.deadMaxJobs ?? DEFAULT_DEAD_MAX_JOBS;
     args.push("kill", rubyFloatToS(nowS), rubyFloatToS(nowS - timeout), -maxJobs);
-    for (const p of planned) args.push(p.raw);
+    for (const p of planned) args.push(p.member.bytes ?? p.member.raw);
   } else {
     args.push("push");
     const index = new Map<string, number>();
@@ -270,7 +281,7 @@ async function runMove(
         keys.push(p.queueKey!);
         index.set(p.queueKey!, (i = keys.length));
       }
-      args.push(p.raw, i, p.payload!);
+      args.push(p.member.bytes ?? p.member.raw, i, p.payload!);
     }
   }
   return moveSetEntries(ctx.redis, keys as unknown as readonly [string, string, string, ...string[]], args);
@@ -296,7 +307,7 @@ async function walkByScore(
   batchSize: number,
   below: string | undefined,
   stop: () => boolean,
-  onPage: (members: string[]) => Promise<{ sent: Set<string>; moved: Promise<void> }>,
+  onPage: (members: Member[]) => Promise<{ sent: Set<Member>; moved: Promise<void> }>,
 ): Promise<void> {
   let max: string;
   if (below !== undefined) max = `(${below}`;
@@ -310,8 +321,8 @@ async function walkByScore(
   // issued before the next read: the others are still there, before the cursor.
   let seenAtMin = 0;
   let sentAtMin = 0;
-  const read = () => redis.zrangebyscore(set, min, max, "WITHSCORES", "LIMIT", seenAtMin - sentAtMin, batchSize);
-  let next: Promise<string[]> | undefined = stop() ? undefined : read();
+  const read = () => redis.zrangebyscoreBuffer(set, min, max, "WITHSCORES", "LIMIT", seenAtMin - sentAtMin, batchSize);
+  let next: Promise<Buffer[]> | undefined = stop() ? undefined : read();
   let inFlight: Promise<void> = Promise.resolve();
   try {
     while (next) {
@@ -319,20 +330,25 @@ async function walkByScore(
       const n = flat.length / 2;
       // A page read ahead is left alone when the action was stopped meanwhile.
       if (n === 0 || stop()) break;
-      const members: string[] = new Array<string>(n);
-      for (let i = 0; i < n; i++) members[i] = flat[2 * i]!;
-      const last = flat[2 * n - 1]!;
+      const members: Member[] = new Array<Member>(n);
+      const scores: string[] = new Array<string>(n);
+      for (let i = 0; i < n; i++) {
+        const bytes = flat[2 * i]!;
+        members[i] = { raw: bytes.toString(), bytes };
+        scores[i] = flat[2 * i + 1]!.toString();
+      }
+      const last = scores[n - 1]!;
       if (last === min) seenAtMin += n;
       else {
         min = last;
         seenAtMin = 0;
         sentAtMin = 0;
-        for (let i = 0; i < n; i++) if (flat[2 * i + 1] === last) seenAtMin++;
+        for (let i = 0; i < n; i++) if (scores[i] === last) seenAtMin++;
       }
       // Read ahead, before this page's move is sent: all of this page is still there.
       next = n === batchSize && !stop() ? read() : undefined;
       const { sent, moved } = await onPage(members);
-      for (let i = 0; i < n; i++) if (flat[2 * i + 1] === min && sent.has(members[i]!)) sentAtMin++;
+      for (let i = 0; i < n; i++) if (scores[i] === min && sent.has(members[i]!)) sentAtMin++;
       // One move in flight while the next page is prepared.
       await inFlight;
       inFlight = moved;
@@ -351,16 +367,16 @@ async function walkByScan(
   substr: string,
   batchSize: number,
   stop: () => boolean,
-  onBatch: (members: string[]) => Promise<void>,
+  onBatch: (members: Member[]) => Promise<void>,
 ): Promise<void> {
   const match = `*${globEscape(substr)}*`;
   let cursor = "0";
-  let pending: string[] = [];
+  let pending: Member[] = [];
   do {
     if (stop()) return;
-    const [next, flat] = await redis.zscan(set, cursor, "MATCH", match, "COUNT", SCAN_COUNT);
-    for (let i = 0; i < flat.length; i += 2) pending.push(flat[i]!);
-    cursor = next;
+    const [next, flat] = await redis.zscanBuffer(set, cursor, "MATCH", match, "COUNT", SCAN_COUNT);
+    for (let i = 0; i < flat.length; i += 2) pending.push({ raw: flat[i]!.toString(), bytes: flat[i]! });
+    cursor = next.toString();
     while (pending.length >= batchSize || (cursor === "0" && pending.length > 0)) {
       if (stop()) return;
       await onBatch(pending.slice(0, batchSize));

@@ -184,6 +184,14 @@ describe("bulk actions", () => {
     expect(again).toMatchObject({ moved: 24, scanned: 24 });
   });
 
+  it("a member that is not valid UTF-8 is killed with its exact bytes", async () => {
+    const odd = Buffer.concat([Buffer.from('{"jid":"odd","x":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+    await redis.zadd("retry", "1800000000", odd);
+    expect(await api().retries.bulk("kill", { filter: { className: undefined } })).toMatchObject({ moved: 1 });
+    expect(await redis.zrangeBuffer("dead", 0, -1)).toEqual([odd]);
+    expect(await redis.zcard("retry")).toBe(0);
+  });
+
   it("delete-all without a filter is Ruby's clear: one UNLINK", async () => {
     await seed(12);
     expect(await api().retries.bulk("delete")).toMatchObject({ moved: 12, batches: 1 });

@@ -35,7 +35,7 @@ import { defineScript } from "./define-script.js";
 export const moveSetEntries = defineScript<
   number[],
   readonly [sortedSet: string, queues: string, dead: string, ...queueKeys: string[]],
-  ReadonlyArray<string | number>
+  ReadonlyArray<string | number | Buffer>
 >({
   name: "bridgeBulkMoveSetEntries",
   lua: `
