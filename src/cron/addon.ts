@@ -27,6 +27,7 @@ export const cronAddon: Addon<boolean | CronSettings, "cron"> = {
           redis: ctx.redis,
           client: ctx.client,
           logger: ctx.logger,
+          identity: ctx.identity,
         }),
     );
   },

@@ -8,7 +8,7 @@
 // (`klass.set(queue:).perform_later(*args)`): the full ActiveJob payload.
 import type { Redis } from "ioredis";
 import { aj, AjValue } from "../client/activejob.js";
-import type { Client } from "../client/client.js";
+import type { AddonPushClient } from "../addon/claims.js";
 import type { PushItem } from "../client/normalize.js";
 import { parseJson, type JsonValue } from "../wire/json-scan.js";
 import { RubyFloat, type RubyJsonValue, toRubyJson } from "../wire/ruby-json.js";
@@ -53,30 +53,60 @@ function activeJobArgs(job: CronJob, args: RubyJsonValue[]): unknown[] {
 /** Pushes one cron job now and records it as the gem does; returns the jid (null if a middleware stopped it). */
 export async function enqueueCronJob(
   redis: Redis,
-  client: Client,
+  client: AddonPushClient,
   job: CronJob,
   options: EnqueueOptions = {},
   now = new Date(),
 ): Promise<string | null> {
-  const args = enqueueArgs(job, now);
-  let jid: string | null;
-  if (job.activeJob || options.isActiveJob?.(job.klass)) {
-    const queue = job.queueNameWithPrefix(true);
-    jid = (await client.activeJob(job.klass, { queue }).performLater(...activeJobArgs(job, args))).jid;
-  } else {
-    const message = parseJson(job.message);
-    if (!isPlainObject(message)) throw new CronJobError(`its message is not a JSON object: ${job.message}`);
-    const item = { ...message, args } as unknown as PushItem;
-    if (typeof item.class !== "string" || item.class === "") item.class = job.klass;
-    jid = await client.push(item);
-  }
-  job.lastEnqueueTime = now;
-  const historySize = options.historySize ?? 10;
+  const jid = await pushCronJob(client, job, options, now);
+  const record = cronEnqueueRecord(job, jid, options, now);
   await redis
     .multi()
-    .hset(jobKey(job.name, job.namespace), "last_enqueue_time", formatLastEnqueueTime(now))
-    .lpush(jidHistoryKey(job.name, job.namespace), toRubyJson({ jid, enqueued: formatHistoryTime(now) }))
-    .ltrim(jidHistoryKey(job.name, job.namespace), 0, historySize - 1)
+    .hset(record.keys[0]!, "last_enqueue_time", formatLastEnqueueTime(now))
+    .lpush(record.keys[1]!, record.args[2]!)
+    .ltrim(record.keys[1]!, 0, Number(record.args[3]) - 1)
     .exec();
   return jid;
+}
+
+/** The push of `enqueue!` alone: the job, as the gem pushes it. */
+export async function pushCronJob(
+  client: AddonPushClient,
+  job: CronJob,
+  options: EnqueueOptions,
+  now: Date,
+): Promise<string | null> {
+  const args = enqueueArgs(job, now);
+  if (job.activeJob || options.isActiveJob?.(job.klass)) {
+    const queue = job.queueNameWithPrefix(true);
+    return (await client.activeJob(job.klass, { queue }).performLater(...activeJobArgs(job, args))).jid;
+  }
+  const message = parseJson(job.message);
+  if (!isPlainObject(message)) throw new CronJobError(`its message is not a JSON object: ${job.message}`);
+  const item = { ...message, args } as unknown as PushItem;
+  if (typeof item.class !== "string" || item.class === "") item.class = job.klass;
+  return client.push(item);
+}
+
+/**
+ * The gem's record of a push at `now`, as pushAddonClaim's optional keys and
+ * arguments: `last_enqueue_time` in the job's hash, a `jid_history` entry
+ * (trimmed to the history size). Also sets the job's lastEnqueueTime.
+ */
+export function cronEnqueueRecord(
+  job: CronJob,
+  jid: string | null,
+  options: EnqueueOptions,
+  now: Date,
+): { keys: string[]; args: Array<string | number> } {
+  job.lastEnqueueTime = now;
+  return {
+    keys: [jobKey(job.name, job.namespace), jidHistoryKey(job.name, job.namespace)],
+    args: [
+      "last_enqueue_time",
+      formatLastEnqueueTime(now),
+      toRubyJson({ jid, enqueued: formatHistoryTime(now) }),
+      options.historySize ?? 10,
+    ],
+  };
 }

@@ -7,6 +7,10 @@
 // running together enqueue each fire time once. Entries older than a day are
 // then trimmed from `:enqueued`.
 //
+// Unlike the gem's poller, a poller killed between its claim and its push
+// does not skip that fire time: with an identity (a worker's), the claim is
+// recoverable (addon/claims.ts) and any live Node poller pushes it once.
+//
 // Unlike the gem's poller, one unreadable entry (a message that is not JSON,
 // a key of the wrong type) does not stop the others: it is logged once and
 // skipped, and invalid jobs are logged once too (Ruby skips them silently).
@@ -16,7 +20,8 @@ import type { Logger } from "../logging/logger.js";
 import { rubyFloatToS } from "../wire/ruby-json.js";
 import { CronApi } from "./cron-api.js";
 import { iso8601, type CronJob } from "./cron-job.js";
-import { enqueueCronJob, type EnqueueOptions } from "./enqueue.js";
+import { AddonClaims, prepareAddonPush, type PreparedClaim } from "../addon/claims.js";
+import { cronEnqueueRecord, enqueueCronJob, pushCronJob, type EnqueueOptions } from "./enqueue.js";
 import { enqueuedKey, jobKey, LEGACY_JOBS_KEY } from "./keys.js";
 
 /** How long `:enqueued` remembers fire times (REMEMBER_THRESHOLD). */
@@ -37,6 +42,12 @@ export interface CronPollerOptions extends EnqueueOptions {
   namespaces?: string[] | "auto";
   /** Epoch milliseconds (a clock for tests). */
   now?: () => number;
+  /**
+   * The process's identity (a worker's, whose heartbeat says it is alive): its
+   * claims are recoverable by other Node pollers if it dies before pushing.
+   * Without one, the poller claims and pushes as the gem does.
+   */
+  identity?: string;
 }
 
 /** What one poll did: the jobs enqueued and the entries skipped. */
@@ -59,8 +70,11 @@ export class CronPoller {
   /** Jobs this poller has pushed since it started. */
   enqueuedCount = 0;
 
+  private readonly claims?: AddonClaims;
+
   constructor(private readonly options: CronPollerOptions) {
     this.api = new CronApi({ ...options, redis: options.redis, client: options.client });
+    if (options.identity) this.claims = new AddonClaims(options.redis, "cron", options.identity);
   }
 
   private now(): Date {
@@ -121,6 +135,7 @@ export class CronPoller {
 
   /** One poll (`Poller#enqueue`) at `now`: returns what this poller pushed. */
   async pollOnce(now = this.now()): Promise<CronPollResult> {
+    await this.recoverClaims();
     const listing = await this.api.list(await this.namespaces());
     const result: CronPollResult = { jobs: listing.jobs.length, enqueued: [] };
     if (!this.active && listing.jobs.length > 0) {
@@ -157,12 +172,51 @@ export class CronPoller {
     if (job.lastEnqueueTime && Math.floor(job.lastEnqueueTime.getTime() / 1000) >= lastS) return undefined;
     const eKey = enqueuedKey(job.name, job.namespace);
     const fireTime = iso8601(last);
-    const added = await this.options.redis.zadd(eKey, rubyFloatToS(last.getTime() / 1000), fireTime);
-    if (added !== 1) return undefined;
-    const jid = await enqueueCronJob(this.options.redis, this.options.client, job, this.options, this.now());
+    const score = rubyFloatToS(last.getTime() / 1000);
+    let jid: string | null;
+    if (this.claims) {
+      const claim = await this.claims.claim(
+        { set: eKey, score, member: fireTime },
+        { name: job.name, namespace: job.namespace, fireTime },
+      );
+      if (!claim) return undefined;
+      const prepared = await this.claims.pushPrepared(claim, () => this.prepare(job));
+      // Undefined: recovery took the claim over, thinking this process dead; it pushes.
+      if (!prepared) return undefined;
+      jid = prepared.jid;
+    } else {
+      if ((await this.options.redis.zadd(eKey, score, fireTime)) !== 1) return undefined;
+      jid = await enqueueCronJob(this.options.redis, this.options.client, job, this.options, this.now());
+    }
     this.enqueuedCount++;
     this.options.logger.debug(`cron: enqueued ${job.name}`, { namespace: job.namespace, fireTime, jid });
     await this.options.redis.zremrangebyscore(eKey, 0, `(${rubyFloatToS(now.getTime() / 1000 - REMEMBER_SECONDS)}`);
     return { name: job.name, namespace: job.namespace, fireTime, jid };
+  }
+
+  /** The payload of `enqueue!` now, with the gem's record of it (last_enqueue_time, jid_history). */
+  private async prepare(job: CronJob): Promise<PreparedClaim> {
+    const now = this.now();
+    const prepared = await prepareAddonPush(this.options.client, this.options.redis, (c) =>
+      pushCronJob(c, job, this.options, now),
+    );
+    return { ...prepared, record: cronEnqueueRecord(job, prepared.jid, this.options, now) };
+  }
+
+  /** Pushes, once, the fire times that dead Node pollers claimed and did not push (a slice per poll). */
+  private async recoverClaims(): Promise<void> {
+    if (!this.claims) return;
+    try {
+      const recovered = await this.claims.recover(async (info) => {
+        const job = await this.api.find(String(info.name), String(info.namespace));
+        return job ? this.prepare(job) : undefined;
+      });
+      for (const r of recovered)
+        this.options.logger.warn(
+          `cron: pushed ${r.info.name} for ${r.info.fireTime}, claimed by dead process ${r.owner}`,
+        );
+    } catch (e) {
+      this.options.logger.error(`cron poller: recovering claims of dead processes: ${(e as Error).message}`);
+    }
   }
 }

@@ -33,6 +33,7 @@ export const sidekiqSchedulerAddon: Addon<boolean | SidekiqSchedulerSettings, "s
           redis: ctx.redis,
           client: ctx.client,
           logger: ctx.logger,
+          identity: ctx.identity,
         }),
     );
   },

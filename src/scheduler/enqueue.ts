@@ -6,7 +6,7 @@
 // included, is pushed as `Sidekiq::Client.push` would push it. An ActiveJob
 // class is enqueued through ActiveJob (`klass.new(*args).enqueue(queue:)`).
 import { aj } from "../client/activejob.js";
-import type { Client } from "../client/client.js";
+import type { AddonPushClient } from "../addon/claims.js";
 import type { PushItem } from "../client/normalize.js";
 import { RubyFloat } from "../wire/ruby-json.js";
 import { RUFUS_METADATA_KEYS, type ScheduleConfig, type ScheduleEntry } from "./schedule-entry.js";
@@ -46,7 +46,7 @@ export function scheduleItem(entry: ScheduleEntry, time: number): ScheduleConfig
 
 /** Pushes one schedule's job for `time` (epoch ms); returns the jid (null if a middleware stopped it). */
 export async function enqueueSchedule(
-  client: Client,
+  client: AddonPushClient,
   entry: ScheduleEntry,
   time: number,
   options: EnqueueOptions = {},

@@ -17,6 +17,7 @@
 import type { Redis } from "ioredis";
 import type { Client } from "../client/client.js";
 import type { Logger } from "../logging/logger.js";
+import { AddonClaims, NOTHING_TO_PUSH, prepareAddonPush, type PreparedClaim } from "../addon/claims.js";
 import { enqueueSchedule, type EnqueueOptions } from "./enqueue.js";
 import { PUSHED_TTL_SECONDS } from "./keys.js";
 import { SchedulerApi } from "./scheduler-api.js";
@@ -58,6 +59,12 @@ export interface SchedulerPollerOptions extends SidekiqSchedulerSettings, Enqueu
   logger: Logger;
   /** Epoch milliseconds (a clock for tests). */
   now?: () => number;
+  /**
+   * The process's identity (a worker's, whose heartbeat says it is alive): its
+   * claims are recoverable by other Node schedulers if it dies before pushing.
+   * Without one, it claims and pushes as the gem does.
+   */
+  identity?: string;
 }
 
 interface Loaded {
@@ -93,8 +100,12 @@ export class SidekiqSchedulerPoller {
   /** Every trigger's outcome, when a test listens. */
   onTrigger?: (r: TriggerResult) => void;
 
+  private readonly claims?: AddonClaims;
+  private recovering?: Promise<void>;
+
   constructor(private readonly options: SchedulerPollerOptions) {
     this.api = new SchedulerApi(options);
+    if (options.identity) this.claims = new AddonClaims(options.redis, "scheduler", options.identity);
   }
 
   private now(): number {
@@ -129,6 +140,7 @@ export class SidekiqSchedulerPoller {
     this.updateTimer = setInterval(
       () => {
         // Changes are followed in dynamic mode; a load that failed (Redis away at start) is retried in any mode.
+        this.recoverClaims();
         if (this.updating || (this.initialized && !this.followsRedis)) return;
         this.updating = (this.initialized ? this.update() : this.initialLoad())
           .catch((e: Error) => this.options.logger.error(`sidekiq-scheduler: ${e.message}`))
@@ -159,6 +171,7 @@ export class SidekiqSchedulerPoller {
     if (this.tickTimer) clearInterval(this.tickTimer);
     if (this.updateTimer) clearInterval(this.updateTimer);
     await this.updating;
+    await this.recovering;
     await Promise.all([...this.jobs.values()].map((j) => j.firing ?? Promise.resolve()));
   }
 
@@ -262,13 +275,13 @@ export class SidekiqSchedulerPoller {
     if (enabled) {
       const second = Math.floor(claimed / 1000);
       const key = this.api.keys.pushed(entry.name);
-      const replies = await this.options.redis.multi().zadd(key, second, second).expire(key, PUSHED_TTL_SECONDS).exec();
       result.second = second;
-      if (replies?.[0]?.[1] === 1) {
+      const won = await this.claim(key, second, entry, claimed);
+      if (won) {
         result.pushed = true;
         if (entry.className) {
           try {
-            result.jid = await enqueueSchedule(this.options.client, entry, claimed, this.options);
+            result.jid = await won.push();
             this.enqueuedCount++;
             this.options.logger.debug(`sidekiq-scheduler: queueing ${entry.className} (${entry.name})`, {
               claimed: second,
@@ -278,7 +291,7 @@ export class SidekiqSchedulerPoller {
             // `handle_errors`: logged, and the scheduler goes on.
             this.report(`${entry.name}:push`, `schedule "${entry.name}" could not be pushed: ${(e as Error).message}`);
           }
-        }
+        } else await won.nothing();
         await this.options.redis.zremrangebyscore(key, 0, Math.floor(this.now() / 1000) - PUSHED_TTL_SECONDS);
       } else {
         this.options.logger.debug(`sidekiq-scheduler: ${entry.name} already enqueued`, { claimed: second });
@@ -288,5 +301,63 @@ export class SidekiqSchedulerPoller {
     await this.options.redis.hset(this.api.keys.lastTimes, entry.name, formatEoTime(now));
     if (this.jobs.get(entry.name) === job) await this.writeNext(entry.name, timing);
     return result;
+  }
+
+  /**
+   * The gem's claim of `second` (a ZADD to its pushed key, then EXPIRE); with
+   * an identity, recoverable (addon/claims.ts). Undefined when another
+   * scheduler won; else how to push the job, or to record that nothing is.
+   */
+  private async claim(
+    key: string,
+    second: number,
+    entry: ScheduleEntry,
+    claimed: number,
+  ): Promise<{ push(): Promise<string | null>; nothing(): Promise<unknown> } | undefined> {
+    const claims = this.claims;
+    if (!claims) {
+      const replies = await this.options.redis.multi().zadd(key, second, second).expire(key, PUSHED_TTL_SECONDS).exec();
+      if (replies?.[0]?.[1] !== 1) return undefined;
+      return {
+        push: () => enqueueSchedule(this.options.client, entry, claimed, this.options),
+        nothing: async () => undefined,
+      };
+    }
+    const target = { set: key, score: second, member: String(second), expire: PUSHED_TTL_SECONDS };
+    const won = await claims.claim(target, { name: entry.name, claimed });
+    if (!won) return undefined;
+    return {
+      // Null as well when recovery took the claim over, thinking this process dead: it pushes.
+      push: async () => (await claims.pushPrepared(won, () => this.prepare(entry, claimed)))?.jid ?? null,
+      nothing: () => claims.push(won, NOTHING_TO_PUSH),
+    };
+  }
+
+  /** The job `enqueue_job` would push for `claimed` (epoch ms), prepared for a claim's push. */
+  private prepare(entry: ScheduleEntry, claimed: number): Promise<PreparedClaim> {
+    return prepareAddonPush(this.options.client, this.options.redis, (c) =>
+      enqueueSchedule(c, entry, claimed, this.options),
+    );
+  }
+
+  /** Pushes, once, the triggers dead Node schedulers claimed and did not push (a slice each time). */
+  private recoverClaims(): void {
+    const claims = this.claims;
+    if (!claims || this.recovering || this.stopped) return;
+    this.recovering = claims
+      .recover(async (info) => {
+        const entry = await this.api.find(String(info.name));
+        return entry?.className ? this.prepare(entry, Number(info.claimed)) : undefined;
+      })
+      .then((recovered) => {
+        for (const r of recovered)
+          this.options.logger.warn(
+            `sidekiq-scheduler: pushed ${r.info.name} for ${Math.floor(Number(r.info.claimed) / 1000)}, claimed by dead process ${r.owner}`,
+          );
+      })
+      .catch((e: Error) =>
+        this.options.logger.error(`sidekiq-scheduler: recovering claims of dead processes: ${e.message}`),
+      )
+      .finally(() => (this.recovering = undefined));
   }
 }

@@ -44,7 +44,7 @@ export function identityHost(identity: string): string {
 }
 
 /** Its heartbeat hash is gone, or it ran on this host and its pid is gone. */
-async function processDead(redis: Redis, identity: string, hostname: string): Promise<boolean> {
+export async function processDead(redis: Redis, identity: string, hostname: string): Promise<boolean> {
   const parts = identity.split(":");
   const pid = parts[parts.length - 2];
   const alive =

@@ -18,6 +18,13 @@ export const RECOVERY_LOCK = "bridge:wip-recovery";
 /** The lock of the poller's own, lighter pass (promoting sets only). */
 export const PROMOTING_RECOVERY_LOCK = "bridge:promoting-recovery";
 
+/**
+ * In-flight claims of the cron and sidekiq-scheduler pollers (addon/claims.ts):
+ * a fire time claimed in the gem's set and not yet pushed, field
+ * `<kind>|<claim set>|<member>`, value a JSON entry naming its owner.
+ */
+export const ADDON_CLAIMS = "bridge:addon-claims";
+
 /** The working list of one process for one queue (`queue:<name>`): jobs a one-job fetch took. */
 export function wipKey(identity: string, queue: string): string {
   return `${WORKING_LIST_PREFIX}${identity}|${queue}`;
