@@ -40,11 +40,22 @@ export class ContractError extends Error {
 
 const requireHere = createRequire(import.meta.url);
 
+let compiler: SchemaCompiler | undefined;
+
+/** One Ajv for every checker; a schema seen before (the same RBS type) is compiled once. */
 function schemaCompiler(): SchemaCompiler {
+  if (compiler) return compiler;
   const Ajv2020 = (requireHere("ajv/dist/2020.js") as typeof Ajv2020Module).default;
   // Schemas come from RBS or a handler: not strict about them, and never coerce.
   const ajv = new Ajv2020({ strict: false, allowUnionTypes: true });
-  return (schema) => ajv.compile(schema);
+  const compiled = new Map<string, ReturnType<SchemaCompiler>>();
+  compiler = (schema) => {
+    const key = JSON.stringify(schema);
+    let fn = compiled.get(key);
+    if (!fn) compiled.set(key, (fn = ajv.compile(typeof schema === "boolean" ? schema : { ...schema })));
+    return fn;
+  };
+  return compiler;
 }
 
 interface Entry {
