@@ -3,10 +3,10 @@
 // them, and real Ruby pushes through those stubs into a real Node worker.
 // Then the drift: `contract check` and `migrate audit` against the Ruby
 // app's contract (test/contract/fixtures/shop.contract.json).
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { expect, it } from "vitest";
+import { expect, it, onTestFinished } from "vitest";
 import { auditQueues, collectHandlers } from "../src/migration/audit.js";
 import { Worker } from "../src/worker/worker.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
@@ -19,6 +19,7 @@ const SHOP = join(FIXTURES, "shop.contract.json");
 describeEachSidekiq("contract: Ruby stubs for Node handlers, and drift", (sk) => {
   it("export and ruby-stubs; Ruby's stubs check the arity and push into a real Node worker", async () => {
     const dir = mkdtempSync(join(tmpdir(), "contract-stubs-"));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const exported = await cli([
       "contract",
       "export",

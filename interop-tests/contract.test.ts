@@ -3,10 +3,10 @@
 // contract refuses exactly the calls Ruby's own perform rejects with
 // ArgumentError (the oracle: every case is performed in Ruby, Sidekiq jobs as
 // the processor calls them, ActiveJob jobs through ActiveJob::Base.execute).
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { ActiveJobDefinition, aj } from "../src/client/activejob.js";
 import type { Client as DefinitionClient } from "../src/client/client-types.js";
 import { Client } from "../src/client/client.js";
@@ -62,9 +62,12 @@ function cases(contract: JobContract): Case[] {
 describeEachSidekiq("contract: pulled from real Ruby, checked like Ruby's perform", (sk) => {
   let pulled: JobContract;
   let pullRun: Awaited<ReturnType<typeof cli>>;
+  let dir: string | undefined;
+  afterAll(() => dir && rmSync(dir, { recursive: true, force: true }));
 
   beforeAll(async () => {
-    const out = join(mkdtempSync(join(tmpdir(), "contract-")), "shop.contract.json");
+    dir = mkdtempSync(join(tmpdir(), "contract-"));
+    const out = join(dir, "shop.contract.json");
     pullRun = await cli([
       "contract",
       "pull",
