@@ -17,6 +17,7 @@ import {
   type ScenarioResult,
 } from "./scenarios.js";
 import { termWithoutRedis } from "./shutdown-scenarios.js";
+import { cronClaimKill, schedulerClaimKill } from "./addon-claim-scenarios.js";
 
 ensureDebianPackages({ "redis-server": "redis-server" });
 console.error("building the CLI and preparing Ruby Sidekiq 8.1.7 for the comparison...");
@@ -34,16 +35,22 @@ const run = async (name: string, f: () => Promise<ScenarioResult>) => {
   results.push(r);
   console.error(`  lost ${r.lost}, duplicated ${r.duplicated}, recovery ${r.recoverySeconds.toFixed(2)} s`);
 };
+// `--addons`: the add-on scenarios alone.
+const onlyAddons = process.argv.includes("--addons");
 try {
-  await run("kill -9 (Node)", () => kill9Node(5000, 50));
-  await run("kill -9 (Node), 1 ms jobs fetched ahead", () => kill9Node(20_000, 10, 1));
-  await run("kill -9 (Ruby)", () => kill9Ruby(backend, target, 5000, 50));
-  await run("Redis restart", () => redisRestart(20_000));
-  await run("Sentinel failover", () => sentinelFailover("graceful", 10_000));
-  await run("Sentinel master kill", () => sentinelFailover("abrupt", 10_000));
-  await run("Redis freeze", () => redisFreeze(5000, 5));
-  await run("TERM with Redis stopped", () => termWithoutRedis("stopped"));
-  await run("TERM with Redis frozen", () => termWithoutRedis("frozen"));
+  await run("cron poller kill -9 mid-claim", () => cronClaimKill(6));
+  await run("sidekiq-scheduler kill -9 mid-claim", () => schedulerClaimKill(6));
+  if (!onlyAddons) {
+    await run("kill -9 (Node)", () => kill9Node(5000, 50));
+    await run("kill -9 (Node), 1 ms jobs fetched ahead", () => kill9Node(20_000, 10, 1));
+    await run("kill -9 (Ruby)", () => kill9Ruby(backend, target, 5000, 50));
+    await run("Redis restart", () => redisRestart(20_000));
+    await run("Sentinel failover", () => sentinelFailover("graceful", 10_000));
+    await run("Sentinel master kill", () => sentinelFailover("abrupt", 10_000));
+    await run("Redis freeze", () => redisFreeze(5000, 5));
+    await run("TERM with Redis stopped", () => termWithoutRedis("stopped"));
+    await run("TERM with Redis frozen", () => termWithoutRedis("frozen"));
+  }
 } finally {
   removeFixtures(roots[target.suite]!, fixtures);
 }
