@@ -3,7 +3,7 @@
 // promotion, timestamp migration both ways, export and import) must leave
 // what Ruby's leave or read back the same; Node's client writes them and
 // Ruby's API, Web UI and a real worker must read the same arguments.
-// About 2,000 cases in all, about 55 s of one worker.
+// About 2,000 cases in all: 40 s of one worker (55 s on a loaded machine).
 import { expect, it } from "vitest";
 import { FUZZ_QUEUES, generateCase } from "../chaos/fuzz/generator.js";
 import { rigFor } from "../chaos/fuzz/interop-rig.js";
