@@ -1,0 +1,85 @@
+// The add-on pollers' recoverable claims on a real Redis: the claim is the
+// gem's ZADD, only its winner gets an in-flight entry, the push deletes the
+// entry and pushes in one step, and recovery finishes a dead owner's entry
+// once, while the owner (were it alive after all) then pushes nothing.
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { startRedis, type RedisServer } from "../../harness/redis-server.js";
+import { AddonClaims, type PreparedClaim } from "../../src/addon/claims.js";
+import { ADDON_CLAIMS } from "../../src/wire/bridge-keys.js";
+
+describe("recoverable add-on claims", () => {
+  let server: RedisServer;
+  let redis: Redis;
+  const target = { set: "cron_job:default:j:enqueued", score: "1764190000.0", member: "2025-11-26T20:46:40Z" };
+  const job: PreparedClaim = { queue: "q", payload: '{"class":"J","jid":"abc"}', jid: "abc" };
+  // A live owner (heartbeat key present, this pid) and a dead one (no heartbeat key).
+  const live = `testhost:${process.pid}:aaaaaaaaaaaa`;
+  const dead = "otherhost:1:bbbbbbbbbbbb";
+
+  beforeAll(async () => {
+    server = await startRedis({ databases: 1 });
+    redis = new Redis(server.url);
+  });
+  afterAll(async () => {
+    redis.disconnect();
+    await server.stop();
+  });
+  beforeEach(async () => {
+    await redis.flushdb();
+    await redis.hset(live, "beat", "1");
+  });
+
+  it("only the ZADD's winner gets an in-flight entry; its push empties it and pushes once", async () => {
+    const a = new AddonClaims(redis, "cron", live, "testhost");
+    const won = await a.claim(target, { name: "j" });
+    expect(won).toBeDefined();
+    expect(await new AddonClaims(redis, "cron", dead, "otherhost").claim(target, { name: "j" })).toBeUndefined();
+    expect(await redis.zscore(target.set, target.member)).toBe("1764190000");
+    expect(await a.push(won!, job)).toBe(true);
+    expect(await a.push(won!, job)).toBe(false);
+    expect(await redis.lrange("queue:q", 0, -1)).toEqual([job.payload]);
+    expect(await redis.smembers("queues")).toEqual(["q"]);
+    expect(await redis.hlen(ADDON_CLAIMS)).toBe(0);
+  });
+
+  it("recovery pushes a dead owner's stored payload once; the owner, back, pushes nothing", async () => {
+    const owner = new AddonClaims(redis, "cron", dead, "otherhost");
+    const won = (await owner.claim(target, { name: "j" }))!;
+    // The owner stored its payload (step 2), then "died" before step 3: replayed by hand.
+    const rescuer = new AddonClaims(redis, "cron", live, "testhost");
+    const stored = JSON.stringify({ ...won.entry, ...job });
+    await redis.hset(ADDON_CLAIMS, won.field, stored);
+    const prepared: string[] = [];
+    const recovered = await rescuer.recover(async (info) => (prepared.push(String(info.name)), job));
+    expect(recovered.map((r) => r.owner)).toEqual([dead]);
+    expect(prepared).toEqual([]); // the stored payload, not a fresh one
+    expect(await owner.push({ ...won, raw: stored }, job)).toBe(false);
+    expect(await rescuer.recover(async () => job)).toEqual([]);
+    expect(await redis.lrange("queue:q", 0, -1)).toEqual([job.payload]);
+    expect(await redis.hlen(ADDON_CLAIMS)).toBe(0);
+  });
+
+  it("a dead owner's claim without a payload is prepared afresh; a live owner's is left alone", async () => {
+    await new AddonClaims(redis, "cron", dead, "otherhost").claim(target, { name: "j" });
+    const mine = new AddonClaims(redis, "cron", live, "testhost");
+    await new AddonClaims(redis, "cron", `testhost:${process.pid}:cccccccccccc`, "testhost").claim(
+      { ...target, member: "other" },
+      { name: "k" },
+    );
+    await redis.hset(`testhost:${process.pid}:cccccccccccc`, "beat", "1");
+    const recovered = await mine.recover(async (info) => ({ ...job, jid: String(info.name) }));
+    expect(recovered.map((r) => r.info.name)).toEqual(["j"]);
+    expect(await redis.llen("queue:q")).toBe(1);
+    expect(await redis.hlen(ADDON_CLAIMS)).toBe(1);
+  });
+
+  it("a job that cannot be prepared gives the claim up: claimed, nothing pushed, no entry left", async () => {
+    const a = new AddonClaims(redis, "scheduler", live, "testhost");
+    const won = (await a.claim({ ...target, expire: 60 }, { name: "j" }))!;
+    await expect(a.pushPrepared(won, () => Promise.reject(new Error("refused")))).rejects.toThrow("refused");
+    expect(await redis.ttl(target.set)).toBeGreaterThan(0);
+    expect(await redis.llen("queue:q")).toBe(0);
+    expect(await redis.hlen(ADDON_CLAIMS)).toBe(0);
+  });
+});
