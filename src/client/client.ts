@@ -1,7 +1,5 @@
-// The client: Sidekiq::Client for Node. Normalizes jobs as the fleet's Sidekiq
-// would (normalize.ts), runs client middleware, checks arguments, and pushes
-// with the commands Sidekiq uses (pipelined SADD queues + LPUSH per queue, or
-// one ZADD schedule: atomic-push.ts), in the dialect the fleet reads.
+// Sidekiq::Client for Node: normalizes jobs as the fleet's Sidekiq would, runs client middleware, checks
+// arguments, and pushes with Sidekiq's commands (atomic-push.ts) in the dialect the fleet reads.
 import { profileFor, type DialectLike, type WireProfile } from "../wire/dialect.js";
 import { releaseRules } from "../wire/release-rules.js";
 import { toRubyJson, type RubyJsonValue } from "../wire/ruby-json.js";
@@ -9,19 +7,12 @@ import { encodePayloadTime } from "../wire/timestamps.js";
 import { parseJson } from "../wire/json-scan.js";
 import { newJid } from "../wire/jid.js";
 import type { JobRecord } from "../wire/job-record.js";
-import type { Redis } from "ioredis";
 import { connectRedis, type OwnedRedis, type RedisSource } from "../redis/connection.js";
-import {
-  closeConnection,
-  ConnectionWatch,
-  explain,
-  explained,
-  isConnectionError,
-  whenReady,
-} from "../redis/availability.js";
+import { closeConnection, ConnectionWatch, explained, whenReady } from "../redis/availability.js";
 import { atomicPush, atomicPushTemplate, enqueuedAtNow, pushOne, pushPrepared } from "./atomic-push.js";
 import type { BulkItem, Client as DefinitionClient, PreparedPush } from "./client-types.js";
-import { BulkPushError, DialectDetectionError, SidekiqArgumentError } from "./errors.js";
+import { DialectDetectionError, NO_FLEET_TO_DETECT, SidekiqArgumentError } from "./errors.js";
+import { bulkPushFailure, checkBulk } from "./push-bulk-checks.js";
 import { liveProcesses, profileForFleet } from "./fleet.js";
 import { runClientMiddleware, type ClientMiddleware } from "./middleware.js";
 import {
@@ -42,7 +33,6 @@ import type {
   ContractActiveJobName,
   ContractJobArgs,
   ContractJobName,
-  UncheckedClient,
   UndeclaredClassName,
 } from "../contract/types.js";
 
@@ -88,6 +78,12 @@ interface Shard {
 }
 
 const underTest = () => process.env.VITEST !== undefined || process.env.NODE_ENV === "test";
+
+/** `client.unchecked`: pushes skip the contract, and job names are not limited to the generated types. */
+export type UncheckedClient = Omit<Client, "job" | "activeJob"> & {
+  job<A extends RubyJsonValue[] = RubyJsonValue[]>(className: string, classOptions?: JobOptions): JobDefinition<A>;
+  activeJob<A extends unknown[] = unknown[]>(jobClass: string, options?: ActiveJobOptions): ActiveJobDefinition<A>;
+};
 
 /** Sidekiq's client in Node: pushes jobs in the wire format the fleet reads (`Sidekiq::Client`). `close()` releases the connections it opened. */
 export class Client implements DefinitionClient {
@@ -182,9 +178,7 @@ export class Client implements DefinitionClient {
     let value = profileForFleet(fleet);
     if (!value) {
       if (this.options.autoFallback === undefined) {
-        throw new DialectDetectionError(
-          'dialect "auto" found no live Ruby Sidekiq process in this Redis\'s `processes` set, so it cannot tell which timestamp format to write. Start a Ruby process, or create the client with dialect: 6 | 7 | 8 or autoFallback.',
-        );
+        throw new DialectDetectionError(NO_FLEET_TO_DETECT);
       }
       value = profileFor(this.options.autoFallback);
     }
@@ -234,36 +228,7 @@ export class Client implements DefinitionClient {
     bulk: BulkItem,
     classDefaults: Readonly<JobOptions> = DEFAULT_JOB_OPTIONS,
   ): Promise<Array<string | null>> {
-    const { args, at: atIn, spreadInterval, batchSize: bs, jid, ...rest } = bulk;
-    if (!Array.isArray(args))
-      throw new SidekiqArgumentError(`Job args must be an Array: \`${JSON.stringify(bulk.class)}\``);
-    let at = atIn;
-    if (
-      at !== undefined &&
-      (Array.isArray(at)
-        ? at.length === 0 || !at.every((x) => typeof x === "number" && Number.isFinite(x))
-        : typeof at !== "number")
-    ) {
-      throw new SidekiqArgumentError("Job 'at' must be a Numeric or an Array of Numeric timestamps");
-    }
-    if (Array.isArray(at) && at.length !== args.length)
-      throw new SidekiqArgumentError("Job 'at' Array must have same size as 'args' Array");
-    if (jid !== undefined && args.length > 1)
-      throw new SidekiqArgumentError("Explicitly passing 'jid' when pushing more than one job is not supported");
-    if (spreadInterval !== undefined && (typeof spreadInterval !== "number" || !(spreadInterval > 0))) {
-      throw new SidekiqArgumentError("Jobs 'spread_interval' must be a positive Numeric");
-    }
-    if (at !== undefined && spreadInterval !== undefined)
-      throw new SidekiqArgumentError("Only one of 'at' or 'spread_interval' can be provided");
-    if (at === undefined && spreadInterval !== undefined) {
-      // Never spread over less than the poll interval.
-      const interval = Math.max(spreadInterval, 5);
-      const now = Date.now() / 1000;
-      at = args.map(() => now + Math.random() * interval);
-    }
-    const batchSize = bs ?? (at !== undefined ? 100 : 1000);
-    if (!(Number.isInteger(batchSize) && batchSize > 0))
-      throw new SidekiqArgumentError("batch_size must be a positive Integer");
+    const { args, rest, at, batchSize } = checkBulk(bulk);
     this.contract?.checkBulk(rest, args);
 
     const shard = this.shardFor(String(rest.queue ?? classDefaults.queue ?? "default"));
@@ -432,33 +397,4 @@ export class Client implements DefinitionClient {
     this.watch.mute();
     await Promise.all(all.filter((s) => s.conn.owned).map((s) => closeConnection(s.conn.redis)));
   }
-}
-
-/**
- * The error for a push_bulk whose batch starting at `start` failed in Redis:
- * the cause alone when nothing was written and nothing is in doubt, else a
- * BulkPushError saying which jobs are in Redis.
- */
-function bulkPushFailure(
-  redis: Redis,
-  e: unknown,
-  written: ReadonlyArray<string | null>,
-  start: number,
-  total: number,
-  batchJids: string[],
-): unknown {
-  const cause = explain(redis, e);
-  const uncertain = isConnectionError(e) ? batchJids : [];
-  if (start === 0 && uncertain.length === 0) return cause;
-  const doubt =
-    uncertain.length > 0
-      ? `; the ${uncertain.length} of the batch in flight when the connection was lost may or may not be written`
-      : "";
-  return new BulkPushError(
-    `push_bulk wrote ${start} of ${total} jobs before Redis failed${doubt}: ${(cause as Error)?.message ?? String(cause)}`,
-    [...written],
-    start,
-    uncertain,
-    { cause },
-  );
 }

@@ -3,6 +3,9 @@ export class SidekiqArgumentError extends Error {
   override name = "SidekiqArgumentError";
 }
 
+export const NO_FLEET_TO_DETECT =
+  'dialect "auto" found no live Ruby Sidekiq process in this Redis\'s `processes` set, so it cannot tell which timestamp format to write. Start a Ruby process, or create the client with dialect: 6 | 7 | 8 or autoFallback.';
+
 /** `dialect: "auto"` could not tell what the live fleet reads. */
 export class DialectDetectionError extends Error {
   override name = "DialectDetectionError";

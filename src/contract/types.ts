@@ -3,10 +3,6 @@
 // each class's argument tuple; `client.job(name)` and `client.activeJob(name)`
 // then take only those names, with those arguments. Without that module
 // nothing changes: any class name, any arguments.
-import type { ActiveJobDefinition, ActiveJobOptions } from "../client/activejob.js";
-import type { Client } from "../client/client.js";
-import type { JobDefinition } from "../client/job.js";
-import type { JobOptions } from "../client/normalize.js";
 import type { RubyJsonValue } from "../wire/ruby-json.js";
 
 /**
@@ -34,9 +30,3 @@ export type ContractActiveJobArgs<K extends ContractActiveJobName> = Section<"ac
   : never;
 /** Any class name while no types are generated; none once they are (an unknown class is a type error). */
 export type UndeclaredClassName = ContractTypes extends { jobs: unknown } ? never : string;
-
-/** `client.unchecked`: pushes skip the contract, and job names are not limited to the generated types. */
-export type UncheckedClient = Omit<Client, "job" | "activeJob"> & {
-  job<A extends RubyJsonValue[] = RubyJsonValue[]>(className: string, classOptions?: JobOptions): JobDefinition<A>;
-  activeJob<A extends unknown[] = unknown[]>(jobClass: string, options?: ActiveJobOptions): ActiveJobDefinition<A>;
-};
