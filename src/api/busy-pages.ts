@@ -19,9 +19,9 @@
 //              between is left out.
 import { execReplies } from "../redis/replies.js";
 import { PROCESSES_KEY, workKey } from "../wire/keys.js";
-import { versionAtLeast } from "../wire/release-rules.js";
+import { releaseRules } from "../wire/release-rules.js";
 import { byteCompare, sscanAll, toI, type ApiContext } from "./context.js";
-import { parseWork, processFromHash, type ProcessInfo, type RunningWork } from "./process-set.js";
+import { parseWork, processFromHash, type ProcessInfo, type RunningWork } from "./process-hash.js";
 
 /** Processes read per pipeline. */
 const BATCH = 500;
@@ -146,7 +146,7 @@ export async function busyPage(
   const matching: Array<{ id: string; values: Array<string | null>; p?: ProcessInfo; key: Array<string | number> }> =
     [];
   const jobHosts: string[] = [];
-  let byHostname = versionAtLeast(ctx.rules.version, "7.0.0");
+  let byHostname = releaseRules(ctx.rules).api.busyByHostname;
   for (const batch of chunks(ids, BATCH)) {
     const pipe = redis.pipeline();
     for (const id of batch) pipe.hmget(id, ...FIELDS);

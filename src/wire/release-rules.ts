@@ -171,6 +171,8 @@ export interface ApiRules {
   readonly processCleanupLock: boolean;
   /** 7.3.5: `DeadSet#kill` ZADDs, then trims unless `trim: false` (one MULTI of ZADD and both trims before). */
   readonly deadSetKill: "multi" | "zadd-then-trim";
+  /** 7.0.0: the Busy page lists processes by hostname in natural order (by identity before). */
+  readonly busyByHostname: boolean;
 }
 
 /** IterableJob (job/iterable.rb, 7.3.0+) where its releases differ. */
@@ -272,6 +274,7 @@ function build(version: string): ReleaseRules {
       latency: since("8.1.1") ? "enqueued-or-created-typed" : since("8.0.0") ? "enqueued-typed" : "enqueued-seconds",
       processCleanupLock: since("6.5.2"),
       deadSetKill: since("7.3.5") ? "zadd-then-trim" : "multi",
+      busyByHostname: since("7.0.0"),
     },
     iteration: {
       cancellation: since("7.3.3"),

@@ -57,6 +57,7 @@ const CHANGES: Record<string, Flat> = {
     "api.latency": "enqueued-seconds",
     "api.processCleanupLock": false,
     "api.deadSetKill": "multi",
+    "api.busyByHostname": false,
     "iteration.cancellation": false,
     "iteration.expireOnce": false,
     "iteration.flushOnError": false,
@@ -71,6 +72,7 @@ const CHANGES: Record<string, Flat> = {
   "6.4.2": { "launcher.workKey": "work", "launcher.statsInWorkMulti": false, "launcher.statsOwnMulti": true },
   "6.5.2": { "retry.retryAt": "now+delay+jitter", "retry.retryIn": "strategy", "api.processCleanupLock": true },
   "7.0.0": {
+    "api.busyByHostname": true,
     "client.strictArgs": "raise",
     "activeJob.defaultRails": "7.1",
     "metrics.enabled": true,
