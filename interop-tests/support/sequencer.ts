@@ -22,6 +22,8 @@ const LONG_FILES = [
   "interop-tests/client.test.ts",
   "interop-tests/web-addons.test.ts",
   "interop-tests/server-heartbeat.test.ts",
+  "interop-tests/bulk-actions-kill.test.ts",
+  "interop-tests/contract.test.ts",
 ];
 
 export class LongFilesFirst extends BaseSequencer {
