@@ -120,12 +120,15 @@ export function retryForExpired(profile: WireProfile, rec: JobRecord, retryFor: 
   if (n === undefined) return false;
   const nowS = nowMs / 1000;
   const clock = releaseRules(profile).retry.retryForClock;
-  if (clock === "seconds" || failed instanceof RubyFloat) return n + retryFor < nowS;
+  // Ruby reads the clock again after writing failed_at (`failed_at + rf <
+  // Time.now`), so a later instant; here `now` is the one failed_at was
+  // written with, hence <=: `retry_for: 0` is exhausted at once, as in Ruby.
+  if (clock === "seconds" || failed instanceof RubyFloat) return n + retryFor <= nowS;
   // Time.at(item / 1000, item % 1000[, :millisecond]): integer division floors.
   const whole = Math.floor(n / 1000);
   const rest = n - whole * 1000;
   const seconds = whole + (clock === "time_for" ? rest / 1000 : rest / 1_000_000);
-  return seconds + retryFor < nowS;
+  return seconds + retryFor <= nowS;
 }
 
 type Strategy = { kind: "default"; delay: number; custom: boolean } | { kind: "discard" } | { kind: "kill" };

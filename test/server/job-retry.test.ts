@@ -150,6 +150,11 @@ describe("retry_for deadline", () => {
     expect(retryForExpired(P8, JobRecord.parse(`{"failed_at":${Math.floor(NOW) - 100_000}}`), 101, NOW)).toBe(false);
     expect(retryForExpired(P8, JobRecord.parse(`{"failed_at":${(NOW - 100_000) / 1000}}`), 99, NOW)).toBe(true);
   });
+  it("retry_for 0 is spent at once: Ruby compares failed_at with a later clock reading", () => {
+    // Found by the differential fuzzer on 7.3.2 (Ruby sent the job to the dead set, Node retried it).
+    expect(retryForExpired(P7, JobRecord.parse(`{"failed_at":${NOW / 1000}}`), 0, NOW)).toBe(true);
+    expect(retryForExpired(P8, JobRecord.parse(`{"failed_at":${Math.floor(NOW)}}`), 0, Math.floor(NOW))).toBe(true);
+  });
   it("8.0.0-8.1.5 misread the ms part as microseconds", () => {
     // failed_at = X.900 s; deadline X.900 + 1 vs now X+1.5 s: 8.1.6+ not expired, older (X.0009 + 1) expired.
     const failed = 1_795_305_964_900;
