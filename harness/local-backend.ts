@@ -95,8 +95,11 @@ export function runCaptured(
     const child = spawn(argv[0]!, argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env: spawnEnv });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
+    // Decoded across chunks: a UTF-8 character split between two chunks must not become U+FFFD.
+    child.stdout.setEncoding("utf8");
+    child.stderr.setEncoding("utf8");
+    child.stdout.on("data", (d: string) => (stdout += d));
+    child.stderr.on("data", (d: string) => (stderr += d));
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`${what} timed out after ${opts.timeoutMs ?? 120_000} ms\n${stderr}`));
