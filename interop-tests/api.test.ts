@@ -4,7 +4,7 @@
 // actions do; ProcessSet and WorkSet agree on a live Ruby server and a Node
 // Worker; Node's quiet/stop make both go quiet and stop.
 import { beforeEach, expect, it } from "vitest";
-import { EmbeddedProcessError, ProcessNotFoundError } from "../src/api/process-set.js";
+import { EmbeddedProcessError, ProcessNotFoundError } from "../src/api/process-hash.js";
 import { SidekiqApi } from "../src/api/sidekiq-api.js";
 import { Client } from "../src/client/client.js";
 import { Worker } from "../src/worker/worker.js";

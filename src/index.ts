@@ -109,15 +109,15 @@ export {
   type BulkSelection,
   type BulkSummary,
 } from "./api/bulk-action.js";
+export { ProcessSet } from "./api/process-set.js";
 export {
-  ProcessSet,
   ProcessNotFoundError,
   EmbeddedProcessError,
   type ProcessInfo,
   type RunningWork,
   type RemoteSignalName,
   type Runtime,
-} from "./api/process-set.js";
+} from "./api/process-hash.js";
 
 // Migration: audit, move, rewrite timestamps, export and import.
 export type { Progress, ProgressFn } from "./migration/stored-jobs.js";

@@ -14,3 +14,4 @@ export * from "./sorted-set.js";
 export * from "./job-sets.js";
 export * from "./morgue.js";
 export * from "./process-set.js";
+export * from "./process-hash.js";

@@ -18,16 +18,6 @@ import { byteCompare, sscanAll, type ApiContext } from "./context.js";
 import { execReplies } from "../redis/replies.js";
 import { PROCESS_CLEANUP_KEY, PROCESSES_KEY, signalsKey, workKey } from "../wire/keys.js";
 import { busyPage, type BusyPage } from "./busy-pages.js";
-export {
-  parseWork,
-  processFromHash,
-  ProcessNotFoundError,
-  EmbeddedProcessError,
-  type ProcessInfo,
-  type RunningWork,
-  type RemoteSignalName,
-  type Runtime,
-} from "./process-hash.js";
 import {
   CLEANUP_BATCH,
   EmbeddedProcessError,

@@ -1,6 +1,6 @@
 // `sidekiq-bridge quiet | stop IDENTITY`: Sidekiq::Process#quiet! / #stop!,
 // for Ruby and Node processes alike (the process acts on its next heartbeat).
-import { EmbeddedProcessError, ProcessNotFoundError, type RemoteSignalName } from "../api/process-set.js";
+import { EmbeddedProcessError, ProcessNotFoundError, type RemoteSignalName } from "../api/process-hash.js";
 import { CommandError, UsageError } from "./errors.js";
 import { COMMON_HELP, COMMON_OPTIONS, parseFlags } from "./flags.js";
 import { printJson } from "./output.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { displayClassOf, globEscape, matchesFilter, parseStored, viewOf } from "../../src/api/job-entry.js";
-import { parseWork, processFromHash } from "../../src/api/process-set.js";
+import { parseWork, processFromHash } from "../../src/api/process-hash.js";
 import { ownDialect } from "../../src/api/sidekiq-api.js";
 import { decrementRetryCount, JobSetError } from "../../src/api/sorted-entry.js";
 import { JobRecord } from "../../src/wire/job-record.js";

@@ -4,7 +4,7 @@
 // batches). Narrowed by host, queue and class; `?only=jobs|processes` shows
 // one of the two tables, as Sidekiq 8.1.6+.
 import type { BusyFilter } from "../../api/busy-pages.js";
-import type { ProcessInfo } from "../../api/process-set.js";
+import type { ProcessInfo } from "../../api/process-hash.js";
 import { ActionError } from "../actions.js";
 import { delimited, formatRss, relativeTime, utcTime } from "../format.js";
 import { html, shown, type Html } from "../html.js";
