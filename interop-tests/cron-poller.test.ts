@@ -9,7 +9,7 @@ import { CronApi } from "../src/cron/index.js";
 import { Worker } from "../src/worker/worker.js";
 import type { Logger } from "../src/logging/logger.js";
 import { CRON_PEERS, cronRuby } from "./support/cron.js";
-import { describeEachSidekiq } from "./support/harness.js";
+import { describeEachSidekiqConcurrently } from "./support/harness.js";
 
 const RUN_SECONDS = Number(process.env.CRON_PROOF_SECONDS ?? 190);
 
@@ -18,7 +18,7 @@ interface Claim {
   member: string;
 }
 
-describeEachSidekiq(
+describeEachSidekiqConcurrently(
   "cron: the Node poller and sidekiq-cron's poller together",
   (sk) => {
     it(

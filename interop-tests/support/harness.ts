@@ -101,6 +101,29 @@ export function describeEachSidekiq(
   body: (ctx: SidekiqContext) => void,
   only?: (t: SidekiqTarget) => boolean,
 ): void {
+  declareEachSidekiq(describe, title, body, only);
+}
+
+/**
+ * describeEachSidekiq with the releases' blocks running at the same time in
+ * one vitest worker: for real-time soaks that mostly wait on pollers, so three
+ * three-minute runs hold one of the pass's workers for three minutes, not three
+ * workers (or one for nine). Each block keeps its own Redis database.
+ */
+export function describeEachSidekiqConcurrently(
+  title: string,
+  body: (ctx: SidekiqContext) => void,
+  only?: (t: SidekiqTarget) => boolean,
+): void {
+  declareEachSidekiq(describe.concurrent, title, body, only);
+}
+
+function declareEachSidekiq(
+  declare: (name: string, fn: () => void) => void,
+  title: string,
+  body: (ctx: SidekiqContext) => void,
+  only?: (t: SidekiqTarget) => boolean,
+): void {
   const targets = releasesForPass(
     title,
     selected().filter((t) => (only ? only(t) : true)),
@@ -113,7 +136,7 @@ export function describeEachSidekiq(
     return;
   }
   for (const target of targets) {
-    describe(`${title} · Sidekiq ${target.version}`, () => {
+    declare(`${title} · Sidekiq ${target.version}`, () => {
       const clients: Redis[] = [];
       const servers: SidekiqProcess[] = [];
       const ctx = { target } as SidekiqContext;

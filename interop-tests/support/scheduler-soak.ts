@@ -10,7 +10,7 @@ import { expect, it } from "vitest";
 import type { Logger } from "../../src/logging/logger.js";
 import { Worker } from "../../src/worker/worker.js";
 import type { SidekiqTarget } from "../../harness/versions.js";
-import { describeEachSidekiq, waitFor } from "./harness.js";
+import { describeEachSidekiqConcurrently, waitFor } from "./harness.js";
 import { startRubyScheduler } from "./scheduler.js";
 
 const RUN_SECONDS = Number(process.env.SCHEDULER_PROOF_SECONDS ?? 185);
@@ -21,11 +21,12 @@ const utc = (ms: number) => new Date(ms).toISOString().replace("T", " ").slice(0
 const gaps = (xs: number[]) => xs.slice(1).map((x, i) => x - xs[i]!);
 
 /**
- * The soak for the releases `only` selects: one file per release
- * (scheduler-soak-*.test.ts), so the three 3-minute runs go side by side.
+ * The soak for the releases `only` selects (all by default), the releases side
+ * by side in one file (scheduler-soak.test.ts): each mostly waits on the two
+ * schedulers, so together they hold one test worker for three minutes.
  */
-export function schedulerSoak(only: (t: SidekiqTarget) => boolean): void {
-  describeEachSidekiq(
+export function schedulerSoak(only?: (t: SidekiqTarget) => boolean): void {
+  describeEachSidekiqConcurrently(
     "sidekiq-scheduler: the Node scheduler and the gem's together",
     (sk) => {
       it(

@@ -6,9 +6,7 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /** Longest first, from the suite's own timings (each 1.5 to 6.5 minutes). */
 const LONG_FILES = [
-  "interop-tests/scheduler-soak-6.test.ts",
-  "interop-tests/scheduler-soak-7.test.ts",
-  "interop-tests/scheduler-soak-8.test.ts",
+  "interop-tests/scheduler-soak.test.ts",
   "interop-tests/cron-poller.test.ts",
   "interop-tests/unique-jobs.test.ts",
   "interop-tests/server.test.ts",
