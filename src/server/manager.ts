@@ -69,6 +69,8 @@ interface Slots {
   busy: number;
   reserved: number;
   backoffMs: number;
+  /** Ends the fetch loops' backoff pauses now. */
+  backoffEnds: Set<() => void>;
 }
 
 type State = "new" | "running" | "quiet" | "stopped";
@@ -77,7 +79,7 @@ export class Manager {
   private state: State = "new";
   private readonly lanes: FetchLanes;
   private readonly inFlight = new Map<string, InFlight>();
-  private readonly slots: Slots = { busy: 0, reserved: 0, backoffMs: 0 };
+  private readonly slots: Slots = { busy: 0, reserved: 0, backoffMs: 0, backoffEnds: new Set() };
   private loops: Promise<void>[] = [];
   private jobDone?: () => void;
   /** Jobs fetched ahead, waiting for a slot. */
@@ -249,7 +251,7 @@ export class Manager {
         continue;
       }
       if (slots.backoffMs > 0) {
-        await new Promise((r) => setTimeout(r, slots.backoffMs));
+        await this.backoffPause();
         if (this.state !== "running") break;
       }
       // Counted after any pause: the other lane may have taken slots meanwhile.
@@ -301,6 +303,24 @@ export class Manager {
     this.lanes.wake();
   }
 
+  /**
+   * The hand-back pause, ended as soon as a job runs (the backoff is then 0):
+   * a batch's throttled hand-backs double it once each, and without the early
+   * end the pause outlasted the jobs holding the throttle's slots.
+   */
+  private backoffPause(): Promise<void> {
+    const ends = this.slots.backoffEnds;
+    return new Promise((resolve) => {
+      const end = () => {
+        clearTimeout(timer);
+        ends.delete(end);
+        resolve();
+      };
+      const timer = setTimeout(end, this.slots.backoffMs);
+      ends.add(end);
+    });
+  }
+
   /** The raw jobs (base64) this manager holds: running, or fetched ahead and waiting. */
   private held(): Set<string> {
     return new Set([...this.inFlight.values(), ...this.ahead.waiting].map((j) => j.uow.raw.toString("base64")));
@@ -349,7 +369,10 @@ export class Manager {
         await fetch.handBack(uow);
         return;
       }
-      slots.backoffMs = 0;
+      if (slots.backoffMs > 0) {
+        slots.backoffMs = 0;
+        for (const end of [...slots.backoffEnds]) end();
+      }
       this.release(job);
       // Bookkeeping survives a Redis outage: retry for up to a minute, backing off.
       const deadline = Date.now() + 60_000;

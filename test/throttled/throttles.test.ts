@@ -235,4 +235,42 @@ describe("the throttle gate and middleware (the gem's scripts on a real Redis)",
     expect(warned).toHaveLength(1);
     expect(warned[0]).toContain("Ruby throttles RubyOnlyJob");
   });
+
+  // A worker with more slots than the throttle allows hands the extra jobs
+  // back and pauses its fetch; a batch's hand-backs double the pause once
+  // each (6 of them: 3.2 s). It must end once an admitted job has run, or the
+  // throttle's slots sit idle: 2 jobs of 50 ms ran every 3.2 s (10 of 40 in 15 s).
+  it("on a worker: handed-back jobs are fetched again once an admitted job ends, keeping the limit busy", async () => {
+    const [limit, jobs] = [2, 40];
+    const w = new Worker({
+      redis: server.url,
+      dialect: "8.1.7",
+      queues: ["thr-backoff"],
+      concurrency: 8,
+      timeout: 1,
+      logger: capture(),
+      throttled: { classes: { SlowApiJob: { concurrency: { limit } } } },
+    });
+    let [running, most, done] = [0, 0, 0];
+    w.register("SlowApiJob", async () => {
+      most = Math.max(most, ++running);
+      await new Promise((r) => setTimeout(r, 50));
+      running--;
+      done++;
+    });
+    const client = new Client({ redis: server.url, dialect: "8.1.7" });
+    await client.job("SlowApiJob", { queue: "thr-backoff" }).performBulk(Array.from({ length: jobs }, () => []));
+    await client.close();
+    const started = Date.now();
+    await w.start();
+    try {
+      // 1 s at the limit.
+      while (done < jobs && Date.now() - started < 15_000) await new Promise((r) => setTimeout(r, 50));
+      expect(done).toBe(jobs);
+      expect(Date.now() - started).toBeLessThan(8_000);
+      expect(most).toBeLessThanOrEqual(limit);
+    } finally {
+      await w.stop();
+    }
+  }, 30_000);
 });
