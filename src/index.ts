@@ -105,6 +105,7 @@ export type { DeadSetConfig } from "./api/morgue.js";
 export {
   BULK_BATCH_SIZE,
   MAX_BULK_BATCH_SIZE,
+  BulkActionError,
   type BulkActionOptions,
   type BulkSelection,
   type BulkSummary,

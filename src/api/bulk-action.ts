@@ -22,16 +22,26 @@
 // The set is never read whole: "all" and filtered actions walk it in score
 // order (lowest first, as Ruby's ZPOPMIN-based `retry_all`) by
 // ZRANGEBYSCORE ... LIMIT, a batch at a time, up to the highest score it had
-// when the action started; a text filter walks it by ZSCAN MATCH.
+// when the action started; a text filter walks it by ZSCAN MATCH
+// (bulk-walk.ts).
+//
+// At maxmemory (noeviction) the moves still run: Redis refuses a script's
+// write only while it has written nothing, and each move's first write is a
+// ZREM. When Redis does refuse a write (a client middleware's own, say), the
+// action stops there and throws a BulkActionError with exact counts: a
+// refused command wrote nothing and each batch is one atomic move, so the
+// entries not moved are untouched in their set, and the same action run
+// again once memory is freed finishes.
 import type { Redis } from "ioredis";
 import { moveSetEntries } from "../redis/scripts/index.js";
 import { DEAD_KEY, QUEUES_KEY, queueKey } from "../wire/keys.js";
 import { rubyFloatToS } from "../wire/ruby-json.js";
 import { DEFAULT_DEAD_MAX_JOBS, DEFAULT_DEAD_TIMEOUT_SECONDS } from "../wire/sidekiq-constants.js";
-import { execReplies } from "../redis/replies.js";
+import { explain, isOutOfMemory, RedisOutOfMemoryError } from "../redis/availability.js";
 import type { ApiContext } from "./context.js";
-import { globEscape, hasFilter, matchesFilter, parseStored, viewOf, type JobFilter } from "./job-entry.js";
+import { hasFilter, matchesFilter, parseStored, viewOf, type JobFilter } from "./job-entry.js";
 import type { DeadSetConfig } from "./morgue.js";
+import { walkByScan, walkByScore, type Member } from "./bulk-walk.js";
 import { decrementRetryCount, type BulkResult, type EntryAction, type JobSetName } from "./sorted-entry.js";
 
 /**
@@ -44,8 +54,6 @@ export const BULK_BATCH_SIZE = 1000;
 export const MAX_BULK_BATCH_SIZE = 5000;
 /** Failures kept with their member text in a summary (the count goes on). */
 export const MAX_FAILURES_KEPT = 100;
-/** Members one ZSCAN call looks at for a text filter. */
-const SCAN_COUNT = 1000;
 
 /** Which entries a bulk action applies to; none given: every entry. */
 export interface BulkSelection {
@@ -88,19 +96,9 @@ export interface BulkSummary {
   failures: Array<{ raw: string; error: string }>;
   /** Lua calls made. */
   batches: number;
-  /** True when stopped (signal) before the selection was walked to its end. */
+  /** True when stopped (signal, or Redis out of memory: BulkActionError) before the selection was walked to its end. */
   interrupted: boolean;
   elapsedMs: number;
-}
-
-/**
- * A member of the set: its text, and its exact bytes when read from Redis
- * (sent back as they are, so a member that is not valid UTF-8 is still
- * found, and its text is not encoded again).
- */
-interface Member {
-  raw: string;
-  bytes?: Buffer;
 }
 
 /** One entry of a batch, ready for the Lua call. */
@@ -121,6 +119,40 @@ function sameRedis(a: Redis, b: Redis): boolean {
   const x = a.options;
   const y = b.options;
   return (x.path ?? `${x.host}:${x.port}`) === (y.path ?? `${y.host}:${y.port}`) && (x.db ?? 0) === (y.db ?? 0);
+}
+
+/**
+ * A bulk action stopped because Redis refused a write at maxmemory: the
+ * `cause` is the RedisOutOfMemoryError, `summary` what the action did before
+ * (`interrupted` is true). Entries not counted as moved are still in the set;
+ * run the same action again once memory is freed.
+ */
+export class BulkActionError extends Error {
+  override name = "BulkActionError";
+
+  constructor(
+    /** What the action did before it stopped: every entry not `moved` is still in the set. */
+    readonly summary: BulkSummary,
+    cause: RedisOutOfMemoryError,
+  ) {
+    super(
+      `${summary.action} on ${summary.set} stopped after ${summary.moved} of ${summary.total} entries moved; ` +
+        `the others are untouched in ${summary.set}: run the same action again once memory is freed. ${cause.message}`,
+      { cause },
+    );
+  }
+}
+
+/**
+ * The refusal at maxmemory behind `e` (a client middleware's own write may
+ * wrap it), as a RedisOutOfMemoryError; undefined for any other failure.
+ */
+function outOfMemoryCause(redis: Redis, e: unknown): RedisOutOfMemoryError | undefined {
+  for (let c = e, depth = 0; c instanceof Error && depth < 5; c = c.cause, depth++) {
+    if (c instanceof RedisOutOfMemoryError) return c;
+    if (isOutOfMemory(c)) return explain(redis, c) as RedisOutOfMemoryError;
+  }
+  return undefined;
 }
 
 /** A summary as the older `retryAll` / `killAll` / ... report it: moved, and the failures kept. */
@@ -161,6 +193,8 @@ export async function runBulkAction(
     if (summary.failures.length < MAX_FAILURES_KEPT) summary.failures.push({ raw, error });
   };
   const matches = (m: Member) => !hasFilter(opts.filter) || matchesFilter(viewOf(m.raw), opts.filter);
+  // Set when Redis refuses a write at maxmemory (a middleware's, or a move's): the action stops there.
+  let outOfMemory: RedisOutOfMemoryError | undefined;
 
   /**
    * Prepares a batch and sends its Lua call; returns the members sent (none
@@ -175,6 +209,8 @@ export async function runBulkAction(
         if (p) planned.push(p);
         else summary.refused++;
       } catch (e) {
+        // Out of memory is not this entry's fault: the rest are left in the set, and the ones planned are moved.
+        if ((outOfMemory = outOfMemoryCause(ctx.redis, e))) break;
         fail(m.raw, message(e));
       }
     }
@@ -194,42 +230,53 @@ export async function runBulkAction(
   const moveBatch = async (members: Member[]): Promise<void> => (await sendBatch(members)).moved;
 
   const stop = () => {
-    if (!opts.signal?.aborted) return false;
+    if (!opts.signal?.aborted && !outOfMemory) return false;
     summary.interrupted = true;
     return true;
   };
 
-  if (opts.entries) {
-    for (let i = 0; i < opts.entries.length && !stop(); i += batchSize) {
-      const slice: Member[] = opts.entries.slice(i, i + batchSize).map((e) => ({ raw: e.raw }));
-      summary.scanned += slice.length;
-      await moveBatch(slice.filter(matches));
-    }
-  } else if (opts.substr !== undefined && opts.substr !== "") {
-    await walkByScan(ctx.redis, set, opts.substr, batchSize, stop, async (members) => {
-      summary.scanned += members.length;
-      await moveBatch(members.filter(matches));
-    });
-  } else if (!filtered && action === "delete") {
-    // Deleting everything is Ruby's `clear`: one UNLINK (freed off Redis' main thread).
-    if (!stop()) {
-      const [n] = execReplies(await ctx.redis.multi().zcard(set).unlink(set).exec(), `clear ${set}`) as [
-        number,
-        number,
-      ];
-      Object.assign(summary, { scanned: n, moved: n, batches: 1 });
-    }
-  } else {
-    // Killing dead jobs scores them now: the walk stops before now, so none is met again.
-    const below = set === DEAD_KEY && action === "kill" ? rubyFloatToS(ctx.now() / 1000) : undefined;
-    await walkByScore(ctx.redis, set, batchSize, below, stop, async (page) => {
-      summary.scanned += page.length;
-      const { sent, moved } = await sendBatch(page.filter(matches));
-      return { sent: new Set(sent.map((p) => p.member)), moved };
-    });
+  try {
+    await walk();
+  } catch (e) {
+    // A refused command wrote nothing, and walkByScore settles the move in flight first: the counts are exact.
+    if (!(outOfMemory = outOfMemoryCause(ctx.redis, e))) throw e;
   }
   summary.elapsedMs = Date.now() - started;
+  if (outOfMemory) {
+    summary.interrupted = true;
+    throw new BulkActionError(summary, outOfMemory);
+  }
   return summary;
+
+  async function walk(): Promise<void> {
+    if (opts.entries) {
+      for (let i = 0; i < opts.entries.length && !stop(); i += batchSize) {
+        const slice: Member[] = opts.entries.slice(i, i + batchSize).map((e) => ({ raw: e.raw }));
+        summary.scanned += slice.length;
+        await moveBatch(slice.filter(matches));
+      }
+    } else if (opts.substr !== undefined && opts.substr !== "") {
+      await walkByScan(ctx.redis, set, opts.substr, batchSize, stop, async (members) => {
+        summary.scanned += members.length;
+        await moveBatch(members.filter(matches));
+      });
+    } else if (!filtered && action === "delete") {
+      // Deleting everything is Ruby's `clear`: one UNLINK (freed off Redis' main thread), in a
+      // script, as Redis at maxmemory refuses every command queued in a MULTI.
+      if (!stop()) {
+        const [n] = await moveSetEntries(ctx.redis, [set, QUEUES_KEY, DEAD_KEY], ["clear"]);
+        Object.assign(summary, { scanned: n, moved: n, batches: 1 });
+      }
+    } else {
+      // Killing dead jobs scores them now: the walk stops before now, so none is met again.
+      const below = set === DEAD_KEY && action === "kill" ? rubyFloatToS(ctx.now() / 1000) : undefined;
+      await walkByScore(ctx.redis, set, batchSize, below, stop, async (page) => {
+        summary.scanned += page.length;
+        const { sent, moved } = await sendBatch(page.filter(matches));
+        return { sent: new Set(sent.map((p) => p.member)), moved };
+      });
+    }
+  }
 }
 
 /**
@@ -285,102 +332,4 @@ async function runMove(
     }
   }
   return moveSetEntries(ctx.redis, keys as unknown as readonly [string, string, string, ...string[]], args);
-}
-
-/**
- * Walks the set lowest score first, `batchSize` members a page, up to the
- * highest score it held at the start, or up to (not including) `below`, so
- * entries added meanwhile with later scores (by the action itself, or
- * anyone) are left alone.
- *
- * The cursor is a score and how many members at that score stay before it;
- * `onPage` says which members of a page it sent to a move (they leave the
- * set), so members that stay (not matched, stopped, failed) are skipped by
- * the offset. Pipelined on the one connection: the next page is read before
- * this page's move is sent, so Redis reads it while Node prepares this page,
- * and runs this page's move while Node prepares the next; the offset counts
- * only the moves sent before each read.
- */
-async function walkByScore(
-  redis: Redis,
-  set: string,
-  batchSize: number,
-  below: string | undefined,
-  stop: () => boolean,
-  onPage: (members: Member[]) => Promise<{ sent: Set<Member>; moved: Promise<void> }>,
-): Promise<void> {
-  let max: string;
-  if (below !== undefined) max = `(${below}`;
-  else {
-    const top = await redis.zrange(set, -1, -1, "WITHSCORES");
-    if (top.length < 2) return;
-    max = top[1]!;
-  }
-  let min = "-inf";
-  // Members at score `min` the walk has read, and those of them sent in a move
-  // issued before the next read: the others are still there, before the cursor.
-  let seenAtMin = 0;
-  let sentAtMin = 0;
-  const read = () => redis.zrangebyscoreBuffer(set, min, max, "WITHSCORES", "LIMIT", seenAtMin - sentAtMin, batchSize);
-  let next: Promise<Buffer[]> | undefined = stop() ? undefined : read();
-  let inFlight: Promise<void> = Promise.resolve();
-  try {
-    while (next) {
-      const flat = await next;
-      const n = flat.length / 2;
-      // A page read ahead is left alone when the action was stopped meanwhile.
-      if (n === 0 || stop()) break;
-      const members: Member[] = new Array<Member>(n);
-      const scores: string[] = new Array<string>(n);
-      for (let i = 0; i < n; i++) {
-        const bytes = flat[2 * i]!;
-        members[i] = { raw: bytes.toString(), bytes };
-        scores[i] = flat[2 * i + 1]!.toString();
-      }
-      const last = scores[n - 1]!;
-      if (last === min) seenAtMin += n;
-      else {
-        min = last;
-        seenAtMin = 0;
-        sentAtMin = 0;
-        for (let i = 0; i < n; i++) if (scores[i] === last) seenAtMin++;
-      }
-      // Read ahead, before this page's move is sent: all of this page is still there.
-      next = n === batchSize && !stop() ? read() : undefined;
-      const { sent, moved } = await onPage(members);
-      for (let i = 0; i < n; i++) if (scores[i] === min && sent.has(members[i]!)) sentAtMin++;
-      // One move in flight while the next page is prepared.
-      await inFlight;
-      inFlight = moved;
-    }
-  } finally {
-    // A read ahead that is not needed any more must not fail unhandled.
-    next?.catch(() => undefined);
-  }
-  await inFlight;
-}
-
-/** Walks the members whose text contains `substr` by ZSCAN MATCH, a batch at a time. */
-async function walkByScan(
-  redis: Redis,
-  set: string,
-  substr: string,
-  batchSize: number,
-  stop: () => boolean,
-  onBatch: (members: Member[]) => Promise<void>,
-): Promise<void> {
-  const match = `*${globEscape(substr)}*`;
-  let cursor = "0";
-  let pending: Member[] = [];
-  do {
-    if (stop()) return;
-    const [next, flat] = await redis.zscanBuffer(set, cursor, "MATCH", match, "COUNT", SCAN_COUNT);
-    for (let i = 0; i < flat.length; i += 2) pending.push({ raw: flat[i]!.toString(), bytes: flat[i]! });
-    cursor = next.toString();
-    while (pending.length >= batchSize || (cursor === "0" && pending.length > 0)) {
-      if (stop()) return;
-      await onBatch(pending.slice(0, batchSize));
-      pending = pending.slice(batchSize);
-    }
-  } while (cursor !== "0");
 }

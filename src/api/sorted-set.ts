@@ -322,7 +322,9 @@ export class SortedJobSet {
   /**
    * A bulk action (bulk-action.ts) in atomic batches: on every entry, on those
    * `opts` selects (a class / queue filter, a text, given members), with
-   * progress; safe beside other actors and resumable after a crash.
+   * progress; safe beside other actors and resumable after a crash. Throws
+   * a BulkActionError (with the summary so far) when Redis refuses a write
+   * at maxmemory part-way: run it again once memory is freed.
    */
   bulk(action: EntryAction, opts: BulkActionOptions = {}): Promise<BulkSummary> {
     return runBulkAction(this.ctx, this.name, action, this.config, opts);

@@ -1,7 +1,7 @@
 // `sidekiq-bridge scheduled | retries | dead`: the three sorted sets, listed
 // and acted on with the semantics of Ruby's Sidekiq::API (src/api/sorted-set.ts).
 import type { JobFilter } from "../api/job-entry.js";
-import { BULK_BATCH_SIZE, MAX_BULK_BATCH_SIZE, type BulkSummary } from "../api/bulk-action.js";
+import { BulkActionError, BULK_BATCH_SIZE, MAX_BULK_BATCH_SIZE, type BulkSummary } from "../api/bulk-action.js";
 import type { JobSetName, SortedEntry } from "../api/sorted-entry.js";
 import type { SortedJobSet } from "../api/sorted-set.js";
 import { profileFor } from "../wire/dialect.js";
@@ -17,7 +17,7 @@ type Action = "list" | "retry" | "delete" | "kill" | "add-to-queue";
 
 /** Exit codes of an action with --all beyond 0 (every entry done) and 2 (usage). */
 const EXIT_PARTIAL = 1; // some entries failed or a middleware stopped them: they stay in the set
-const EXIT_INTERRUPTED = 3; // stopped by SIGINT / SIGTERM: run the same command again to finish
+const EXIT_INTERRUPTED = 3; // stopped by SIGINT / SIGTERM or Redis out of memory: run the same command again to finish
 const REFUSED = "a client middleware stopped the push; the job stays in the set";
 
 interface SetCommand {
@@ -67,9 +67,11 @@ with your Client: new SidekiqApi({ redis, client }).retries.bulk("retry").
 
 Exit codes: 0 every entry done (some may have been taken by another process
 meanwhile: "gone"); 1 some stayed in the set (failed, or stopped by
-middleware); 2 usage; 3 interrupted (run again to finish). --json prints a
-summary: done, gone, refused, failed_count, failed (the first 100), scanned,
-total, batches, interrupted, elapsed_ms.
+middleware); 2 usage; 3 interrupted (run again to finish): by a signal, or because Redis
+refused a write at maxmemory (the message says so; free memory first).
+--json prints a summary: done, gone, refused, failed_count, failed (the first
+100), scanned, total, batches, interrupted, elapsed_ms, and error when Redis
+stopped it.
 
 Options:
       --class C               the job class (the ActiveJob class for wrapped jobs, like the Web UI)
@@ -251,17 +253,25 @@ ${COMMON_HELP}`;
     process.once("SIGTERM", onSignal);
     let lastReport = Date.now();
     let r: BulkSummary;
+    // Redis refused a write at maxmemory: the action stopped, with exact counts, to be run again.
+    let error: string | undefined;
     try {
-      r = await set.bulk(action, {
-        ...(filter ? { filter } : {}),
-        ...(batchSize !== undefined ? { batchSize } : {}),
-        signal: stop.signal,
-        onProgress: (p) => {
-          if (Date.now() - lastReport < 1000) return;
-          lastReport = Date.now();
-          process.stderr.write(`${command} ${action}: ${progressLine(p)}\n`);
-        },
-      });
+      r = await set
+        .bulk(action, {
+          ...(filter ? { filter } : {}),
+          ...(batchSize !== undefined ? { batchSize } : {}),
+          signal: stop.signal,
+          onProgress: (p) => {
+            if (Date.now() - lastReport < 1000) return;
+            lastReport = Date.now();
+            process.stderr.write(`${command} ${action}: ${progressLine(p)}\n`);
+          },
+        })
+        .catch((e: unknown) => {
+          if (!(e instanceof BulkActionError)) throw e;
+          error = e.message;
+          return e.summary;
+        });
     } finally {
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);
@@ -283,6 +293,7 @@ ${COMMON_HELP}`;
         batches: r.batches,
         interrupted: r.interrupted,
         elapsed_ms: r.elapsedMs,
+        ...(error !== undefined ? { error } : {}),
       });
     else {
       console.log(`${pastTense(action)} ${r.moved} ${command} entr${r.moved === 1 ? "y" : "ies"}`);
@@ -290,6 +301,7 @@ ${COMMON_HELP}`;
       if (r.refused > 0) console.error(`${r.refused} stopped by client middleware, left in ${command}`);
       for (const f of r.failures) console.error(`failed: ${f.error}: ${clip(f.raw, 100)}`);
       if (r.failed > r.failures.length) console.error(`... and ${r.failed - r.failures.length} more failed`);
+      if (error !== undefined) console.error(`stopped: ${error}`);
       if (r.interrupted) console.error(`interrupted: ${progressLine(r)}; run the same command again to finish`);
     }
     return code;

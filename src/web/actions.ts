@@ -1,6 +1,6 @@
 // The dashboard's state-changing requests (POST only, checked for CSRF and
 // Origin by the handler first). Each returns where to send the browser next.
-import type { BulkSummary } from "../api/bulk-action.js";
+import { BulkActionError, type BulkSummary } from "../api/bulk-action.js";
 import type { EntryAction, SortedEntry } from "../api/sorted-entry.js";
 import { entriesForKey } from "./set-entries.js";
 import type { SetView } from "./pages/job-sets.js";
@@ -22,9 +22,11 @@ export async function setSelectedAction(w: WebRequest, view: SetView): Promise<s
   const set = w.api.set(view.set);
   const entries: SortedEntry[] = [];
   for (const key of w.form.getAll("key")) entries.push(...(await entriesForKey(set, key)));
-  const summary = await set.bulk(action, { entries });
-  // As Ruby's Web UI: back to the list, unless some stayed (a failure, a middleware's refusal) and it must say why.
-  return summary.failed + summary.refused > 0 ? resultHref(w, view, summary) : href(w, view.path);
+  const summary = await set.bulk(action, { entries }).catch(stoppedSummary);
+  // As Ruby's Web UI: back to the list, unless some stayed (a failure, a middleware's refusal, a stop) and it must say why.
+  return summary.failed + summary.refused > 0 || summary.interrupted
+    ? resultHref(w, view, summary)
+    : href(w, view.path);
 }
 
 /**
@@ -36,15 +38,24 @@ export async function setAllAction(w: WebRequest, view: SetView): Promise<string
   const action = entryAction(view, w.form.get("action"));
   const substr = w.form.get("substr") ?? "";
   const className = w.form.get("class") ?? "";
-  const summary = await w.api.set(view.set).bulk(action, {
-    ...(substr !== "" ? { substr } : {}),
-    ...(className !== "" ? { filter: { className } } : {}),
-  });
+  const summary = await w.api
+    .set(view.set)
+    .bulk(action, {
+      ...(substr !== "" ? { substr } : {}),
+      ...(className !== "" ? { filter: { className } } : {}),
+    })
+    .catch(stoppedSummary);
   return resultHref(w, view, summary);
 }
 
+/** What an action Redis stopped at maxmemory did, with the reason, for the result page; any other error as it is. */
+function stoppedSummary(e: unknown): BulkSummary & { stopped?: string } {
+  if (!(e instanceof BulkActionError)) throw e;
+  return { ...e.summary, stopped: e.message };
+}
+
 /** Where the browser sees what a bulk action did: its counts in the query, and the first failure's message. */
-function resultHref(w: WebRequest, view: SetView, s: BulkSummary): string {
+function resultHref(w: WebRequest, view: SetView, s: BulkSummary & { stopped?: string }): string {
   return href(w, `${view.path}/bulk-result`, {
     action: s.action,
     scope: s.scope,
@@ -54,6 +65,7 @@ function resultHref(w: WebRequest, view: SetView, s: BulkSummary): string {
     failed: s.failed,
     ms: s.elapsedMs,
     error: s.failures[0]?.error.slice(0, 300),
+    stopped: s.stopped?.slice(0, 600),
   });
 }
 

@@ -10,6 +10,10 @@
     "kill"    ZADD dead <now> <the member, bytes unchanged>, then DeadSet#trim:
               ZREMRANGEBYSCORE dead -inf <cutoff>; ZREMRANGEBYRANK dead 0 -<max>
     "delete"  nothing more
+    "clear"   the whole set: ZCARD and UNLINK (Ruby's clear), no members;
+              a script, not a MULTI, because Redis at maxmemory refuses
+              every command queued in a MULTI but runs a script that only
+              deletes
 
   Atomic because workers, pollers, other API callers and Ruby's Web UI take
   members meanwhile, and because the process running the action may die
@@ -21,14 +25,15 @@
       KEYS[2]     "queues"
       KEYS[3]     "dead"
       KEYS[4..]   the queues pushed to, "queue:<name>"
-      ARGV[1]     "push" | "kill" | "delete"
+      ARGV[1]     "push" | "kill" | "delete" | "clear"
       push:       ARGV[2..] triples: member, index in KEYS of its queue, payload
       kill:       ARGV[2] the score (now), ARGV[3] the trim's cutoff score,
                   ARGV[4] the trim's rank (-max), ARGV[5..] members
       delete:     ARGV[2..] members
 
     Output:
-      one status per entry, in order: 1 moved, 0 gone (no longer in the set)
+      one status per entry, in order: 1 moved, 0 gone (no longer in the set);
+      clear: { the number of entries deleted }
 */
 import { defineScript } from "./define-script.js";
 
@@ -86,6 +91,9 @@ elseif mode == "delete" then
   for i = 2, #ARGV do
     out[#out + 1] = redis.call("ZREM", set, ARGV[i])
   end
+elseif mode == "clear" then
+  out[1] = redis.call("ZCARD", set)
+  redis.call("UNLINK", set)
 else
   return redis.error_reply("unknown bulk mode " .. tostring(mode))
 end

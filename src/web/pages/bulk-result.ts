@@ -1,7 +1,8 @@
 // What a bulk action on retries, scheduled or dead jobs did, shown after it
 // (the action redirects here with its counts in the query): how many jobs it
 // moved, how many another process took meanwhile, how many a client
-// middleware stopped or could not be acted on (both left in the set).
+// middleware stopped or could not be acted on (both left in the set), and
+// why it stopped when Redis refused a write at maxmemory (the rest is untouched).
 import { delimited } from "../format.js";
 import { html, shown, type Html } from "../html.js";
 import { href, type WebRequest } from "../request.js";
@@ -25,6 +26,7 @@ export function bulkResultPage(w: WebRequest, view: SetView): Promise<Html> {
     count(w, k),
   ) as [number, number, number, number, number];
   const error = w.query.get("error") ?? "";
+  const stopped = w.query.get("stopped") ?? "";
   const which =
     w.query.get("scope") === "selected" ? "selected" : w.query.get("scope") === "filtered" ? "matching" : "";
   return Promise.resolve(html`<section id="bulk-result">
@@ -33,6 +35,7 @@ export function bulkResultPage(w: WebRequest, view: SetView): Promise<Html> {
 <ul class="note">
 ${gone > 0 ? html`<li id="bulk-gone">${delimited(gone)} taken by another process meanwhile (left to it)</li>` : ""}
 ${refused > 0 ? html`<li id="bulk-refused">${delimited(refused)} stopped by client middleware, left in ${view.title}</li>` : ""}
+${stopped ? html`<li id="bulk-stopped">Stopped: ${shown(stopped, 600)}</li>` : ""}
 ${failed > 0 ? html`<li id="bulk-failed">${delimited(failed)} could not be acted on, left in ${view.title}${error ? html`: ${shown(error, 300)}` : ""}</li>` : ""}
 </ul>
 <p><a class="btn" href="${href(w, view.path)}">Back to ${view.title}</a></p>
