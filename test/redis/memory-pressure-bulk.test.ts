@@ -170,6 +170,16 @@ describe("bulk actions when Redis is out of memory (maxmemory, noeviction)", () 
     expect(await redis.llen("queue:q")).toBe(0);
   });
 
+  it("clearing a queue frees its memory at maxmemory (Ruby's MULTI form is refused there)", async () => {
+    await redis.lpush("queue:q", ...Array.from({ length: N }, (_, i) => job(i)));
+    await redis.sadd("queues", "q");
+    await mem.exhaust();
+    expect(await mem.refusesWrites()).toBe(true);
+    await api().queue("q").clear();
+    expect(await redis.llen("queue:q")).toBe(0);
+    expect(await redis.sismember("queues", "q")).toBe(0);
+  });
+
   it("the dashboard's Retry All shows where it stopped and why; pressed again, it finishes", async () => {
     await seed("retry", N);
     const client = new Client({ redis: server.url, dialect: 8, validate: false, middleware: [lockingMiddleware(250)] });
