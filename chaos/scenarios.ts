@@ -322,7 +322,7 @@ interface SentinelSetup {
 }
 
 /** A master, a replica and one Sentinel (quorum 1), all on loopback. */
-async function startSentinelSetup(): Promise<SentinelSetup> {
+export async function startSentinelSetup(): Promise<SentinelSetup> {
   // No 5 s delay before the first (diskless) sync.
   const master = await startRedis({ config: ["repl-diskless-sync-delay 0"] });
   const replica = await startRedis({ config: [`replicaof 127.0.0.1 ${master.port}`] });
