@@ -73,10 +73,18 @@ async function runLocked(ctx: ServerMiddlewareContext, next: () => Promise<void>
     else log.warn("sidekiq-unique-jobs: unlock failed: another job holds the lock", { digest: lc.digest, jid: lc.jid });
   };
 
+  // The `:RUN` digest's lock, made only for the lock types that take it.
+  const runtimeLock = () => {
+    const run = { ...lc, digest: lc.digest.endsWith(":RUN") ? lc.digest : `${lc.digest}:RUN` };
+    return { run, runSmith: locksmith(redis, run, cfg) };
+  };
+  const runtimeLockHeld = () => {
+    const { run, runSmith } = runtimeLock();
+    return guarded(run, "check", runSmith.locked());
+  };
   // Lock::WhileExecuting#execute on the `:RUN` digest.
   const whileExecuting = async (): Promise<void> => {
-    const run = { ...lc, digest: lc.digest.endsWith(":RUN") ? lc.digest : `${lc.digest}:RUN` };
-    const runSmith = locksmith(redis, run, cfg);
+    const { run, runSmith } = runtimeLock();
     {
       const executed = await guarded(
         run,
@@ -130,6 +138,10 @@ async function runLocked(ctx: ServerMiddlewareContext, next: () => Promise<void>
     case "until_and_while_executing": {
       try {
         if (await guarded(lc, "release", smith.unlock())) await whileExecuting();
+        // Re-run by reliable-fetch recovery after its process died mid-job: it
+        // released the queue lock (another push may hold it now) and still
+        // holds its runtime lock, which only its own run can release.
+        else if (await runtimeLockHeld()) await whileExecuting();
         else
           log.warn(
             "sidekiq-unique-jobs: unlock failed: another job holds the lock; the job was not run (as the gem does)",
