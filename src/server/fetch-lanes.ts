@@ -2,8 +2,8 @@
 // whose fetch loop (manager.ts) fetches for the capsule's shared slots, so one
 // lane's round trip overlaps the other's jobs. How many lanes a capsule gets,
 // how many jobs a lane's fetch asks for, and what the lanes share: their
-// working lists (one registration, one reclaim after a lost fetch reply) and
-// the wait for room to fetch.
+// working lists (one registration, one reclaim after a lost fetch reply or a
+// reconnect) and the wait for room to fetch.
 import type { Redis } from "ioredis";
 import { type ConnectionWatch, isConnectionError } from "../redis/availability.js";
 import type { Fetcher } from "./fetch.js";
@@ -77,9 +77,27 @@ export class FetchLanes {
   ): Promise<void> {
     for (let lane = 0; lane < count; lane++) {
       const blocking = laneConnection(redis, watch);
+      this.reclaimOnReconnect(blocking);
       this.connections.push(blocking);
       this.fetchers.push(await make(blocking, lane));
     }
+  }
+
+  /**
+   * A lane that reconnects may reach another server (a Sentinel failover)
+   * holding an older copy of the working lists: jobs acknowledged since are
+   * back in them, held by a live process, so recovery never returns them and
+   * their locks (unique jobs) stay. Reclaim, as after a lost fetch reply.
+   */
+  private reclaimOnReconnect(c: Redis): void {
+    let connected = c.status === "ready";
+    c.on("ready", () => {
+      if (connected) {
+        this.reclaimNeeded = true;
+        this.wake();
+      }
+      connected = true;
+    });
   }
 
   /** Until a slot frees, a lane's fetch ends, or quiet (wake). */
