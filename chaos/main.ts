@@ -18,6 +18,8 @@ import {
 } from "./scenarios.js";
 import { termWithoutRedis } from "./shutdown-scenarios.js";
 import { cronClaimKill, schedulerClaimKill } from "./addon-claim-scenarios.js";
+import { throttledKill9, throttledSentinelKill } from "./throttle-scenarios.js";
+import { uniqueLockKill, uniqueLockRedisRestart, uniqueLockSentinelKill } from "./unique-lock-scenarios.js";
 
 ensureDebianPackages({ "redis-server": "redis-server" });
 console.error("building the CLI and preparing Ruby Sidekiq 8.1.7 for the comparison...");
@@ -40,6 +42,15 @@ const onlyAddons = process.argv.includes("--addons");
 try {
   await run("cron poller kill -9 mid-claim", () => cronClaimKill(6));
   await run("sidekiq-scheduler kill -9 mid-claim", () => schedulerClaimKill(6));
+  // Locks and slots held by a worker that dies, or on a Redis that does
+  // (bench/results/chaos-unique-jobs.md, chaos-throttled.md).
+  await run("unique-jobs locks, kill -9 (Node)", () => uniqueLockKill());
+  await run("unique-jobs locks, Redis restart", () => uniqueLockRedisRestart());
+  await run("unique-jobs locks, Sentinel master kill", () => uniqueLockSentinelKill());
+  await run("unique-jobs locks, Sentinel master kill, replica 1 s behind", () => uniqueLockSentinelKill(20, 200, 1000));
+  await run("throttled slots, kill -9 (Node)", () => throttledKill9(false));
+  await run("throttled slots, kill -9 (Node) and Redis restart", () => throttledKill9(true));
+  await run("throttled slots, Sentinel master kill", () => throttledSentinelKill());
   if (!onlyAddons) {
     await run("kill -9 (Node)", () => kill9Node(5000, 50));
     await run("kill -9 (Node), 1 ms jobs fetched ahead", () => kill9Node(20_000, 10, 1));
