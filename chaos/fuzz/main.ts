@@ -2,7 +2,8 @@
 // both directions, on every release of the matrix. FUZZ_CASES cases per
 // release and direction (default 100,000), FUZZ_SEED (default 1), FUZZ_BATCH
 // cases per Ruby process (default 2,000), SIDEKIQ_VERSIONS to narrow the
-// releases. Prints `N cases, M mismatches` per release and direction, and each
+// releases, FUZZ_DIRECTIONS (`ruby-to-node,node-to-ruby`, in that order by
+// default) to run one direction or change their order. Prints `N cases, M mismatches` per release and direction, and each
 // distinct failure shrunk to a minimal case, as a regression test to paste.
 // Needs root (the releases run in their root filesystems) and redis-server.
 import { selectedTargets } from "../../harness/versions.js";
@@ -18,6 +19,12 @@ import { shrink } from "./shrink.js";
 const total = Number(process.env.FUZZ_CASES ?? 100_000);
 const seed = Number(process.env.FUZZ_SEED ?? 1);
 const batchSize = Number(process.env.FUZZ_BATCH ?? 2000);
+const DIRECTIONS = ["ruby-to-node", "node-to-ruby"] as const;
+const directions = (process.env.FUZZ_DIRECTIONS ?? DIRECTIONS.join(",")).split(",").map((d) => {
+  const known = DIRECTIONS.find((x) => x === d.trim());
+  if (!known) throw new Error(`FUZZ_DIRECTIONS: unknown direction ${JSON.stringify(d)} (${DIRECTIONS.join(", ")})`);
+  return known;
+});
 /** Shrunk and printed per release and direction: the first failures only (more are usually the same). */
 const SHRINK_AT_MOST = 3;
 
@@ -41,7 +48,7 @@ try {
       concurrency: 10,
       env: { REDIS_URL: rig.rubyUrl("worker") },
     });
-    for (const direction of ["ruby-to-node", "node-to-ruby"] as const) {
+    for (const direction of directions) {
       const started = Date.now();
       const failures: Mismatch[] = [];
       for (let from = 0; from < total; from += batchSize) {
