@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { Rng } from "../../chaos/fuzz/prng.js";
 import type { RedisServer } from "../../harness/redis-server.js";
 import { startServer } from "../../harness/servers.js";
+import { HOSTILE_TEXT } from "../support/hostile-inputs.js";
 import * as processes from "../../src/cli/processes-command.js";
 import * as queues from "../../src/cli/queues-command.js";
 import { dead, retries, scheduled } from "../../src/cli/sorted-set-command.js";
@@ -17,32 +18,7 @@ import * as stats from "../../src/cli/stats-command.js";
 const CASES = Number(process.env.CLI_FUZZ_CASES ?? 400);
 const SEED = Number(process.env.CLI_FUZZ_SEED ?? 1);
 
-const HOSTILE = [
-  "<fz-x>",
-  "-1",
-  "0",
-  "1e309",
-  "NaN",
-  "99999999999999999999999",
-  "%zz",
-  "\u0000",
-  "日本😀",
-  "\u2028",
-  "../../etc",
-  "",
-  " ",
-  "*",
-  "[",
-  "\\",
-  "x".repeat(5000),
-  "--",
-  "-",
-  "j01",
-  "j1",
-  "J01",
-  "j01 ",
-  "1700000001.0-j01",
-];
+const HOSTILE = [...HOSTILE_TEXT, "--", "-", "j01", "j1", "J01", "j01 ", "1700000001.0-j01"];
 const FLAGS = [
   "--class",
   "--queue",

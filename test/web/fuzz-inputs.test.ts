@@ -5,6 +5,7 @@
 import type { Redis } from "ioredis";
 import { beforeAll, describe, expect, it } from "vitest";
 import { Rng } from "../../chaos/fuzz/prng.js";
+import { HOSTILE_TEXT, PROBE } from "../support/hostile-inputs.js";
 import { useWebTestServer } from "./web-test-server.js";
 
 const web = useWebTestServer();
@@ -13,32 +14,7 @@ beforeAll(() => {
   redis = web.redis;
 });
 
-/** Text that must never come back as markup. */
-const PROBE = "<fz-x>";
-const HOSTILE = [
-  PROBE,
-  `"><fz-x>`,
-  `'><fz-x>`,
-  "javascript:alert(1)",
-  "-1",
-  "0",
-  "1e309",
-  "NaN",
-  "99999999999999999999999",
-  "%",
-  "%zz",
-  "\u0000",
-  "日本😀",
-  "\u2028",
-  "../../etc",
-  "",
-  " ",
-  "*",
-  "[",
-  "\\",
-  "x".repeat(5000),
-  "1900000000.5-j1",
-];
+const HOSTILE = [...HOSTILE_TEXT, `"><fz-x>`, `'><fz-x>`, "javascript:alert(1)", "%", "1900000000.5-j1"];
 const PARAMS = [
   "page",
   "count",
