@@ -28,7 +28,11 @@ describeEachSidekiq(
 
     it("a class served by Ruby and Node at once never runs more than its concurrency limit (2)", async () => {
       await sk.redis.flushdb();
-      const w = nodeThrottledWorker(sk, {});
+      // One slot of Node's own: it can hold at most one of the two, so two at
+      // once means one each. With more, Node takes a freed slot back within
+      // milliseconds while Ruby, refused once, waits out the gem's cooldown, and
+      // Ruby may run none (as a second Ruby process may, beside one that refetches first).
+      const w = nodeThrottledWorker(sk, { concurrency: 1 });
       workers.push(w);
       await w.start();
       await ruby(`12.times { ConcurrencyJob.perform_async(0.6) }`);
@@ -74,7 +78,8 @@ describeEachSidekiq(
       const w = nodeThrottledWorker(sk, { queues: ["thrn"] });
       workers.push(w);
       await w.start();
-      await ruby(`2.times { ConcurrencyJob.set(queue: "thrn").perform_async(4) }`);
+      // 8 s jobs: the probe below boots a Ruby process, which takes seconds on a loaded machine.
+      await ruby(`2.times { ConcurrencyJob.set(queue: "thrn").perform_async(8) }`);
       await waitFor("Node to start both", async () => (await observed(sk.redis)).starts.length === 2);
       const probe = `{"class" => "ConcurrencyJob", "jid" => "f" * 24, "args" => [0]}`;
       expect(
