@@ -12,6 +12,9 @@
 // Any live poller of the same kind finishes the entries of dead processes
 // (heartbeat gone, as recovery.ts decides), a slice of the hash each poll: with
 // the stored payload, or prepared afresh when the owner died before step 2.
+// A poller also finishes its own entries that it no longer works on: after a
+// failover to a replica that had a claim but not its push (asynchronous
+// replication), or a claim whose reply was lost and which was sent again.
 // Each fire time is then pushed once: lost 0 and duplicated 0.
 import { hostname as osHostname } from "node:os";
 import type { Redis } from "ioredis";
@@ -139,12 +142,19 @@ export interface WonClaim {
   entry: ClaimEntry;
 }
 
+/** Who left a recovered claim, for the log line: a dead process, or this one (its push lost, as in a failover). */
+export function claimedBy(owner: string, identity: string | undefined): string {
+  return owner === identity ? "this process, its push lost (a failover?)" : `dead process ${owner}`;
+}
+
 /** Prepares a claimed fire time again (recovery); undefined when its job no longer exists. */
 export type ClaimPreparer = (info: ClaimEntry["info"]) => Promise<PreparedClaim | undefined>;
 
 /** The in-flight claims of one kind of poller, owned by one process. */
 export class AddonClaims {
   private cursor = "0";
+  /** Fields this process is claiming or pushing now: an entry of its own not here is an orphan. */
+  private readonly working = new Set<string>();
 
   constructor(
     private readonly redis: Redis,
@@ -158,12 +168,13 @@ export class AddonClaims {
     const field = `${this.kind}|${target.set}|${target.member}`;
     const entry: ClaimEntry = { owner: this.identity, info };
     const raw = JSON.stringify(entry);
+    this.working.add(field);
     const added = await claimAddonFireTime(
       this.redis,
       [target.set, ADDON_CLAIMS],
       [String(target.score), target.member, field, raw, target.expire === undefined ? "" : String(target.expire)],
-    );
-    if (added !== 1) return undefined;
+    ).catch((e: unknown) => (this.working.delete(field), Promise.reject(e)));
+    if (added !== 1) return void this.working.delete(field);
     await testPause("claimed", field);
     return { field, raw, entry };
   }
@@ -174,11 +185,15 @@ export class AddonClaims {
    * (it then pushes).
    */
   async push(claim: WonClaim, prepared: PreparedClaim): Promise<boolean> {
-    const stored = storedEntry(claim.entry, prepared);
-    const raw = JSON.stringify(stored);
-    if ((await replaceAddonClaim(this.redis, [ADDON_CLAIMS], [claim.field, claim.raw, raw])) !== 1) return false;
-    await testPause("prepared", claim.field);
-    return this.complete(claim.field, raw, stored, prepared);
+    try {
+      const stored = storedEntry(claim.entry, prepared);
+      const raw = JSON.stringify(stored);
+      if ((await replaceAddonClaim(this.redis, [ADDON_CLAIMS], [claim.field, claim.raw, raw])) !== 1) return false;
+      await testPause("prepared", claim.field);
+      return await this.complete(claim.field, raw, stored, prepared);
+    } finally {
+      this.working.delete(claim.field);
+    }
   }
 
   /**
@@ -234,7 +249,8 @@ export class AddonClaims {
       } catch {
         continue; // not ours to judge: left as it is
       }
-      if (entry.owner === this.identity || !(await processDead(this.redis, entry.owner, this.hostname))) continue;
+      const mine = entry.owner === this.identity;
+      if (mine ? this.working.has(field) : !(await processDead(this.redis, entry.owner, this.hostname))) continue;
       // Taken over first, so the owner (were it alive after all) and other recoverers step aside.
       let taken: ClaimEntry = { ...entry, owner: this.identity };
       let takenRaw = JSON.stringify(taken);

@@ -20,7 +20,7 @@ import type { Logger } from "../logging/logger.js";
 import { rubyFloatToS } from "../wire/ruby-json.js";
 import { CronApi } from "./cron-api.js";
 import { iso8601, type CronJob } from "./cron-job.js";
-import { AddonClaims, prepareAddonPush, type PreparedClaim } from "../addon/claims.js";
+import { AddonClaims, claimedBy, prepareAddonPush, type PreparedClaim } from "../addon/claims.js";
 import { cronEnqueueRecord, enqueueCronJob, pushCronJob, type EnqueueOptions } from "./enqueue.js";
 import { enqueuedKey, jobKey, LEGACY_JOBS_KEY } from "./keys.js";
 
@@ -213,7 +213,7 @@ export class CronPoller {
       });
       for (const r of recovered)
         this.options.logger.warn(
-          `cron: pushed ${r.info.name} for ${r.info.fireTime}, claimed by dead process ${r.owner}`,
+          `cron: pushed ${r.info.name} for ${r.info.fireTime}, claimed by ${claimedBy(r.owner, this.options.identity)}`,
         );
     } catch (e) {
       this.options.logger.error(`cron poller: recovering claims of dead processes: ${(e as Error).message}`);

@@ -17,7 +17,7 @@
 import type { Redis } from "ioredis";
 import type { Client } from "../client/client.js";
 import type { Logger } from "../logging/logger.js";
-import { AddonClaims, NOTHING_TO_PUSH, prepareAddonPush, type PreparedClaim } from "../addon/claims.js";
+import { AddonClaims, claimedBy, NOTHING_TO_PUSH, prepareAddonPush, type PreparedClaim } from "../addon/claims.js";
 import { enqueueSchedule, type EnqueueOptions } from "./enqueue.js";
 import { PUSHED_TTL_SECONDS } from "./keys.js";
 import { SchedulerApi } from "./scheduler-api.js";
@@ -352,7 +352,7 @@ export class SidekiqSchedulerPoller {
       .then((recovered) => {
         for (const r of recovered)
           this.options.logger.warn(
-            `sidekiq-scheduler: pushed ${r.info.name} for ${Math.floor(Number(r.info.claimed) / 1000)}, claimed by dead process ${r.owner}`,
+            `sidekiq-scheduler: pushed ${r.info.name} for ${Math.floor(Number(r.info.claimed) / 1000)}, claimed by ${claimedBy(r.owner, this.options.identity)}`,
           );
       })
       .catch((e: Error) =>

@@ -74,6 +74,41 @@ describe("recoverable add-on claims", () => {
     expect(await redis.hlen(ADDON_CLAIMS)).toBe(1);
   });
 
+  it("an entry its live owner no longer works on (its push lost in a failover) is finished by the owner, once", async () => {
+    const a = new AddonClaims(redis, "cron", live, "testhost");
+    const won = (await a.claim(target, { name: "j" }))!;
+    // In flight: the owner's own recovery leaves it alone.
+    expect(await a.recover(async () => job)).toEqual([]);
+    const atClaim = (await redis.hget(ADDON_CLAIMS, won.field))!;
+    expect(await a.push(won, job)).toBe(true);
+    // The promoted replica had the claim and its entry but not the push.
+    await redis.del("queue:q");
+    await redis.hset(ADDON_CLAIMS, won.field, atClaim);
+    const other = `testhost:${process.pid}:dddddddddddd`;
+    await redis.hset(other, "beat", "1");
+    expect(await new AddonClaims(redis, "cron", other, "testhost").recover(async () => job)).toEqual([]);
+    const recovered = await a.recover(async () => job);
+    expect(recovered.map((r) => r.info.name)).toEqual(["j"]);
+    expect(await a.recover(async () => job)).toEqual([]);
+    expect(await redis.lrange("queue:q", 0, -1)).toEqual([job.payload]);
+    expect(await redis.hlen(ADDON_CLAIMS)).toBe(0);
+  });
+
+  it("a claim sent again after its reply was lost leaves no entry behind for good", async () => {
+    const a = new AddonClaims(redis, "scheduler", live, "testhost");
+    // The first send ran (ZADD and entry), its reply never came: the second finds the member there.
+    await redis.zadd(target.set, target.score, target.member);
+    await redis.hset(
+      ADDON_CLAIMS,
+      `scheduler|${target.set}|${target.member}`,
+      JSON.stringify({ owner: live, info: { name: "j" } }),
+    );
+    expect(await a.claim(target, { name: "j" })).toBeUndefined();
+    expect((await a.recover(async () => job)).length).toBe(1);
+    expect(await redis.lrange("queue:q", 0, -1)).toEqual([job.payload]);
+    expect(await redis.hlen(ADDON_CLAIMS)).toBe(0);
+  });
+
   it("a job that cannot be prepared gives the claim up: claimed, nothing pushed, no entry left", async () => {
     const a = new AddonClaims(redis, "scheduler", live, "testhost");
     const won = (await a.claim({ ...target, expire: 60 }, { name: "j" }))!;
