@@ -18,6 +18,7 @@ import {
 } from "./scenarios.js";
 import { termWithoutRedis } from "./shutdown-scenarios.js";
 import { cronClaimKill, schedulerClaimKill } from "./addon-claim-scenarios.js";
+import { cronClaimSentinelKill, schedulerClaimSentinelKill } from "./claim-sentinel-scenarios.js";
 import { throttledKill9, throttledSentinelKill } from "./throttle-scenarios.js";
 import { uniqueLockKill, uniqueLockRedisRestart, uniqueLockSentinelKill } from "./unique-lock-scenarios.js";
 
@@ -42,6 +43,13 @@ const onlyAddons = process.argv.includes("--addons");
 try {
   await run("cron poller kill -9 mid-claim", () => cronClaimKill(6));
   await run("sidekiq-scheduler kill -9 mid-claim", () => schedulerClaimKill(6));
+  // The same claims through a Sentinel failover with the master killed (bench/results/chaos-addons.md).
+  await run("cron claims, Sentinel master kill", () => cronClaimSentinelKill());
+  await run("cron claims, Sentinel master kill, replica 1 s behind", () => cronClaimSentinelKill(1000));
+  await run("sidekiq-scheduler claims, Sentinel master kill", () => schedulerClaimSentinelKill());
+  await run("sidekiq-scheduler claims, Sentinel master kill, replica 1 s behind", () =>
+    schedulerClaimSentinelKill(1000),
+  );
   // Locks and slots held by a worker that dies, or on a Redis that does
   // (bench/results/chaos-unique-jobs.md, chaos-throttled.md).
   await run("unique-jobs locks, kill -9 (Node)", () => uniqueLockKill());
