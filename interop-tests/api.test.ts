@@ -390,7 +390,9 @@ describeEachSidekiq("api: Sidekiq::API for Node", (sk) => {
   it("a live Ruby server and a Node Worker: ProcessSet and WorkSet agree, Node's quiet and stop reach both", async () => {
     const beat = sk.target.dialect === 6 ? 5 : 10;
     const client = new Client({ redis: sk.url, dialect: sk.target.version });
-    await client.job("SlowJob", { queue: "rubyq" }).performAsync(beat + 6); // still running at the second beat and the comparison just after it
+    // Still running at the second beat and at the comparison after it, which boots a
+    // Ruby process (seconds on a loaded machine); the stop below cuts it short (-t 5).
+    await client.job("SlowJob", { queue: "rubyq" }).performAsync(3 * beat + 10);
     await client.job("NodeSlowJob", { queue: "nodeq" }).performAsync();
     await client.close();
 
