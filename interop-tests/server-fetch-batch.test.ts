@@ -14,7 +14,7 @@ import { BasicFetch } from "../src/server/basic-fetch.js";
 import { ReliableFetch } from "../src/server/reliable-fetch.js";
 import { WIP_REGISTRY, wipKey, workingHashKey } from "../src/wire/bridge-keys.js";
 import { detectFeatures, featuresOf } from "../src/server/server-features.js";
-import { describeEachSidekiq, FIRST_PASS, waitFor, type SidekiqContext } from "./support/harness.js";
+import { describeEachSidekiq, itFirstPass, waitFor, type SidekiqContext } from "./support/harness.js";
 
 const pushBulk = (sk: SidekiqContext, klass: string, queue: string, n: number) =>
   sk.ruby<string[]>(
@@ -187,7 +187,7 @@ describeEachSidekiq(
     };
 
     for (const ending of ["waiting too long", "quiet"] as const) {
-      it.runIf(FIRST_PASS)(
+      itFirstPass(
         `reliable fetch fetches a batch ahead while short jobs hold the slots; ${ending} puts it back at the head of the queue, in order`,
         async () => {
           const queue = `ahead-${ending === "quiet" ? "quiet" : "stale"}`;
@@ -241,7 +241,7 @@ describeEachSidekiq(
       );
     }
 
-    it.runIf(FIRST_PASS)(
+    itFirstPass(
       "reliable fetch with two lanes (the default from concurrency 4) holds at most a batch per lane ahead; quiet returns them all, and every job runs once",
       async () => {
         const queue = "ahead-lanes";
