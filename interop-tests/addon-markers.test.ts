@@ -43,12 +43,15 @@ describeEachSidekiq("a job of an add-on the Node worker does not run", (sk) => {
   it("a Sidekiq Pro batch job is handed back intact and run by Ruby; with runWithout the Node worker runs it", async () => {
     await sk.redis.flushdb();
     const logger = captureLogger();
-    const w = nodeWorker("pb", logger);
-    await w.start();
     const jid = await sk.ruby<string>(
       `Sidekiq::Client.push("class" => "RecordJob", "args" => [1, "batch"], "queue" => "pb", "bid" => "b-1234")`,
     );
+    // Read the pushed bytes before the Node worker starts: a running worker
+    // could take the job first.
     const pushed = (await sk.redis.lrange("queue:pb", 0, -1))[0];
+    expect(pushed).toContain('"bid":"b-1234"');
+    const w = nodeWorker("pb", logger);
+    await w.start();
     const handedBack = () => logger.lines.filter((l) => l.includes("Handed back to its queue"));
     await waitFor("the hand-back line", async () => handedBack().length > 0);
     await new Promise((r) => setTimeout(r, 1000));
