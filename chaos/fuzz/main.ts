@@ -55,10 +55,14 @@ try {
         const cases = Array.from({ length: Math.min(batchSize, total - from) }, (_, i) =>
           generateCase(seed, from + i, rig.target.dialect),
         );
-        failures.push(...(await run(rig, direction, cases)));
+        const found = await run(rig, direction, cases);
+        failures.push(...found);
         console.error(
           `  Sidekiq ${rig.target.version} ${direction}: ${from + cases.length} cases, ${failures.length} mismatches`,
         );
+        // A batch's first new mismatch at once, so a long run shows what it finds as it goes.
+        if (found.length)
+          console.error(`    e.g. case ${found[0]!.case.index}: ${found[0]!.problems[0]!.slice(0, 600)}`);
       }
       const known = failures.filter((m) => knownDifference(m, rig.target.version));
       const unknown = failures.filter((m) => !known.includes(m));

@@ -4,6 +4,7 @@
 // their SHA1s are the ones Ruby's RedisPrescription sends.
 import type { Redis } from "ioredis";
 import { evalBySha, scriptSha } from "../redis/scripts/define-script.js";
+import { nowSecondsF } from "../wire/timestamps.js";
 import { CONCURRENCY_LUA_1_5, CONCURRENCY_LUA_2_1, THRESHOLD_LUA } from "./lua.js";
 
 /**
@@ -25,7 +26,7 @@ const SCRIPTS = {
 
 /** Ruby's `Time.now.to_f`: epoch seconds, to the microsecond. */
 export function nowF(): number {
-  return Math.round((performance.timeOrigin + performance.now()) * 1000) / 1e6;
+  return nowSecondsF();
 }
 
 export interface ConcurrencyCall {

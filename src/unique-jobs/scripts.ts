@@ -2,6 +2,7 @@
 // the arguments the gem's Script::Caller appends to every call.
 import type { Redis } from "ioredis";
 import { evalBySha, scriptSha } from "../redis/scripts/define-script.js";
+import { nowSecondsF } from "../wire/timestamps.js";
 
 const shas = new Map<string, string>();
 
@@ -27,7 +28,7 @@ export function runScript(
  * Time.now.to_f (the changelog is ordered by it; ms would tie and reorder).
  */
 export function nowF(): number {
-  return Math.round((performance.timeOrigin + performance.now()) * 1000) / 1e6;
+  return nowSecondsF();
 }
 
 /**

@@ -42,7 +42,27 @@ export function intSeconds(epochMs: number): number {
   return Math.floor(epochMs / 1000);
 }
 
-/** Epoch ms with sub-millisecond precision, so float-second stamps are as fine as Ruby's. */
+// The wall clock's offset from the monotonic one, in ms. Date.now() - performance.now()
+// is at most 1 ms below it (Date.now() truncates); the largest value seen is kept,
+// and a drop of a millisecond or more means the wall clock moved back.
+let wallOffset = Number.NEGATIVE_INFINITY;
+
+/**
+ * Wall-clock epoch ms with sub-millisecond precision, so float-second stamps
+ * are as fine as Ruby's Time.now: always within the millisecond Date.now()
+ * reads. The monotonic clock alone (performance.timeOrigin + now()) drifts
+ * from the wall clock in a long-lived process: NTP slews the wall clock, and a
+ * suspended laptop or a paused VM stops the monotonic one, which would leave
+ * heartbeats, retry scores and payload times behind Ruby's by that much.
+ */
 export function nowMs(): number {
-  return performance.timeOrigin + performance.now();
+  const mono = performance.now();
+  const sample = Date.now() - mono;
+  if (sample > wallOffset || sample <= wallOffset - 1) wallOffset = sample;
+  return wallOffset + mono;
+}
+
+/** Epoch seconds to the microsecond, as Ruby's Time.now.to_f. */
+export function nowSecondsF(): number {
+  return Math.round(nowMs() * 1000) / 1e6;
 }
