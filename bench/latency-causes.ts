@@ -1,5 +1,5 @@
 // Where the enqueue-to-start tail comes from: a child process pushes RATE
-// jobs/s (each carrying its push time, performance.timeOrigin + now(), a
+// jobs/s (each carrying its push time on the wall clock, nowMs(), a
 // clock both processes share) while this process runs the public Worker and
 // notes when each job starts, every GC pause (PerformanceObserver "gc") and
 // the event loop's delay (monitorEventLoopDelay). After a warm-up it prints
@@ -22,6 +22,7 @@ import { monitorEventLoopDelay, PerformanceObserver, performance } from "node:pe
 import { startRedis } from "../harness/redis-server.js";
 import { Client } from "../src/client/client.js";
 import { Worker } from "../src/worker/worker.js";
+import { nowMs } from "../src/wire/timestamps.js";
 import { AUX_CPU, pinnedArgv, pinPid, REDIS_CPU, TEST_CPU } from "./lib/cpu.js";
 import { percentile } from "./measure/summary.js";
 import type { Logger } from "../src/logging/logger.js";
@@ -31,7 +32,11 @@ const [seconds, rate, warmup] = [60, 1000, 10].map((d, i) => Number(process.argv
   number,
   number,
 ];
-const now = () => performance.timeOrigin + performance.now();
+// Pusher and worker are two processes: both read the wall clock (nowMs), since
+// each process's timeOrigin is off by its own few milliseconds.
+const now = nowMs;
+/** A performance-timeline time (GC entries) on the same wall clock. */
+const wallOf = (mono: number) => mono + nowMs() - performance.now();
 
 if (process.env.LATENCY_PUSHER) {
   // The pusher: one job every 1000/rate ms, on a steady schedule.
@@ -75,8 +80,8 @@ const gcs: Array<[start: number, end: number, kind: number]> = [];
 new PerformanceObserver((list) => {
   for (const e of list.getEntries())
     gcs.push([
-      performance.timeOrigin + e.startTime,
-      performance.timeOrigin + e.startTime + e.duration,
+      wallOf(e.startTime),
+      wallOf(e.startTime + e.duration),
       (e as unknown as { detail?: { kind: number } }).detail?.kind ?? 0,
     ]);
 }).observe({ entryTypes: ["gc"] });

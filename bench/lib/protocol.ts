@@ -2,6 +2,7 @@
 // harness writes one JSON command per line on a child's stdin; a child answers
 // with lines `__BENCH__ {json}` on stdout (anything else on stdout is a log).
 // Node children (bridge, BullMQ) and Ruby (lib/bench_jobs.rb) speak the same.
+import { nowMs } from "../../src/wire/timestamps.js";
 
 export const MARK = "__BENCH__ ";
 
@@ -28,10 +29,8 @@ export type Message =
   | { type: "done"; t: number; count: number; cpuUs: number; latencies?: number[] }
   | { type: "error"; message: string };
 
-/** Wall clock in epoch milliseconds with sub-millisecond resolution. */
-export function nowMs(): number {
-  return performance.timeOrigin + performance.now();
-}
+/** Wall clock in epoch milliseconds with sub-millisecond resolution, comparable across processes. */
+export { nowMs };
 
 /** CPU time (user + system, all threads) of this process, in microseconds. */
 export function cpuUs(): number {
