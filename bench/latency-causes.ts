@@ -34,7 +34,6 @@ const [seconds, rate, warmup] = [60, 1000, 10].map((d, i) => Number(process.argv
 ];
 // Pusher and worker are two processes: both read the wall clock (nowMs), since
 // each process's timeOrigin is off by its own few milliseconds.
-const now = nowMs;
 /** A performance-timeline time (GC entries) on the same wall clock. */
 const wallOf = (mono: number) => mono + nowMs() - performance.now();
 
@@ -42,20 +41,20 @@ if (process.env.LATENCY_PUSHER) {
   // The pusher: one job every 1000/rate ms, on a steady schedule.
   const client = new Client({ redis: process.env.REDIS_URL!, dialect: "8.1.7" });
   const Job = client.job<[number]>("LatencyJob", { queue: "latency" });
-  const from = now() + warmup * 1000;
+  const from = nowMs() + warmup * 1000;
   const end = from + seconds * 1000;
   // The client's own share: from a job's push time to its LPUSH's reply.
   // A job cannot start before it is in Redis, so this bounds what the client
   // (its event loop, its GC, the socket write) adds to the job's latency.
   const replied: number[] = [];
-  let next = now();
-  while (now() < end) {
+  let next = nowMs();
+  while (nowMs() < end) {
     next += 1000 / rate;
-    const t = now();
+    const t = nowMs();
     void Job.performAsync(t).then(() => {
-      if (t >= from) replied.push(now() - t);
+      if (t >= from) replied.push(nowMs() - t);
     });
-    const wait = next - now();
+    const wait = next - nowMs();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
     else await new Promise((r) => setImmediate(r));
   }
@@ -96,7 +95,7 @@ const w = new Worker({
   logger: quiet,
 });
 w.register<[number]>("LatencyJob", ([pushed]) => {
-  const t = now();
+  const t = nowMs();
   samples.push([t, t - pushed]);
 });
 await w.start();
@@ -116,7 +115,7 @@ pusher.stdout!.on("data", (d: Buffer) => {
   pusherOut += d.toString();
 });
 await new Promise((r) => setTimeout(r, warmup * 1000));
-const from = now();
+const from = nowMs();
 loop.enable();
 // Only allocations that survive a scavenge: what makes each scavenge copy.
 const inspector = process.env.LATENCY_SURVIVORS === "1" ? new Session() : undefined;

@@ -169,12 +169,18 @@ export class AddonClaims {
     const entry: ClaimEntry = { owner: this.identity, info };
     const raw = JSON.stringify(entry);
     this.working.add(field);
-    const added = await claimAddonFireTime(
-      this.redis,
-      [target.set, ADDON_CLAIMS],
-      [String(target.score), target.member, field, raw, target.expire === undefined ? "" : String(target.expire)],
-    ).catch((e: unknown) => (this.working.delete(field), Promise.reject(e)));
-    if (added !== 1) return void this.working.delete(field);
+    let added: number | undefined;
+    try {
+      added = await claimAddonFireTime(
+        this.redis,
+        [target.set, ADDON_CLAIMS],
+        [String(target.score), target.member, field, raw, target.expire === undefined ? "" : String(target.expire)],
+      );
+    } finally {
+      // Kept only for a won claim, until push() ends it.
+      if (added !== 1) this.working.delete(field);
+    }
+    if (added !== 1) return undefined;
     await testPause("claimed", field);
     return { field, raw, entry };
   }

@@ -4,7 +4,6 @@
 // their SHA1s are the ones Ruby's RedisPrescription sends.
 import type { Redis } from "ioredis";
 import { evalBySha, scriptSha } from "../redis/scripts/define-script.js";
-import { nowSecondsF } from "../wire/timestamps.js";
 import { CONCURRENCY_LUA_1_5, CONCURRENCY_LUA_2_1, THRESHOLD_LUA } from "./lua.js";
 
 /**
@@ -23,11 +22,6 @@ const SCRIPTS = {
   concurrency2: { lua: CONCURRENCY_LUA_2_1, sha: scriptSha(CONCURRENCY_LUA_2_1) },
   threshold: { lua: THRESHOLD_LUA, sha: scriptSha(THRESHOLD_LUA) },
 } as const;
-
-/** Ruby's `Time.now.to_f`: epoch seconds, to the microsecond. */
-export function nowF(): number {
-  return nowSecondsF();
-}
 
 export interface ConcurrencyCall {
   /** The `concurrency.v2` zset. */

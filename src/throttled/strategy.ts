@@ -6,7 +6,8 @@ import type { Redis } from "ioredis";
 import type { JsonValue } from "../wire/json-scan.js";
 import { backlogInfoKey, concurrencyKey, thresholdKey } from "./keys.js";
 import type { Dynamic, ResolvedConcurrency, ResolvedStrategy, ThresholdOptions } from "./options.js";
-import { concurrencyThrottled, type GemLine, nowF, thresholdThrottled } from "./scripts.js";
+import { nowSecondsF } from "../wire/timestamps.js";
+import { concurrencyThrottled, type GemLine, thresholdThrottled } from "./scripts.js";
 
 function call<T>(v: Dynamic<T>, args: readonly JsonValue[]): T {
   return typeof v === "function" ? (v as (...a: JsonValue[]) => T)(...args) : v;
@@ -73,7 +74,7 @@ export class Strategy {
       jid,
       limit,
       lostJobThreshold: c.lostJobThreshold,
-      now: nowF(),
+      now: nowSecondsF(),
     });
   }
 
@@ -83,7 +84,7 @@ export class Strategy {
     if (limit === null) return false;
     if (limit <= 0) return true;
     const period = Number(call(t.period, args));
-    return thresholdThrottled(redis, thresholdKey(this.spec.name, this.suffix(args)), limit, period, nowF());
+    return thresholdThrottled(redis, thresholdKey(this.spec.name, this.suffix(args)), limit, period, nowSecondsF());
   }
 
   /** strategy.rb#finalize!: the job's jid leaves every concurrency zset (the server middleware's `ensure`). */
@@ -115,10 +116,10 @@ export class Strategy {
     if (limit === null || (await redis.zcard(key)) < limit) return 0;
     if (this.line === 1) {
       const oldest = await redis.zrange(key, 0, 0, "WITHSCORES");
-      return Number(oldest[1] ?? 0) - nowF();
+      return Number(oldest[1] ?? 0) - nowSecondsF();
     }
     const [size, timestamp] = await redis.hmget(backlogInfoKey(this.spec.name, suffix), "size", "timestamp");
-    const now = nowF();
+    const now = nowSecondsF();
     const oldSize = Number(size ?? 0);
     const lost = ((now - Number(timestamp ?? now)) / c.lostJobThreshold) * limit;
     const backlog = Math.max(oldSize - lost, 0);
@@ -132,7 +133,7 @@ export class Strategy {
     const key = thresholdKey(this.spec.name, this.suffix(args));
     if (limit === null || (await redis.llen(key)) < limit) return 0;
     const period = Number(call(t.period, args));
-    const sinceOldest = nowF() - Number((await redis.lindex(key, -1)) ?? 0);
+    const sinceOldest = nowSecondsF() - Number((await redis.lindex(key, -1)) ?? 0);
     return sinceOldest > period ? 0 : period - sinceOldest;
   }
 }

@@ -2,7 +2,7 @@
 // gem's own scripts. Gem 8 keeps `<digest>`, `:QUEUED`, `:PRIMED`, `:LOCKED`,
 // `:INFO` and a changelog; gem 9 only `<digest>:LOCKED` (jid => metadata).
 import type { Redis } from "ioredis";
-import { nowF } from "./scripts.js";
+import { nowSecondsF } from "../wire/timestamps.js";
 import { injected, runScript, type ScriptArg } from "./scripts.js";
 import type { UniqueJobsConfig } from "./config.js";
 import type { LockConfig } from "./lock-config.js";
@@ -46,7 +46,7 @@ function lockInfoJson(lc: LockConfig): string {
     ttl: g("lock_ttl"),
     type: lc.type,
     lock_args: g("lock_args"),
-    time: nowF(),
+    time: nowSecondsF(),
     at: g("at"),
   });
 }

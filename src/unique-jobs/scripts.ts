@@ -24,18 +24,11 @@ export function runScript(
 }
 
 /**
- * The gem's `now_f`: epoch seconds as a float, to the microsecond as Ruby's
- * Time.now.to_f (the changelog is ordered by it; ms would tie and reorder).
- */
-export function nowF(): number {
-  return nowSecondsF();
-}
-
-/**
  * What Script::Caller#do_call appends: now_f, debug_lua (off), max_history,
  * the script's name (the changelog's `script` field) and the Redis version the
  * gem read at boot ("0.0.0" until it has; only delete_by_digest parses it).
  */
 export function injected(scriptName: string, maxHistory: number): ScriptArg[] {
-  return [nowF(), 0, maxHistory, scriptName, "0.0.0"];
+  // The gem's now_f, to the microsecond: the changelog is ordered by it (ms would tie and reorder).
+  return [nowSecondsF(), 0, maxHistory, scriptName, "0.0.0"];
 }
