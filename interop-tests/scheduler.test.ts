@@ -221,6 +221,8 @@ describeEachSidekiq("sidekiq-scheduler: the Node scheduler with the real gem", (
       await schedulerRuby(sk)<number[]>(`${JSON.stringify(points)}.map { |s| ::EtOrbi::EoTime.parse(s).to_i }`),
     );
     // A cron line's next time, written as the gem writes it: et-orbi's to_s in the process's zone, whatever the line's.
+    // Both from the same instant (EoTime.now is EoTime.new(Time.now.to_f, nil)): Ruby's own
+    // clock, read seconds later, could pass a boundary of */5 first.
     const lines = ["0 9 * * * America/New_York", "30 2 * * 1-5 Asia/Kolkata", "*/5 * * * *", "0 0 1 * * Europe/Paris"];
     const now = Date.now();
     const node = lines.map((l) => {
@@ -229,7 +231,7 @@ describeEachSidekiq("sidekiq-scheduler: the Node scheduler with the real gem", (
     });
     expect(node).toEqual(
       await schedulerRuby(sk)<string[]>(
-        `now = ::EtOrbi::EoTime.now; ${JSON.stringify(lines)}.map { |l| Fugit::Cron.parse(l).next_time(now).to_s }`,
+        `now = ::EtOrbi::EoTime.new(${now / 1000}, nil); ${JSON.stringify(lines)}.map { |l| Fugit::Cron.parse(l).next_time(now).to_s }`,
       ),
     );
   });
