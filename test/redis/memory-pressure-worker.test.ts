@@ -119,10 +119,17 @@ describe("a Node worker when Redis reaches maxmemory under noeviction", () => {
       pollIntervalAverage: 0.2,
       logger: { debug: () => {}, info: () => {}, warn: log, error: log },
     });
+    // One snapshot of both (a read-only script, which Redis runs at maxmemory):
+    // read one after the other, a batch the poller moves in between shows in both.
     const where = async () => {
-      const scheduled = (await redis.zrange("schedule", 0, -1)).map((j) => JSON.parse(j).jid as string);
-      const queued = (await redis.lrange("queue:oom-later", 0, -1)).map((j) => JSON.parse(j).jid as string);
-      return { scheduled, queued };
+      const [s, q] = (await redis.eval(
+        "#!lua flags=no-writes\nreturn {redis.call('ZRANGE', KEYS[1], 0, -1), redis.call('LRANGE', KEYS[2], 0, -1)}",
+        2,
+        "schedule",
+        "queue:oom-later",
+      )) as [string[], string[]];
+      const jidsOf = (list: string[]) => list.map((j) => JSON.parse(j).jid as string);
+      return { scheduled: jidsOf(s), queued: jidsOf(q) };
     };
     // The worker's own start-up writes may be refused too: it starts once memory is back if so.
     const started = w.start().catch((e: unknown) => e);
