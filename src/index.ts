@@ -37,7 +37,7 @@ export {
   type ActiveJobSet,
   type Enqueued,
 } from "./client/activejob.js";
-export { SidekiqArgumentError, DialectDetectionError, BulkPushError } from "./client/errors.js";
+export { SidekiqArgumentError, DialectDetectionError, BulkPushError, PushUncertainError } from "./client/errors.js";
 export type { RedisSource, RedisConnectionOptions } from "./redis/connection.js";
 export { RedisUnavailableError, RedisOutOfMemoryError } from "./redis/availability.js";
 export type { Dialect, DialectLike } from "./wire/dialect.js";

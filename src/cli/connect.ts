@@ -7,13 +7,15 @@ import { connectRedis } from "../redis/connection.js";
 import { CommandError } from "./errors.js";
 import { maskUrl, redisUrl, scrub } from "./redis-url.js";
 
-/** Connects and PINGs, or throws a CommandError with the reason within a few seconds. */
+/**
+ * Connects and PINGs, or throws a CommandError with the reason within a few
+ * seconds (the connect and each reply bounded by the network timeout).
+ */
 export async function connectCli(url: string): Promise<Redis> {
   const { redis } = connectRedis({
     url,
     ioredis: {
       lazyConnect: true,
-      connectTimeout: 5000,
       maxRetriesPerRequest: 2,
       retryStrategy: (times) => (times > 3 ? null : Math.min(times * 200, 1000)),
       // Keep ioredis from logging its own unhandled-error lines with the URL.

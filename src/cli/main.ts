@@ -5,6 +5,7 @@
 import type { CommandModule } from "../addon/addon.js";
 import { addonCommands } from "../addon/registry.js";
 import { cliVersion } from "./version.js";
+import { NETWORK_TIMEOUT_HELP, takeNetworkTimeout } from "./network-flag.js";
 
 type Loader = () => Promise<CommandModule>;
 
@@ -40,11 +41,18 @@ async function help(): Promise<string> {
   for (const name of Object.keys(COMMANDS)) {
     lines.push(`  ${name.padEnd(10)} ${(await load(name)).summary}`);
   }
-  return `Usage: sidekiq-bridge <command> [options]\n\nCommands:\n${lines.join("\n")}\n\nRun sidekiq-bridge <command> --help for a command's options, --version for the version.\nREDIS_URL (or --redis) names the Redis; passwords in it are never printed.`;
+  return `Usage: sidekiq-bridge <command> [options]\n\nCommands:\n${lines.join("\n")}\n\nRun sidekiq-bridge <command> --help for a command's options, --version for the version.\nREDIS_URL (or --redis) names the Redis; passwords in it are never printed.\nEvery command also takes:\n${NETWORK_TIMEOUT_HELP}`;
 }
 
 async function main(argv: string[]): Promise<number> {
-  const [cmd, ...rest] = argv;
+  const [cmd, ...flags] = argv;
+  let rest: string[];
+  try {
+    rest = takeNetworkTimeout(flags);
+  } catch (e) {
+    console.error(`sidekiq-bridge: ${(e as Error).message}`);
+    return 2;
+  }
   if (cmd === undefined || cmd === "-h" || cmd === "--help" || cmd === "help") {
     console.log(await help());
     return 0;

@@ -7,7 +7,9 @@ import { encodePayloadTime } from "../wire/timestamps.js";
 import { parseJson } from "../wire/json-scan.js";
 import { newJid } from "../wire/jid.js";
 import type { JobRecord } from "../wire/job-record.js";
-import { connectRedis, type OwnedRedis, type RedisSource } from "../redis/connection.js";
+import type { RedisSource } from "../redis/connection.js";
+import { boundedWrite } from "./bounded-write.js";
+import { openShard, type Shard } from "./shard.js";
 import { closeConnection, ConnectionWatch, explained, whenReady } from "../redis/availability.js";
 import { atomicPush, atomicPushTemplate, enqueuedAtNow, pushOne, pushPrepared } from "./atomic-push.js";
 import type { BulkItem, Client as DefinitionClient, PreparedPush } from "./client-types.js";
@@ -72,11 +74,6 @@ export interface ClientOptions {
   contract?: ContractOptions;
 }
 
-interface Shard {
-  conn: OwnedRedis;
-  profile?: { value: WireProfile; until: number };
-}
-
 const underTest = () => process.env.VITEST !== undefined || process.env.NODE_ENV === "test";
 
 /** `client.unchecked`: pushes skip the contract, and job names are not limited to the generated types. */
@@ -99,7 +96,7 @@ export class Client implements DefinitionClient {
   constructor(private readonly options: ClientOptions) {
     this.warn = options.warn ?? ((m) => console.warn(`[sidekiq-bridge] ${m}`));
     this.watch = new ConnectionWatch({ lost: this.warn, back: this.warn });
-    this.defaultShard = { conn: this.connect(options.redis) };
+    this.defaultShard = this.connect(options.redis);
     this.middleware = [...(options.middleware ?? [])];
     this.validate = options.validate ?? underTest();
     // A fixed dialect is resolved once (and a typo fails here, not at the first push).
@@ -148,15 +145,12 @@ export class Client implements DefinitionClient {
     const source = this.options.route(queue);
     if (source === this.options.redis) return this.defaultShard;
     let shard = this.shards.get(source);
-    if (!shard) this.shards.set(source, (shard = { conn: this.connect(source) }));
+    if (!shard) this.shards.set(source, (shard = this.connect(source)));
     return shard;
   }
 
-  /** Opens (or adopts) a connection; ours are watched, so an outage is reported once. */
-  private connect(source: RedisSource): OwnedRedis {
-    const conn = connectRedis(source);
-    if (conn.owned) this.watch.add(conn.redis);
-    return conn;
+  private connect(source: RedisSource): Shard {
+    return openShard(source, this.watch, this.warn);
   }
 
   /** Waits (bounded) for the shard's Redis, then runs `op`; connection failures become one clear error. */
@@ -215,8 +209,10 @@ export class Client implements DefinitionClient {
       this.strictMode(profile),
       this.warn,
     ) as RubyJsonValue[];
-    if (job.at === undefined) await pushOne(shard.conn.redis, profile, job, this.validate);
-    else await atomicPush(shard.conn.redis, profile, [job], this.validate);
+    const [redis, v] = [shard.conn.redis, this.validate];
+    await boundedWrite(redis, [String(job.jid)], shard.writeMs, () =>
+      job.at === undefined ? pushOne(redis, profile, job, v) : atomicPush(redis, profile, [job], v),
+    );
     return String(job.jid);
   }
 
@@ -262,7 +258,7 @@ export class Client implements DefinitionClient {
     // A batch Redis failed to write: say which jobs are in Redis (BulkPushError).
     const partial = async (batchJids: string[], write: () => Promise<unknown>) => {
       try {
-        await write();
+        await boundedWrite(redis, batchJids, shard.writeMs, write);
       } catch (e) {
         throw bulkPushFailure(redis, e, out, start, args.length, batchJids);
       }

@@ -1,3 +1,5 @@
+import { RedisUnavailableError } from "../redis/availability.js";
+
 /** Sidekiq's client-side ArgumentError, with Ruby's own wording where there is one. */
 export class SidekiqArgumentError extends Error {
   override name = "SidekiqArgumentError";
@@ -28,6 +30,24 @@ export class BulkPushError extends Error {
     /** Index in `args` of the first job not known to be written. */
     readonly firstUnwritten: number,
     /** Jids of the batch in flight when the connection was lost: written or not, Redis did not say. */
+    readonly uncertain: readonly string[],
+    options: { cause: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * A push was sent and its reply never came: the connection was lost, or went
+ * silent past the bound, with the command on the wire. Redis may have written
+ * it (once; ioredis sends it again on a new connection, as Sidekiq's client
+ * retries once). `uncertain` holds its jids. Still a RedisUnavailableError.
+ */
+export class PushUncertainError extends RedisUnavailableError {
+  override name = "PushUncertainError";
+  constructor(
+    message: string,
+    /** The jids sent: written or not, Redis did not say. */
     readonly uncertain: readonly string[],
     options: { cause: unknown },
   ) {

@@ -5,7 +5,7 @@
 import { type Capsule, makeCapsule } from "../server/capsule.js";
 import type { UnknownClassPolicy } from "../server/processor.js";
 import { isLogLevel, type LogFormat, type LogLevel } from "../logging/logger.js";
-import type { RedisSource } from "../redis/connection.js";
+import { networkTimeoutFor, type RedisSource } from "../redis/connection.js";
 import type { DialectLike } from "../wire/dialect.js";
 import {
   DEFAULT_DEAD_MAX_JOBS,
@@ -24,6 +24,13 @@ export interface WorkerConfig {
   readonly timeout: number;
   /** How long start() waits for an unreachable Redis before it rejects. */
   readonly connectWaitMs: number;
+  /**
+   * How long a connection may stay silent before it is made again (the
+   * redis source's networkTimeoutMs, SIDEKIQ_BRIDGE_NETWORK_TIMEOUT, or 3 s;
+   * an ioredis instance passed in: its own socketTimeout). Fetches block 2 s
+   * on top.
+   */
+  readonly networkTimeoutMs: number;
   readonly unknownClass: UnknownClassPolicy;
   /** Add-ons whose marked jobs run without the add-on (see CoreWorkerOptions.runWithout). */
   readonly runWithout: readonly string[];
@@ -106,6 +113,7 @@ export function resolveWorkerConfig(o: CoreWorkerOptions): WorkerConfig {
     capsules: capsules.map(makeCapsule),
     timeout: positive("timeout", o.timeout, 25),
     connectWaitMs: o.connectWaitMs ?? 5000,
+    networkTimeoutMs: networkTimeoutFor(o.redis),
     unknownClass,
     runWithout: o.runWithout ?? [],
     fetch: {

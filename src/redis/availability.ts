@@ -46,7 +46,7 @@ export function reasonOf(e: unknown): string {
 }
 
 const CONNECTION_FAILURE =
-  /Connection is closed|Stream isn't writeable|max retries per request|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|Command timed out|connect ETIMEDOUT|All sentinels are unreachable/i;
+  /Connection is closed|Stream isn't writeable|max retries per request|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|Command timed out|connect ETIMEDOUT|All sentinels are unreachable|Socket timeout|Command aborted due to connection close/i;
 
 /** True for failures that mean "Redis is not there" (as opposed to a reply error). */
 export function isConnectionError(e: unknown): boolean {

@@ -5,6 +5,7 @@ import type * as Ioredis from "ioredis";
 import type { RedisOptions } from "ioredis";
 import { RECONNECT_ERRORS } from "./retry-once.js";
 import { recordErrors } from "./availability.js";
+import { disarmOnClose, networkOptions, networkTimeoutOf, resolveNetworkTimeout } from "./network.js";
 
 // ioredis is CommonJS. Loaded by `import` from an ES module, Node 20 takes it
 // through its ES module loader, which cost 4-6 MB more peak RSS in every
@@ -27,7 +28,13 @@ export interface RedisConnectionOptions {
   sentinels?: Array<{ host: string; port: number }>;
   name?: string;
   sentinelPassword?: string;
-  /** Any other ioredis option. */
+  /**
+   * How long the connection may stay silent before it is dropped and made
+   * again, in ms: connect, and any reply (a fetch's blocking wait on top).
+   * Default: SIDEKIQ_BRIDGE_NETWORK_TIMEOUT (seconds), else 3 s as Sidekiq 8.
+   */
+  networkTimeoutMs?: number;
+  /** Any other ioredis option (a socketTimeout here wins over networkTimeoutMs). */
   ioredis?: RedisOptions;
 }
 
@@ -51,9 +58,26 @@ function isIoredisClient(source: RedisSource): source is Redis {
   return typeof source === "object" && typeof s.duplicate === "function" && typeof s.pipeline === "function";
 }
 
-export function connectRedis(source: RedisSource): OwnedRedis {
+/**
+ * The network timeout of a source: its networkTimeoutMs, else the
+ * environment's, else 3 s; an ioredis instance's own socketTimeout (the
+ * default where it has none).
+ */
+export function networkTimeoutFor(source: RedisSource): number {
+  if (isIoredisClient(source)) return networkTimeoutOf(source) ?? resolveNetworkTimeout();
+  return resolveNetworkTimeout(typeof source === "object" ? source.networkTimeoutMs : undefined);
+}
+
+/**
+ * Opens a connection (or adopts an ioredis instance, as is). `extra` are the
+ * caller's own ioredis options (a client's retry rule); the source's own
+ * `ioredis` options win over them.
+ */
+export function connectRedis(source: RedisSource, extra: RedisOptions = {}): OwnedRedis {
   if (isIoredisClient(source)) return { redis: source, owned: false };
   const base: RedisOptions = {
+    // Every read and connect bounded: a silently dropped connection is found and made again.
+    ...networkOptions(networkTimeoutFor(source)),
     // After a failover the old master answers READONLY: reconnect and resend.
     reconnectOnError: (err) => (RECONNECT_ERRORS.test(err.message) ? 2 : false),
     maxRetriesPerRequest: 20,
@@ -61,8 +85,9 @@ export function connectRedis(source: RedisSource): OwnedRedis {
     // it (and holds the process open meanwhile): a frozen or gone Redis never
     // closes it, so do not wait the default 2 s.
     disconnectTimeout: 200,
+    ...extra,
   };
-  if (typeof source === "string") return { redis: recordErrors(new Redis(source, base)), owned: true };
+  if (typeof source === "string") return { redis: disarmOnClose(recordErrors(new Redis(source, base))), owned: true };
   const opts: RedisOptions = { ...base, ...source.ioredis };
   if (source.username !== undefined) opts.username = source.username;
   if (source.password !== undefined) opts.password = source.password;
@@ -75,5 +100,5 @@ export function connectRedis(source: RedisSource): OwnedRedis {
   }
   // Every connection we open has an 'error' listener: no "Unhandled error event" stacks.
   const redis = source.url && !source.sentinels ? new Redis(source.url, opts) : new Redis(opts);
-  return { redis: recordErrors(redis), owned: true };
+  return { redis: disarmOnClose(recordErrors(redis)), owned: true };
 }

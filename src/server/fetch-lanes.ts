@@ -6,7 +6,8 @@
 // reconnect) and the wait for room to fetch.
 import type { Redis } from "ioredis";
 import { type ConnectionWatch, isConnectionError } from "../redis/availability.js";
-import type { Fetcher } from "./fetch.js";
+import { blockingOptions, disarmOnClose, networkTimeoutOf, resolveNetworkTimeout } from "../redis/network.js";
+import { FETCH_TIMEOUT_SECONDS, type Fetcher } from "./fetch.js";
 import type { Logger } from "../logging/logger.js";
 
 /**
@@ -45,10 +46,19 @@ export function laneBatch(concurrency: number, lanes: number, wholeBatches: bool
 /**
  * A lane's own connection. A fetch must never be sent twice: if a connection
  * drops with a fetch in flight, Redis may have moved a job already. The fetch
- * fails instead, and the lanes reclaim.
+ * fails instead, and the lanes reclaim. Its silence is bounded by the fetch's
+ * block plus the command connection's timeout (an instance passed in without
+ * one: the default), so a dropped flow is found as Sidekiq finds it.
  */
 function laneConnection(redis: Redis, watch: ConnectionWatch | undefined): Redis {
-  const blocking = redis.duplicate({ autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 });
+  const timeout = networkTimeoutOf(redis) ?? resolveNetworkTimeout();
+  const blocking = disarmOnClose(
+    redis.duplicate({
+      ...blockingOptions(timeout, FETCH_TIMEOUT_SECONDS),
+      autoResendUnfulfilledCommands: false,
+      maxRetriesPerRequest: 0,
+    }),
+  );
   if (watch) watch.add(blocking);
   else blocking.on("error", () => {}); // reported by the fetch loop
   return blocking;

@@ -15,6 +15,7 @@ import { type IterableJob, type IterableOptions, iterableHandler } from "../iter
 import { JobLogger } from "../logging/job-logger.js";
 import { consoleLogger, type Logger, safeLogger, toLogger } from "../logging/logger.js";
 import { connectRedis, type OwnedRedis } from "../redis/connection.js";
+import { warnIfUntimed } from "../redis/network.js";
 import { type WorkerEventName, WorkerEvents, type WorkerListener } from "../server/events.js";
 import { newIdentity } from "../server/heartbeat.js";
 import type { JobGate } from "../server/job-gate.js";
@@ -69,6 +70,7 @@ export class Worker {
     this.logger = options.logger
       ? safeLogger(toLogger(options.logger))
       : consoleLogger({ level: logging.level, format: logging.format });
+    if (!this.conn.owned) warnIfUntimed(this.conn.redis, (m) => this.logger.warn(m));
     this.deathHandlers.push(...(options.deathHandlers ?? []));
     this.errorHandlers = [...(options.errorHandlers ?? [])];
     this.events.onListenerError = (e, event) =>

@@ -1,0 +1,98 @@
+// How long a connection may stay silent. A NAT or firewall that drops an idle
+// flow, or a failover behind a load balancer, leaves a socket that ioredis
+// still calls ready: with no timeout a command on it waits forever. Sidekiq
+// bounds every read and write (8.1.7: redis-client `timeout: 3`; the BRPOP
+// gets its 2 s block on top), so every connection the bridge opens does too.
+import type { Redis, RedisOptions } from "ioredis";
+
+/** Sidekiq 8.x's `timeout: 3` (lib/sidekiq/redis_connection.rb): connect, read and write. */
+export const DEFAULT_NETWORK_TIMEOUT_MS = 3000;
+
+/** Seconds, as Sidekiq's `network_timeout`; the CLI's --network-timeout sets it for the whole process. */
+export const NETWORK_TIMEOUT_ENV = "SIDEKIQ_BRIDGE_NETWORK_TIMEOUT";
+
+/**
+ * TCP keepalive's idle time, as Sidekiq 8.1.7 sets it (120 s). It finds a
+ * dead peer on an idle connection; a connection with a command in flight is
+ * bounded by the timeout long before. Node sets only the idle time: the
+ * probes' interval and count stay the operating system's.
+ */
+export const KEEPALIVE_IDLE_MS = 120_000;
+
+/** A network timeout that is not a positive number of seconds (or ms). */
+export class NetworkTimeoutError extends Error {
+  override name = "NetworkTimeoutError";
+}
+
+function checked(ms: number, what: string): number {
+  if (!Number.isFinite(ms) || ms <= 0) throw new NetworkTimeoutError(`${what} must be a positive number, got ${ms}`);
+  return ms;
+}
+
+/**
+ * The timeout in ms: `explicit` (an option), else the environment's
+ * SIDEKIQ_BRIDGE_NETWORK_TIMEOUT in seconds, else 3 s.
+ */
+export function resolveNetworkTimeout(explicit?: number, env = process.env): number {
+  if (explicit !== undefined) return checked(explicit, "networkTimeoutMs");
+  const raw = env[NETWORK_TIMEOUT_ENV];
+  if (raw === undefined || raw === "") return DEFAULT_NETWORK_TIMEOUT_MS;
+  return checked(Number(raw) * 1000, `${NETWORK_TIMEOUT_ENV} (seconds)`);
+}
+
+/**
+ * ioredis options that bound a connection by `timeoutMs`. socketTimeout
+ * destroys a socket that gives no byte for that long while a command waits
+ * (ioredis then reconnects); connectTimeout bounds the TCP and TLS connect.
+ * commandTimeout would reject the command but keep the dead socket.
+ */
+export function networkOptions(timeoutMs: number): RedisOptions {
+  return { connectTimeout: timeoutMs, socketTimeout: timeoutMs, keepAlive: KEEPALIVE_IDLE_MS };
+}
+
+/**
+ * For a connection whose commands block up to `blockSeconds` (a fetch's
+ * BRPOP): the socket may stay silent for the block, plus the timeout, as
+ * Sidekiq's `blocking_call(read_timeout + TIMEOUT, ...)`.
+ */
+export function blockingOptions(timeoutMs: number, blockSeconds: number): RedisOptions {
+  return { ...networkOptions(timeoutMs), socketTimeout: blockSeconds * 1000 + timeoutMs };
+}
+
+/** The connection's own bound on silence, if it has one (an instance the user built may not). */
+export function networkTimeoutOf(redis: Redis): number | undefined {
+  return (redis.options as RedisOptions | undefined)?.socketTimeout ?? undefined;
+}
+
+const warned = new WeakSet<Redis>();
+
+/**
+ * Says once per instance (a worker and its own client share one) when an
+ * ioredis instance passed in has nothing to bound its silence.
+ */
+export function warnIfUntimed(redis: Redis, warn: (message: string) => void): void {
+  // A stand-in with no options (a test's) is not an ioredis connection to judge.
+  if (redis.options === undefined || networkTimeoutOf(redis) !== undefined || warned.has(redis)) return;
+  warned.add(redis);
+  warn(
+    "the ioredis instance passed in has no socketTimeout: on a connection the network drops silently, " +
+      "its commands wait until TCP gives up (hours). Set socketTimeout (3000, as Sidekiq) and keepAlive on it, " +
+      "or pass a URL or connection options (docs/OPERATING.md, Networks)",
+  );
+}
+
+/**
+ * ioredis 5 arms its socket timer when it writes a command and clears it only
+ * when data arrives: a socket that closes first leaves the timer armed, and
+ * when it fires it destroys the next socket, a healthy reconnected one (seen
+ * as a spurious "Socket timeout" after Redis restarted). Disarm it on close.
+ */
+export function disarmOnClose(redis: Redis): Redis {
+  const r = redis as unknown as { socketTimeoutTimer?: NodeJS.Timeout };
+  redis.on("close", () => {
+    if (r.socketTimeoutTimer === undefined) return;
+    clearTimeout(r.socketTimeoutTimer);
+    r.socketTimeoutTimer = undefined;
+  });
+  return redis;
+}
