@@ -35,6 +35,22 @@ export function defaultFetchLanes(concurrency: number, reliable: boolean, fetchA
 }
 
 /**
+ * Basic fetch on a slow network: how many lanes in all it may open past its
+ * first. Sidekiq has one BRPOP in flight per idle processor; one lane has one
+ * fetch in flight, so on a distant Redis the slots freed during a round trip
+ * wait for it (8 jobs/s where Ruby did 16 at 150 ms each way). These lanes
+ * open only once fetches are slow (SLOW_FETCH_MS) and fetch only while they
+ * are, each for the free slots no fetch has reserved: never more jobs than
+ * free slots, and on a local Redis still one lane's whole batches.
+ */
+export function spareLanes(concurrency: number, reliable: boolean, lanes: number): number {
+  return reliable ? 0 : Math.max(0, Math.min(concurrency, 8) - lanes);
+}
+
+/** A fetch that found jobs and took longer than this on average: the network is slow. */
+export const SLOW_FETCH_MS = 5;
+
+/**
  * The most jobs one lane's fetch asks for: its share of the slots, or, for
  * reliable fetch with fetch-ahead, the whole concurrency (the lanes share the
  * slots; what finds no free slot waits as a fetch ahead).
@@ -75,22 +91,46 @@ export class FetchLanes {
   /** A fetch reply was lost: reclaim before the next fetch. */
   reclaimNeeded = false;
   private reclaiming?: Promise<void> | undefined;
+  /** Spare lanes waiting for the network to be slow (spareLanes). */
+  private readonly spareWaiters: Array<() => void> = [];
+  /** Moving average of the round trips of fetches that found jobs, in ms. */
+  private roundTripMs = 0;
+  /** Called the first time fetches turn slow (the manager opens its spare lanes). */
+  onSlow?: () => void;
 
   constructor(private readonly logger: Logger) {}
 
-  /** Opens `count` lanes, one connection each, with the fetcher `make` builds on it (lane 0 first). */
+  /** Opens `count` lanes, one connection each, with the fetcher `make` builds on it (lane 0 first); returns them. */
   async open(
     count: number,
     redis: Redis,
     watch: ConnectionWatch | undefined,
     make: (blocking: Redis, lane: number) => Fetcher | Promise<Fetcher>,
-  ): Promise<void> {
+  ): Promise<Fetcher[]> {
+    const added: Fetcher[] = [];
     for (let lane = 0; lane < count; lane++) {
       const blocking = laneConnection(redis, watch);
       this.reclaimOnReconnect(blocking);
       this.connections.push(blocking);
-      this.fetchers.push(await make(blocking, lane));
+      added.push(await make(blocking, lane));
     }
+    this.fetchers.push(...added);
+    return added;
+  }
+
+  /** Basic fetch: `count` spare lanes, opened the first time fetches turn slow; `run` starts each one's loop. */
+  spareOnSlow(
+    count: number,
+    redis: Redis,
+    watch: ConnectionWatch | undefined,
+    make: (blocking: Redis) => Fetcher,
+    run: (f: Fetcher) => void,
+  ): void {
+    this.onSlow = () =>
+      void this.open(count, redis, watch, make).then(
+        (added) => added.forEach(run),
+        (e: Error) => this.logger.warn("could not open spare fetch lanes", { error: e.message }),
+      );
   }
 
   /**
@@ -117,6 +157,35 @@ export class FetchLanes {
 
   wake(): void {
     for (const w of this.waiters.splice(0)) w();
+    if (this.slow) for (const w of this.spareWaiters.splice(0)) w();
+  }
+
+  /** Wakes every loop, the spare lanes too (quiet, stop). */
+  wakeAll(): void {
+    this.wake();
+    for (const w of this.spareWaiters.splice(0)) w();
+  }
+
+  /** True while fetches that find jobs take over SLOW_FETCH_MS on average. */
+  get slow(): boolean {
+    return this.roundTripMs > SLOW_FETCH_MS;
+  }
+
+  /** A spare lane's wait: until the network is slow (or wakeAll). */
+  waitSpare(): Promise<void> {
+    return new Promise<void>((r) => this.spareWaiters.push(r));
+  }
+
+  /** The round trip of a fetch that found jobs. */
+  noteRoundTrip(ms: number): void {
+    const was = this.slow;
+    this.roundTripMs = this.roundTripMs === 0 ? ms : this.roundTripMs * 0.8 + ms * 0.2;
+    if (this.slow && !was) {
+      const first = this.onSlow;
+      this.onSlow = undefined;
+      first?.();
+      this.wake();
+    }
   }
 
   /**

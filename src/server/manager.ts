@@ -10,8 +10,9 @@ import { BasicFetch } from "./basic-fetch.js";
 import type { Capsule } from "./capsule.js";
 import type { Fetcher, UnitOfWork } from "./fetch.js";
 import { FetchAhead } from "./fetch-ahead.js";
-import { defaultFetchLanes, FetchLanes, laneBatch } from "./fetch-lanes.js";
+import { defaultFetchLanes, FetchLanes, laneBatch, spareLanes } from "./fetch-lanes.js";
 import { LazyAbort } from "./lazy-abort.js";
+import { backoffPause, newSlots } from "./slots.js";
 import type { WorkerEvents } from "./events.js";
 import type { Logger } from "../logging/logger.js";
 import { type ProcessorDeps, type ProcessResult, processJob } from "./processor.js";
@@ -61,25 +62,13 @@ interface InFlight {
   released?: boolean;
 }
 
-/**
- * The capsule's slots, shared by its fetch lanes: how many run, how many a
- * lane's fetch in flight has reserved, and the hand-back backoff.
- */
-interface Slots {
-  busy: number;
-  reserved: number;
-  backoffMs: number;
-  /** Ends the fetch loops' backoff pauses now. */
-  backoffEnds: Set<() => void>;
-}
-
 type State = "new" | "running" | "quiet" | "stopped";
 
 export class Manager {
   private state: State = "new";
   private readonly lanes: FetchLanes;
   private readonly inFlight = new Map<string, InFlight>();
-  private readonly slots: Slots = { busy: 0, reserved: 0, backoffMs: 0, backoffEnds: new Set() };
+  private readonly slots = newSlots();
   private loops: Promise<void>[] = [];
   private jobDone?: () => void;
   /** Jobs fetched ahead, waiting for a slot. */
@@ -110,14 +99,21 @@ export class Manager {
     // Each lane may have one batch waiting for slots.
     this.ahead.limit = ahead ? lanes * perLane : 0;
     const acks = new AckQueue();
+    const basic = (blocking: Redis) => new BasicFetch(this.o.redis, blocking, cap, this.o.features);
     await this.lanes.open(lanes, this.o.redis, this.o.watch, async (blocking, lane) => {
-      if (!this.o.reliable) return new BasicFetch(this.o.redis, blocking, cap, this.o.features);
+      if (!this.o.reliable) return basic(blocking);
       const rf = new ReliableFetch(this.o.redis, blocking, cap, this.o.identity, this.o.features, acks);
       if (lane === 0) await rf.register();
       return rf;
     });
     this.state = "running";
     this.loops = this.lanes.fetchers.map((f) => this.fetchLoop(f, perLane));
+    // A number of lanes set by hand is kept (one lane keeps strict order across batches).
+    const spares = this.o.fetchLanes === undefined ? spareLanes(cap.concurrency, this.o.reliable, lanes) : 0;
+    if (spares > 0)
+      this.lanes.spareOnSlow(spares, this.o.redis, this.o.watch, basic, (f) => {
+        if (this.state === "running") this.loops.push(this.fetchLoop(f, perLane, true));
+      });
   }
 
   /**
@@ -139,7 +135,7 @@ export class Manager {
     // Jobs fetched ahead have not started: they go back to their queues now.
     const returned = this.ahead.quiet();
     // Fetch loops waiting for a slot end now, not when a job next finishes.
-    this.lanes.wake();
+    this.lanes.wakeAll();
     return returned;
   }
 
@@ -203,6 +199,7 @@ export class Manager {
   dropConnections(): void {
     this.state = "stopped";
     this.lanes.disconnect();
+    this.lanes.wakeAll();
   }
 
   /** What each slot is doing (Sidekiq's TTIN dump). */
@@ -221,7 +218,7 @@ export class Manager {
    * most `perLane` jobs a fetch; two lanes let one lane's round trip overlap
    * the other's jobs, and while fetching ahead, the other's round trip.
    */
-  private async fetchLoop(fetch: Fetcher, perLane: number): Promise<void> {
+  private async fetchLoop(fetch: Fetcher, perLane: number, spare = false): Promise<void> {
     const cap = this.o.capsule;
     const slots = this.slots;
     // Free slots, and room for jobs fetched ahead (a whole batch at a time:
@@ -233,6 +230,10 @@ export class Manager {
       return free + ahead >= perLane ? free + ahead : 0;
     };
     while (this.state === "running") {
+      if (spare && !this.lanes.slow) {
+        await this.lanes.waitSpare();
+        continue;
+      }
       if (room() <= 0) {
         await this.lanes.wait();
         continue;
@@ -251,7 +252,7 @@ export class Manager {
         continue;
       }
       if (slots.backoffMs > 0) {
-        await this.backoffPause();
+        await backoffPause(slots);
         if (this.state !== "running") break;
       }
       // Counted after any pause: the other lane may have taken slots meanwhile.
@@ -265,6 +266,7 @@ export class Manager {
         // As many as there are free slots: each starts at once, none waits here.
         fetched = await fetch.retrieveWork(want);
         const seconds = (performance.now() - sent) / 1000;
+        if (fetched.length > 0) this.lanes.noteRoundTrip(seconds * 1000);
         this.o.events?.emit("fetch", { capsule: cap.name, seconds, jobs: fetched.length });
       } catch (e) {
         this.ahead.backlog = false;
@@ -301,24 +303,6 @@ export class Manager {
       }
     }
     this.lanes.wake();
-  }
-
-  /**
-   * The hand-back pause, ended as soon as a job runs (the backoff is then 0):
-   * a batch's throttled hand-backs double it once each, and without the early
-   * end the pause outlasted the jobs holding the throttle's slots.
-   */
-  private backoffPause(): Promise<void> {
-    const ends = this.slots.backoffEnds;
-    return new Promise((resolve) => {
-      const end = () => {
-        clearTimeout(timer);
-        ends.delete(end);
-        resolve();
-      };
-      const timer = setTimeout(end, this.slots.backoffMs);
-      ends.add(end);
-    });
   }
 
   /** The raw jobs (base64) this manager holds: running, or fetched ahead and waiting. */
