@@ -17,6 +17,7 @@ import {
   type ScenarioResult,
 } from "./scenarios.js";
 import { termWithoutRedis } from "./shutdown-scenarios.js";
+import { clientThroughBlackhole, workerThroughFault, workerUnderLatency } from "./network-scenarios.js";
 import { cronClaimKill, schedulerClaimKill } from "./addon-claim-scenarios.js";
 import { cronClaimSentinelKill, schedulerClaimSentinelKill } from "./claim-sentinel-scenarios.js";
 import { throttledKill9, throttledSentinelKill } from "./throttle-scenarios.js";
@@ -38,37 +39,51 @@ const run = async (name: string, f: () => Promise<ScenarioResult>) => {
   results.push(r);
   console.error(`  lost ${r.lost}, duplicated ${r.duplicated}, recovery ${r.recoverySeconds.toFixed(2)} s`);
 };
-// `--addons`: the add-on scenarios alone.
+// `--addons`: the add-on scenarios alone; `--network`: the network faults alone.
 const onlyAddons = process.argv.includes("--addons");
+const onlyNetwork = process.argv.includes("--network");
 try {
-  await run("cron poller kill -9 mid-claim", () => cronClaimKill(6));
-  await run("sidekiq-scheduler kill -9 mid-claim", () => schedulerClaimKill(6));
-  // The same claims through a Sentinel failover with the master killed (bench/results/chaos-addons.md).
-  await run("cron claims, Sentinel master kill", () => cronClaimSentinelKill());
-  await run("cron claims, Sentinel master kill, replica 1 s behind", () => cronClaimSentinelKill(1000));
-  await run("sidekiq-scheduler claims, Sentinel master kill", () => schedulerClaimSentinelKill());
-  await run("sidekiq-scheduler claims, Sentinel master kill, replica 1 s behind", () =>
-    schedulerClaimSentinelKill(1000),
-  );
-  // Locks and slots held by a worker that dies, or on a Redis that does
-  // (bench/results/chaos-unique-jobs.md, chaos-throttled.md).
-  await run("unique-jobs locks, kill -9 (Node)", () => uniqueLockKill());
-  await run("unique-jobs locks, Redis restart", () => uniqueLockRedisRestart());
-  await run("unique-jobs locks, Sentinel master kill", () => uniqueLockSentinelKill());
-  await run("unique-jobs locks, Sentinel master kill, replica 1 s behind", () => uniqueLockSentinelKill(20, 200, 1000));
-  await run("throttled slots, kill -9 (Node)", () => throttledKill9(false));
-  await run("throttled slots, kill -9 (Node) and Redis restart", () => throttledKill9(true));
-  await run("throttled slots, Sentinel master kill", () => throttledSentinelKill());
-  if (!onlyAddons) {
-    await run("kill -9 (Node)", () => kill9Node(5000, 50));
-    await run("kill -9 (Node), 1 ms jobs fetched ahead", () => kill9Node(20_000, 10, 1));
-    await run("kill -9 (Ruby)", () => kill9Ruby(backend, target, 5000, 50));
-    await run("Redis restart", () => redisRestart(20_000));
-    await run("Sentinel failover", () => sentinelFailover("graceful", 10_000));
-    await run("Sentinel master kill", () => sentinelFailover("abrupt", 10_000));
-    await run("Redis freeze", () => redisFreeze(5000, 5));
-    await run("TERM with Redis stopped", () => termWithoutRedis("stopped"));
-    await run("TERM with Redis frozen", () => termWithoutRedis("frozen"));
+  if (onlyNetwork) {
+    // Side by side with Ruby through the same proxy (bench/results/chaos-network.md).
+    for (const fault of ["blackhole", "partition"] as const)
+      for (const system of ["node-reliable", "node-basic", "ruby"] as const)
+        await run(`worker, ${fault}, ${system}`, () => workerThroughFault(backend, target, system, fault));
+    for (const system of ["node-reliable", "node-basic", "ruby"] as const)
+      await run(`worker, 150 ms latency, ${system}`, () => workerUnderLatency(backend, target, system));
+    for (const system of ["node", "ruby"] as const)
+      await run(`client, blackhole, ${system}`, () => clientThroughBlackhole(backend, target, system));
+  } else {
+    await run("cron poller kill -9 mid-claim", () => cronClaimKill(6));
+    await run("sidekiq-scheduler kill -9 mid-claim", () => schedulerClaimKill(6));
+    // The same claims through a Sentinel failover with the master killed (bench/results/chaos-addons.md).
+    await run("cron claims, Sentinel master kill", () => cronClaimSentinelKill());
+    await run("cron claims, Sentinel master kill, replica 1 s behind", () => cronClaimSentinelKill(1000));
+    await run("sidekiq-scheduler claims, Sentinel master kill", () => schedulerClaimSentinelKill());
+    await run("sidekiq-scheduler claims, Sentinel master kill, replica 1 s behind", () =>
+      schedulerClaimSentinelKill(1000),
+    );
+    // Locks and slots held by a worker that dies, or on a Redis that does
+    // (bench/results/chaos-unique-jobs.md, chaos-throttled.md).
+    await run("unique-jobs locks, kill -9 (Node)", () => uniqueLockKill());
+    await run("unique-jobs locks, Redis restart", () => uniqueLockRedisRestart());
+    await run("unique-jobs locks, Sentinel master kill", () => uniqueLockSentinelKill());
+    await run("unique-jobs locks, Sentinel master kill, replica 1 s behind", () =>
+      uniqueLockSentinelKill(20, 200, 1000),
+    );
+    await run("throttled slots, kill -9 (Node)", () => throttledKill9(false));
+    await run("throttled slots, kill -9 (Node) and Redis restart", () => throttledKill9(true));
+    await run("throttled slots, Sentinel master kill", () => throttledSentinelKill());
+    if (!onlyAddons) {
+      await run("kill -9 (Node)", () => kill9Node(5000, 50));
+      await run("kill -9 (Node), 1 ms jobs fetched ahead", () => kill9Node(20_000, 10, 1));
+      await run("kill -9 (Ruby)", () => kill9Ruby(backend, target, 5000, 50));
+      await run("Redis restart", () => redisRestart(20_000));
+      await run("Sentinel failover", () => sentinelFailover("graceful", 10_000));
+      await run("Sentinel master kill", () => sentinelFailover("abrupt", 10_000));
+      await run("Redis freeze", () => redisFreeze(5000, 5));
+      await run("TERM with Redis stopped", () => termWithoutRedis("stopped"));
+      await run("TERM with Redis frozen", () => termWithoutRedis("frozen"));
+    }
   }
 } finally {
   removeFixtures(roots[target.suite]!, fixtures);

@@ -29,6 +29,19 @@ export interface ScenarioResult {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Until `chaos:runs` has not grown for `quietMs` (at most a minute). */
+export function runsSettled(redis: Redis, quietMs: number): Promise<void> {
+  return until(
+    "the runs to settle",
+    async () => {
+      const a = await redis.llen("chaos:runs");
+      await sleep(quietMs);
+      return (await redis.llen("chaos:runs")) === a;
+    },
+    60_000,
+  );
+}
+
 export async function until(what: string, fn: () => Promise<boolean>, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await fn().catch(() => false))) {
@@ -195,15 +208,7 @@ export async function kill9Ruby(
     const second = await backend.startSidekiq(target, opts);
     await until("the queue to drain", async () => (await redis.llen("queue:chaos")) === 0, 120_000);
     // Whatever was running at the kill is gone with basic fetch; let the rest finish.
-    await until(
-      "the runs to settle",
-      async () => {
-        const a = await redis.llen("chaos:runs");
-        await sleep(1500);
-        return (await redis.llen("chaos:runs")) === a;
-      },
-      60_000,
-    );
+    await runsSettled(redis, 1500);
     const recoverySeconds = (Date.now() - killedAt) / 1000;
     await second.stop();
     return {

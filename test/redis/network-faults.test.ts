@@ -9,6 +9,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startFaultProxy, type FaultProxy } from "../../harness/fault-proxy.js";
 import type { RedisServer } from "../../harness/redis-server.js";
 import { startServer } from "../../harness/servers.js";
+import { freePort, startRedis } from "../../harness/redis-server.js";
+import { makeTestCerts } from "../../harness/tls.js";
 import { Client } from "../../src/client/client.js";
 import { PushUncertainError } from "../../src/client/errors.js";
 import { RedisUnavailableError } from "../../src/redis/availability.js";
@@ -135,6 +137,34 @@ describe("a network that drops flows silently", () => {
     expect(ones.length).toBeLessThanOrEqual(2);
     expect(new Set(ones.map((j) => JSON.parse(j).jid)).size).toBe(1);
   }, 60_000);
+
+  it("over TLS the same bounds hold: a worker and a push through a blackholed TLS flow resume", async () => {
+    const certs = makeTestCerts();
+    const tlsPort = await freePort();
+    // Debian's redis-server serves TLS (as the TLS connection tests use it); the run's server kind need not.
+    const tlsServer = await startRedis({ config: certs.redisConfig(tlsPort) });
+    try {
+      proxy = await startFaultProxy(tlsPort);
+      const source = { url: `rediss://127.0.0.1:${proxy.port}/0`, tls: { ca: certs.ca }, networkTimeoutMs: TIMEOUT_MS };
+      const plain = new Redis(tlsServer.url);
+      const ran: number[] = [];
+      const w = new Worker({ redis: source, dialect: 8, queues: ["tls"], concurrency: 2, logger });
+      w.register("Net", async ([n]) => void ran.push(Number(n)));
+      const client = new Client({ redis: source, dialect: 8, warn: () => undefined });
+      open.push(w, client, { close: async () => plain.disconnect() }, { stop: () => tlsServer.stop() });
+      await w.start();
+      await client.push({ class: "Net", queue: "tls", args: [1] });
+      await expect.poll(() => ran, { timeout: MARGIN_MS }).toEqual([1]);
+      proxy.blackhole();
+      const outcome = await client.push({ class: "Net", queue: "tls", args: [2] }).catch((e: unknown) => e);
+      if (outcome instanceof Error) expect(outcome).toBeInstanceOf(PushUncertainError);
+      await plain.lpush("queue:tls", job("tls", 3));
+      await expect.poll(() => ran.includes(3), { timeout: 3 * TIMEOUT_MS + 2000 + MARGIN_MS }).toBe(true);
+      await expect.poll(() => ran.filter((n) => n === 2).length, { timeout: MARGIN_MS }).toBe(1);
+    } finally {
+      certs.remove();
+    }
+  }, 90_000);
 
   it("pushes while partitioned reject within their bound and queue nothing; after the heal they go through", async () => {
     const client = new Client({ redis: await via(), dialect: 8, connectWaitMs: 2000 });
