@@ -3,12 +3,18 @@
 // Every page opened records console errors and uncaught exceptions.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { ensureChromium } from "../../harness/prepare.js";
 
-/** Where the tests put the screenshots README and docs/WEB.md show. */
-export const SCREENSHOTS = join(import.meta.dirname, "..", "..", "docs", "screenshots");
+/**
+ * Where the tests put their screenshots: an ignored folder, so a test run
+ * leaves the tree as it found it. `npm run docs:screenshots` points it at
+ * docs/screenshots, to refresh the images README and docs/WEB.md show.
+ */
+export const SCREENSHOTS = process.env.SIDEKIQ_BRIDGE_SCREENSHOTS
+  ? resolve(process.env.SIDEKIQ_BRIDGE_SCREENSHOTS)
+  : join(import.meta.dirname, "..", "..", ".screenshots");
 
 /** A number as the dashboard prints it: "12,345" -> 12345. */
 export function num(text: string | null | undefined): number {
