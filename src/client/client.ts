@@ -96,12 +96,13 @@ export class Client implements DefinitionClient {
   constructor(private readonly options: ClientOptions) {
     this.warn = options.warn ?? ((m) => console.warn(`[sidekiq-bridge] ${m}`));
     this.watch = new ConnectionWatch({ lost: this.warn, back: this.warn });
-    this.defaultShard = this.connect(options.redis);
     this.middleware = [...(options.middleware ?? [])];
     this.validate = options.validate ?? underTest();
     // A fixed dialect is resolved once (and a typo fails here, not at the first push).
     if (options.dialect !== undefined && options.dialect !== "auto") this.fixedProfile = profileFor(options.dialect);
     if (options.contract) this.contract = new ContractChecker(options.contract, this.warn);
+    // Last: options that throw must not leave a connection open (a script catching the error would never exit).
+    this.defaultShard = this.connect(options.redis);
   }
 
   /** Without the contract (check and types), for one call: `client.unchecked.job("OtherAppJob")`. */
