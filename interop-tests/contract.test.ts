@@ -108,6 +108,34 @@ describeEachSidekiq("contract: pulled from real Ruby, checked like Ruby's perfor
     }
   });
 
+  it("a job file that aborts while loading, or whose error names a path, is one unchecked class; the pull goes on", async () => {
+    const out = join(mkdtempSync(join(tmpdir(), "contract-odd-")), "odd.contract.json");
+    const run = await cli([
+      "contract",
+      "pull",
+      "--app",
+      "odd",
+      "--out",
+      out,
+      "--ruby",
+      rubyCommand(sk.target),
+      "contract/jobs.rb",
+      "contract/odd/exiting_job.rb",
+      "contract/odd/missing_helper_job.rb",
+    ]);
+    expect(run.code, run.output).toBe(0);
+    const odd = readContractFile(out);
+    expect(odd.classes.ExitingJob?.unchecked).toBe(
+      "failed to load contract/odd/exiting_job.rb: SystemExit: ExitingJob needs SHOP_API_KEY",
+    );
+    // Relative to the app, as Ruby's own message is not: another checkout of the app pulls the same contract.
+    expect(odd.classes.MissingHelperJob?.unchecked).toBe(
+      "failed to load contract/odd/missing_helper_job.rb: LoadError: cannot load such file -- contract/odd/missing_helper",
+    );
+    // The classes after them were read.
+    expect(Object.values(odd.classes).filter((c) => c.unchecked === undefined).length).toBeGreaterThan(5);
+  }, 60_000);
+
   it("contract check --ruby pulls again and compares with the committed contract", async () => {
     const run = await cli([
       "contract",

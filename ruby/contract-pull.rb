@@ -72,13 +72,18 @@ module SidekiqBridgeContract
     # A class whose description raises is still listed, unchecked, with the reason.
     def guarded(klass)
       yield
-    rescue StandardError, ScriptError => e
+    rescue StandardError, ScriptError, SystemExit => e
       note "#{klass.name}: could not be read (#{e.class}: #{first_line(e.message)}); marked unchecked"
       {"kind" => klass_kind(klass), "unchecked" => "could not be read: #{e.class}: #{first_line(e.message)}"}
     end
 
+    # The first line of a message, with the app's own paths made relative:
+    # the same app checked out in another folder gives the same contract.
     def first_line(s)
-      s.to_s.lines.first.to_s.strip
+      line = s.to_s.lines.first.to_s.strip
+      roots = [Dir.pwd]
+      roots << ::Rails.root.to_s if defined?(::Rails) && ::Rails.respond_to?(:root) && ::Rails.root
+      roots.uniq.reduce(line) { |l, root| l.gsub("#{root}/", "") }
     end
 
     def klass_kind(klass)
@@ -104,10 +109,12 @@ module SidekiqBridgeContract
 
     # --- loading ---------------------------------------------------------
 
+    # A file that calls exit or abort while loading (SystemExit) is named like
+    # any other that fails: nothing crashes the pull but a Ruby that cannot start.
     def load_files
       @files.each do |f|
         require File.expand_path(f)
-      rescue ScriptError, StandardError => e
+      rescue ScriptError, StandardError, SystemExit => e
         name = camelize(File.basename(f, ".rb"))
         why = "failed to load #{f}: #{e.class}: #{first_line(e.message)}"
         note "#{name}: #{why}; marked unchecked"
@@ -123,7 +130,7 @@ module SidekiqBridgeContract
         name = rel.split("/").map { |p| camelize(p) }.join("::")
         begin
           Object.const_get(name)
-        rescue ScriptError, StandardError => e
+        rescue ScriptError, StandardError, SystemExit => e
           why = "failed to load #{path.sub("#{root}/", "")}: #{e.class}: #{first_line(e.message)}"
           note "#{name}: #{why}; marked unchecked"
           @failed[name] = why
@@ -131,7 +138,7 @@ module SidekiqBridgeContract
       end
       begin
         ::Rails.application.eager_load!
-      rescue ScriptError, StandardError => e
+      rescue ScriptError, StandardError, SystemExit => e
         note "eager_load! stopped (#{e.class}: #{first_line(e.message)}); the classes loaded so far are listed"
       end
     end
@@ -388,7 +395,7 @@ module SidekiqBridgeContract
       dirs.flat_map { |d| Dir.glob(File.join(d, "**", "*.rbs")).sort }.each do |file|
         decls = parse_rbs(File.read(file))
         walk_rbs(decls, [], out, file)
-      rescue StandardError, ScriptError => e
+      rescue StandardError, ScriptError, SystemExit => e
         note "#{relative(file)}: not read (#{e.class}: #{first_line(e.message)})"
       end
       out

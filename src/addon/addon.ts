@@ -43,6 +43,8 @@ export interface AddonSeams {
 export interface CommandModule {
   summary: string;
   help: string;
+  /** The help for these arguments (a command with subcommands: the one named), when not the whole `help`. */
+  helpFor?(argv: readonly string[]): string;
   run(argv: string[]): Promise<number>;
 }
 

@@ -1,10 +1,10 @@
 // `sidekiq-bridge contract`: the typed contract between Ruby job classes and
 // Node (docs/CONTRACT.md). Each subcommand lives in src/contract/.
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { readContractFile, stringifyContract } from "../contract/document.js";
 import { generateTypes, loadSchemaCompiler } from "../contract/gen.js";
 import { pullContract } from "../contract/pull.js";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { contractHandlers as contractAuditCheckHandlers } from "../contract/audit-check.js";
 import { contractChanges, handlerDrift } from "../contract/drift.js";
@@ -17,37 +17,55 @@ import { runCommand } from "./run-command.js";
 
 export const summary = "pull, generate and check the typed contract between Ruby job classes and Node";
 
-export const help = `Usage: sidekiq-bridge contract <subcommand> [options]
-
-Subcommands:
-  pull --ruby "CMD" [--out FILE] [--app NAME] [--sig DIR]... [FILE...]
+const SUBCOMMAND_HELP: Record<string, string> = {
+  pull: `  pull --ruby "CMD" [--out FILE] [--app NAME] [--sig DIR]... [FILE...]
         Runs the extractor shipped with sidekiq-bridge (ruby/contract-pull.rb)
         inside the Ruby app and writes the contract (default sidekiq-contract.json).
         CMD gets the script on stdin ("bundle exec ruby -", "bin/rails runner -"),
         or in place of {script}. FILE... are required first (an app without Rails);
-        --sig reads RBS signatures (default: ./sig when present).
-
-  gen [--out FILE] CONTRACT...
+        --sig reads RBS signatures (default: ./sig when present).`,
+  gen: `  gen [--out FILE] CONTRACT...
         Writes TypeScript (default sidekiq-contract.ts) that makes client.job(name)
         and client.activeJob(name) take only the contract's classes, with their
         argument tuples (RBS types where the app has them). Needs the optional
-        peer json-schema-to-typescript (a development dependency).
-
-  export -r HANDLERS [--app NAME] [--out FILE]
+        peer json-schema-to-typescript (a development dependency).`,
+  export: `  export -r HANDLERS [--app NAME] [--out FILE]
         Writes the Node handlers' contract (default node-contract.json): every class
         HANDLERS registers, with the argument schema declared at register
-        ({ contract: { args, options } }); a handler without one is unchecked.
-  ruby-stubs [--out FILE] CONTRACT
+        ({ contract: { args, options } }); a handler without one is unchecked.`,
+  "ruby-stubs": `  ruby-stubs [--out FILE] CONTRACT
         Writes Ruby classes for a Node contract's handlers (default node_jobs.rb):
         NodeJobs::<Class>.perform_async(...) checks the arity and pushes with the
-        handler's class name and options.
-  check --committed FILE (--ruby "CMD" [pull options] [FILE...] | --current FILE) [-r HANDLERS]
+        handler's class name and options.`,
+  check: `  check --committed FILE (--ruby "CMD" [pull options] [FILE...] | --current FILE) [-r HANDLERS]
         Compares the app's current contract (pulled now, or a file) with the
-        committed one, and with the Node handlers of HANDLERS; exits 1 on drift.
+        committed one, and with the Node handlers of HANDLERS; exits 1 on drift.`,
+};
 
-Every problem the extractor meets (a class that fails to load, perform from
+const FOOTER = `Every problem the extractor meets (a class that fails to load, perform from
 method_missing, a default JSON cannot carry) is one line on stderr and the
-class is marked "unchecked" in the contract. See docs/CONTRACT.md.`;
+class is marked "unchecked" in the contract. An --out file's folders are made
+when missing. See docs/CONTRACT.md.`;
+
+export const help = `Usage: sidekiq-bridge contract <subcommand> [options]
+
+Subcommands:
+${Object.values(SUBCOMMAND_HELP).join("\n\n")}
+
+${FOOTER}`;
+
+/** `contract <subcommand> --help`: that subcommand's help alone. */
+export function helpFor(argv: readonly string[]): string {
+  const sub = argv[0];
+  if (sub === undefined || !Object.hasOwn(SUBCOMMAND_HELP, sub)) return help;
+  return `Usage: sidekiq-bridge contract ${sub} [options]\n\n${SUBCOMMAND_HELP[sub]}\n\n${FOOTER}`;
+}
+
+/** Writes an --out file, making its folders first. */
+function writeOut(out: string, text: string): void {
+  mkdirSync(dirname(resolve(out)), { recursive: true });
+  writeFileSync(out, text);
+}
 
 async function pull(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags({
@@ -69,7 +87,7 @@ async function pull(argv: string[]): Promise<number> {
     files: positionals,
     onNote: (l) => process.stderr.write(`${l}\n`),
   });
-  writeFileSync(out, stringifyContract(contract));
+  writeOut(out, stringifyContract(contract));
   const classes = Object.values(contract.classes);
   const unchecked = classes.filter((c) => c.unchecked !== undefined).length;
   process.stdout.write(
@@ -87,7 +105,7 @@ async function gen(argv: string[]): Promise<number> {
   if (positionals.length === 0) throw new UsageError("name the contract file(s): contract gen sidekiq-contract.json");
   const contracts = positionals.map((f) => readContractFile(f));
   const out = values.out ?? "sidekiq-contract.ts";
-  writeFileSync(out, await generateTypes(contracts, await loadSchemaCompiler()));
+  writeOut(out, await generateTypes(contracts, await loadSchemaCompiler()));
   process.stdout.write(`wrote ${out}: the job classes of ${contracts.map((c) => c.app).join(", ")}\n`);
   return 0;
 }
@@ -114,7 +132,7 @@ async function exportCmd(argv: string[]): Promise<number> {
   if (!values.require) throw new UsageError("name the handlers module: contract export -r handlers.js");
   const contract = exportContract(values.app ?? "node", await handlersOf(values.require));
   const out = values.out ?? "node-contract.json";
-  writeFileSync(out, stringifyContract(contract));
+  writeOut(out, stringifyContract(contract));
   const all = Object.values(contract.classes);
   const unchecked = all.filter((c) => c.unchecked !== undefined).length;
   process.stdout.write(
@@ -131,7 +149,7 @@ async function stubs(argv: string[]): Promise<number> {
   });
   if (positionals.length !== 1) throw new UsageError("name one Node contract: contract ruby-stubs node-contract.json");
   const out = values.out ?? "node_jobs.rb";
-  writeFileSync(out, rubyStubs(readContractFile(positionals[0]!), positionals[0]!));
+  writeOut(out, rubyStubs(readContractFile(positionals[0]!), positionals[0]!));
   process.stdout.write(`wrote ${out}\n`);
   return 0;
 }

@@ -67,7 +67,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (rest.includes("--help") || rest.includes("-h")) {
-    console.log(mod.help);
+    console.log(mod.helpFor?.(rest) ?? mod.help);
     return 0;
   }
   if (rest.includes("--version")) {
