@@ -48,7 +48,7 @@ export interface CoreWorkerOptions {
    * reliable fetch 2 from concurrency 4, else 1, and with fetchAhead: false
    * 2 from 16. Reliable fetch with fetch-ahead: each lane fetches up to the
    * whole concurrency (what finds no free slot waits, see fetchAhead).
-   * Unset, basic fetch on a slow network (fetches that find jobs take over
+   * Unset, basic fetch on a slow network (full fetches from a backlog take over
    * 5 ms) opens more lanes, up to 8, so several fetches are in flight as with
    * Sidekiq's one BRPOP per idle processor; set, the number is kept.
    */

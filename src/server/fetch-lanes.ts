@@ -47,7 +47,11 @@ export function spareLanes(concurrency: number, reliable: boolean, lanes: number
   return reliable ? 0 : Math.max(0, Math.min(concurrency, 8) - lanes);
 }
 
-/** A fetch that found jobs and took longer than this on average: the network is slow. */
+/**
+ * Fetches that came back full (several jobs, as many as asked: the queue had
+ * them, so no time went to waiting for jobs) taking longer than this on
+ * average: the network is slow.
+ */
 export const SLOW_FETCH_MS = 5;
 
 /**
@@ -93,7 +97,7 @@ export class FetchLanes {
   private reclaiming?: Promise<void> | undefined;
   /** Spare lanes waiting for the network to be slow (spareLanes). */
   private readonly spareWaiters: Array<() => void> = [];
-  /** Moving average of the round trips of fetches that found jobs, in ms. */
+  /** Moving average of the round trips of full fetches, in ms. */
   private roundTripMs = 0;
   /** Called the first time fetches turn slow (the manager opens its spare lanes). */
   onSlow?: () => void;
@@ -166,7 +170,7 @@ export class FetchLanes {
     for (const w of this.spareWaiters.splice(0)) w();
   }
 
-  /** True while fetches that find jobs take over SLOW_FETCH_MS on average. */
+  /** True while full fetches take over SLOW_FETCH_MS on average. */
   get slow(): boolean {
     return this.roundTripMs > SLOW_FETCH_MS;
   }
@@ -176,7 +180,7 @@ export class FetchLanes {
     return new Promise<void>((r) => this.spareWaiters.push(r));
   }
 
-  /** The round trip of a fetch that found jobs. */
+  /** The round trip of a full fetch. */
   noteRoundTrip(ms: number): void {
     const was = this.slow;
     this.roundTripMs = this.roundTripMs === 0 ? ms : this.roundTripMs * 0.8 + ms * 0.2;

@@ -266,7 +266,8 @@ export class Manager {
         // As many as there are free slots: each starts at once, none waits here.
         fetched = await fetch.retrieveWork(want);
         const seconds = (performance.now() - sent) / 1000;
-        if (fetched.length > 0) this.lanes.noteRoundTrip(seconds * 1000);
+        // A full batch of several came back without waiting for jobs: its time is the network's.
+        if (want > 1 && fetched.length === want) this.lanes.noteRoundTrip(seconds * 1000);
         this.o.events?.emit("fetch", { capsule: cap.name, seconds, jobs: fetched.length });
       } catch (e) {
         this.ahead.backlog = false;
