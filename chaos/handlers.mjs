@@ -13,7 +13,8 @@ const redis = sentinel
       name: "mymaster",
       maxRetriesPerRequest: null,
     })
-  : new Redis(process.env.REDIS_URL, { maxRetriesPerRequest: null });
+  : // Straight to Redis where the worker goes through a fault proxy (CHAOS_RECORD_URL).
+    new Redis(process.env.CHAOS_RECORD_URL ?? process.env.REDIS_URL, { maxRetriesPerRequest: null });
 redis.on("error", () => {}); // outages are the point of these scenarios
 
 export default (worker) => {

@@ -20,8 +20,13 @@ import { termWithoutRedis } from "./shutdown-scenarios.js";
 import { clientThroughBlackhole, workerThroughFault, workerUnderLatency } from "./network-scenarios.js";
 import { cronClaimKill, schedulerClaimKill } from "./addon-claim-scenarios.js";
 import { cronClaimSentinelKill, schedulerClaimSentinelKill } from "./claim-sentinel-scenarios.js";
-import { throttledKill9, throttledSentinelKill } from "./throttle-scenarios.js";
-import { uniqueLockKill, uniqueLockRedisRestart, uniqueLockSentinelKill } from "./unique-lock-scenarios.js";
+import { throttledBlackhole, throttledKill9, throttledSentinelKill } from "./throttle-scenarios.js";
+import {
+  uniqueLockBlackhole,
+  uniqueLockKill,
+  uniqueLockRedisRestart,
+  uniqueLockSentinelKill,
+} from "./unique-lock-scenarios.js";
 
 ensureDebianPackages({ "redis-server": "redis-server" });
 console.error("building the CLI and preparing Ruby Sidekiq 8.1.7 for the comparison...");
@@ -52,6 +57,8 @@ try {
       await run(`worker, 150 ms latency, ${system}`, () => workerUnderLatency(backend, target, system));
     for (const system of ["node", "ruby"] as const)
       await run(`client, blackhole, ${system}`, () => clientThroughBlackhole(backend, target, system));
+    await run("unique-jobs locks, blackhole (Node)", () => uniqueLockBlackhole());
+    await run("throttled slots, blackhole (Node)", () => throttledBlackhole());
   } else {
     await run("cron poller kill -9 mid-claim", () => cronClaimKill(6));
     await run("sidekiq-scheduler kill -9 mid-claim", () => schedulerClaimKill(6));

@@ -38,7 +38,7 @@ function startWorker(
       .startSidekiq(target, {
         queues: [QUEUE],
         concurrency,
-        require: "lib/network_jobs.rb",
+        require: "lib/chaos_jobs.rb",
         env: { REDIS_URL: proxyUrl, CHAOS_RECORD_URL: recordUrl },
       })
       .then((p: SidekiqProcess) => ({ label: `Ruby Sidekiq ${target.version}`, stop: () => p.stop() }));
@@ -49,19 +49,19 @@ function startWorker(
     concurrency,
     basic ? ["--fetch", "basic"] : [],
     { CHAOS_RECORD_URL: recordUrl },
-    { queues: [QUEUE], handlers: "chaos/network-handlers.mjs" },
+    { queues: [QUEUE] },
   );
   return { label: `sidekiq-bridge (${basic ? "basic" : "reliable"} fetch)`, stop: () => stopChild(child) };
 }
 
-/** A producer pushing `perSecond` NetJobs straight to Redis until stopped; returns their jids. */
+/** A producer pushing `perSecond` ChaosJobs straight to Redis until stopped; returns their jids. */
 function producer(url: string, perSecond: number) {
   const client = new Client({ redis: url, dialect: "8.1.7", validate: false });
   const sent: Array<{ jid: string; at: number }> = [];
   let on = true;
   const loop = (async () => {
     while (on) {
-      const jid = await client.push({ class: "NetJob", queue: QUEUE, args: [0] });
+      const jid = await client.push({ class: "ChaosJob", queue: QUEUE, args: [0] });
       sent.push({ jid: jid!, at: Date.now() });
       await sleep(1000 / perSecond);
     }
@@ -156,7 +156,7 @@ export async function workerThroughFault(
   }
 }
 
-/** A backlog of `total` NetJobs drained through `ms` of latency each way: jobs a second. */
+/** A backlog of `total` ChaosJobs drained through `ms` of latency each way: jobs a second. */
 export async function workerUnderLatency(
   backend: SidekiqBackend,
   target: SidekiqTarget,
@@ -172,7 +172,7 @@ export async function workerUnderLatency(
   proxy.latency(ms);
   const client = new Client({ redis: url, dialect: "8.1.7", validate: false });
   const sent = (
-    await client.pushBulk({ class: "NetJob", queue: QUEUE, args: Array.from({ length: total }, () => [0]) })
+    await client.pushBulk({ class: "ChaosJob", queue: QUEUE, args: Array.from({ length: total }, () => [0]) })
   ).filter((j): j is string => j !== null);
   await client.close();
   const t0 = Date.now();
@@ -230,7 +230,7 @@ export async function clientThroughBlackhole(
       const end = Date.now() + 15_000;
       while (Date.now() < end) {
         const at = Date.now();
-        const outcome = await client.push({ class: "NetJob", queue: "netpush", args: [0] }).then(
+        const outcome = await client.push({ class: "ChaosJob", queue: "netpush", args: [0] }).then(
           () => "ok",
           (e: Error) => e.name,
         );

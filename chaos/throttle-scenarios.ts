@@ -10,6 +10,7 @@
 import type { ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
 import { Redis } from "ioredis";
+import { startFaultProxy } from "../harness/fault-proxy.js";
 import { startRedis, type RedisServer } from "../harness/redis-server.js";
 import { WIP_REGISTRY } from "../src/wire/bridge-keys.js";
 import {
@@ -311,6 +312,52 @@ async function workingJobs(redis: Redis): Promise<number> {
   for (const key of await redis.smembers(WIP_REGISTRY))
     n += (await redis.type(key)) === "hash" ? await redis.hlen(key) : await redis.llen(key);
   return n;
+}
+
+/**
+ * The worker reaches Redis through a fault proxy whose flows are blackholed
+ * while its jobs hold every slot (no FIN, no RST; new flows pass). Its jobs'
+ * records go straight to Redis. The slots held at the fault must be given
+ * back, and the limit hold throughout.
+ */
+export async function throttledBlackhole(total = 400, jobMs = 100): Promise<ScenarioResult> {
+  const server = await startRedis();
+  const url = `${server.url}/0`;
+  const redis = new Redis(url);
+  const proxy = await startFaultProxy(server.port);
+  const worker = spawnNodeWorker(`${proxy.url}/0`, CONCURRENCY, [], { CHAOS_RECORD_URL: url }, HANDLERS);
+  try {
+    const sent = await enqueue(url, total, jobMs);
+    await busyWithSlots(redis, total / 4);
+    const held = await slots(redis);
+    const [at, before] = [Date.now(), proxy.connections];
+    proxy.blackhole();
+    const freed = whenFreed(
+      redis,
+      held.map((h) => h.jid),
+      at,
+    );
+    const runs = await redis.llen("chaos:runs");
+    await until("work to flow again", async () => (await redis.llen("chaos:runs")) > runs + CONCURRENCY, 60_000);
+    const resumed = (Date.now() - at) / 1000;
+    await until("every job", async () => (await count(redis, sent)).lost === 0, 120_000);
+    const left = await slots(redis);
+    const freedMs = await freed;
+    await stopChild(worker);
+    return row(
+      "the worker's flows blackholed while its jobs hold every slot (new flows pass)",
+      sent,
+      await count(redis, sent),
+      resumed,
+      spansOf(worker.output(), Date.now()),
+      `work flowing again ${resumed.toFixed(2)} s after the fault; ${held.length} slots held at the fault, ${freedHow(held, at, freedMs)}; slots still held after every job ran: ${left.length}; ${proxy.connections - before} new connections through the proxy`,
+    );
+  } finally {
+    worker.kill("SIGKILL");
+    await proxy.close();
+    redis.disconnect();
+    await server.stop();
+  }
 }
 
 /** The three scenarios, one after the other. */

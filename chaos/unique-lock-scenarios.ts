@@ -12,6 +12,7 @@ import { rmSync } from "node:fs";
 import { Redis } from "ioredis";
 import type { RedisSource } from "../src/redis/connection.js";
 import { startRedis, type RedisServer } from "../harness/redis-server.js";
+import { startFaultProxy } from "../harness/fault-proxy.js";
 import { CHANGELOG } from "../src/unique-jobs/locksmith.js";
 import { cleanup, heldLocks, locksLeft, pending, unlockedJobs } from "./unique-lock-audit.js";
 import { LEDGER, pushWave, QUEUE, readLedger, tally, type Pushed } from "./unique-lock-workload.js";
@@ -246,6 +247,36 @@ export async function uniqueLockSentinelKill(perKind = 20, ms = 200, lagMs = 0):
     sub.disconnect();
     redis.disconnect();
     await s.stop();
+  }
+}
+
+/**
+ * 4. The worker reaches Redis through a fault proxy whose flows are
+ * blackholed mid-job (no FIN, no RST; new flows pass): its connections notice
+ * within their network timeout and connect again. No lock may be left held.
+ */
+export async function uniqueLockBlackhole(perKind = 6, ms = 2000): Promise<ScenarioResult> {
+  const server = await startRedis();
+  const url = `${server.url}/0`;
+  const redis = new Redis(url);
+  const proxy = await startFaultProxy(server.port);
+  try {
+    const setup = { source: url, redis, workerUrl: `${proxy.url}/0`, workerArgs: [] };
+    return await withLedger((ledger, ledgerUrl) =>
+      runScenario(setup, ledger, ledgerUrl, perKind, ms, () => ({
+        name: "the worker's flows blackholed mid-job (new flows pass)",
+        async inject() {
+          const before = proxy.connections;
+          proxy.blackhole();
+          await until("the worker to connect again", async () => proxy.connections > before, 60_000);
+          return { note: `${proxy.connections - before} new connections through the proxy` };
+        },
+      })),
+    );
+  } finally {
+    await proxy.close();
+    redis.disconnect();
+    await server.stop();
   }
 }
 

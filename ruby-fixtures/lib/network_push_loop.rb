@@ -1,4 +1,4 @@
-# The Ruby client's side of a network scenario: pushes one NetJob every 50 ms
+# The Ruby client's side of a network scenario: pushes one ChaosJob every 50 ms
 # through REDIS_URL (the fault proxy) for PUSH_SECONDS, and prints one line
 # per push: "<start ms> <settle ms> ok|<error class>". Sidekiq's own client,
 # with its own timeouts and retry.
@@ -9,7 +9,7 @@ while Time.now < deadline
   t0 = Process.clock_gettime(Process::CLOCK_REALTIME, :millisecond)
   outcome =
     begin
-      Sidekiq::Client.push("class" => "NetJob", "queue" => "netpush", "args" => [0])
+      Sidekiq::Client.push("class" => "ChaosJob", "queue" => "netpush", "args" => [0])
       "ok"
     rescue => e
       e.class.name
