@@ -11,7 +11,9 @@
 import { rmSync } from "node:fs";
 import { Redis } from "ioredis";
 import { killClaimPoller, silentLogger, type ClaimStage } from "../interop-tests/support/claim-poller.js";
+import { startFaultProxy } from "../harness/fault-proxy.js";
 import { startRedis } from "../harness/redis-server.js";
+import { connectRedis } from "../src/redis/connection.js";
 import { Client } from "../src/client/client.js";
 import { CronApi } from "../src/cron/cron-api.js";
 import { CronPoller } from "../src/cron/poller.js";
@@ -19,7 +21,7 @@ import { SidekiqSchedulerPoller } from "../src/scheduler/poller.js";
 import { SchedulerApi } from "../src/scheduler/scheduler-api.js";
 import { newIdentity } from "../src/server/process-info.js";
 import { ADDON_CLAIMS } from "../src/wire/bridge-keys.js";
-import { startDurableRedis, until, type ScenarioResult } from "./scenarios.js";
+import { sleep, startDurableRedis, until, type ScenarioResult } from "./scenarios.js";
 
 const DIALECT = "8.1.7";
 const QUEUE = "chaos-claims";
@@ -171,5 +173,71 @@ export async function schedulerClaimKill(rounds = 6): Promise<ScenarioResult> {
     };
   } finally {
     await run.stopAll();
+  }
+}
+
+/**
+ * A live Node sidekiq-scheduler (a trigger every second) reaching Redis
+ * through a fault proxy whose flows are blackholed 5 s in (new flows pass):
+ * every trigger claimed in the gem's pushed set must be in the queue once, no
+ * in-flight claim may be left, and the seconds the outage spans with no
+ * trigger claimed are counted as skipped.
+ */
+export async function schedulerClaimBlackhole(): Promise<ScenarioResult> {
+  const server = await startRedis();
+  const url = `${server.url}/0`;
+  const redis = new Redis(url);
+  const proxy = await startFaultProxy(server.port);
+  const pushedSet = "sidekiq-scheduler:pushed:net";
+  await new SchedulerApi({ redis }).set("net", {
+    cron: "* * * * * *",
+    class: "ChaosClaimJob",
+    queue: QUEUE,
+    include_metadata: true,
+  });
+  const { redis: via } = connectRedis(`${proxy.url}/0`);
+  const client = new Client({ redis: via, dialect: DIALECT });
+  const poller = new SidekiqSchedulerPoller({
+    redis: via,
+    client,
+    logger: silentLogger(),
+    identity: newIdentity(),
+    dynamicEvery: 1,
+  });
+  try {
+    await poller.start();
+    await sleep(5000);
+    const before = await redis.zcard(pushedSet);
+    const fault = Date.now();
+    proxy.blackhole();
+    await until("triggers claimed again", async () => (await redis.zcard(pushedSet)) > before + 1, 60_000);
+    const resumed = (Date.now() - fault) / 1000;
+    await sleep(5000);
+    await poller.stop();
+    await until("no claim in flight", async () => (await redis.hlen(ADDON_CLAIMS)) === 0, 30_000).catch(
+      () => undefined,
+    );
+    const claimed = await redis.zrange(pushedSet, 0, -1);
+    const pushed = (await redis.lrange(`queue:${QUEUE}`, 0, -1)).map((j) => {
+      const args = (JSON.parse(j) as { args: Array<{ scheduled_at: number }> }).args;
+      return String(args[args.length - 1]!.scheduled_at);
+    });
+    const seconds = [...new Set(claimed.map((c) => Math.round(Number(c))))].sort((a, b) => a - b);
+    let skipped = 0;
+    for (let i = 1; i < seconds.length; i++) skipped += seconds[i]! - seconds[i - 1]! - 1;
+    return {
+      scenario: "sidekiq-scheduler (every second), the poller's flows blackholed",
+      system: "sidekiq-bridge (Node poller)",
+      ...tally(claimed, pushed),
+      recoverySeconds: resumed,
+      notes: `triggers claimed again ${resumed.toFixed(1)} s after the fault; ${skipped} fire times skipped between the first and the last claimed (${seconds.length} claimed); ${await redis.hlen(ADDON_CLAIMS)} claims left in flight`,
+    };
+  } finally {
+    await poller.stop().catch(() => undefined);
+    await client.close();
+    via.disconnect();
+    await proxy.close();
+    redis.disconnect();
+    await server.stop();
   }
 }

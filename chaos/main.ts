@@ -17,8 +17,13 @@ import {
   type ScenarioResult,
 } from "./scenarios.js";
 import { termWithoutRedis } from "./shutdown-scenarios.js";
-import { clientThroughBlackhole, workerThroughFault, workerUnderLatency } from "./network-scenarios.js";
-import { cronClaimKill, schedulerClaimKill } from "./addon-claim-scenarios.js";
+import {
+  clientThroughBlackhole,
+  scheduledThroughBlackhole,
+  workerThroughFault,
+  workerUnderLatency,
+} from "./network-scenarios.js";
+import { cronClaimKill, schedulerClaimBlackhole, schedulerClaimKill } from "./addon-claim-scenarios.js";
 import { cronClaimSentinelKill, schedulerClaimSentinelKill } from "./claim-sentinel-scenarios.js";
 import { throttledBlackhole, throttledKill9, throttledSentinelKill } from "./throttle-scenarios.js";
 import {
@@ -57,6 +62,9 @@ try {
       await run(`worker, 150 ms latency, ${system}`, () => workerUnderLatency(backend, target, system));
     for (const system of ["node", "ruby"] as const)
       await run(`client, blackhole, ${system}`, () => clientThroughBlackhole(backend, target, system));
+    for (const system of ["node-reliable", "ruby"] as const)
+      await run(`scheduled poller, blackhole, ${system}`, () => scheduledThroughBlackhole(backend, target, system));
+    await run("sidekiq-scheduler claims, blackhole (Node)", () => schedulerClaimBlackhole());
     await run("unique-jobs locks, blackhole (Node)", () => uniqueLockBlackhole());
     await run("throttled slots, blackhole (Node)", () => throttledBlackhole());
   } else {

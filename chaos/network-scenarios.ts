@@ -262,3 +262,51 @@ export async function clientThroughBlackhole(
     await server.stop();
   }
 }
+
+/**
+ * Sidekiq's scheduled poller through a blackhole: 100 jobs scheduled over the
+ * next 20 s, the worker's flows blackholed 5 s in. Each must run once: the
+ * poller moves a job from the schedule to its queue in one script, so a
+ * reply lost with the connection may not move it twice, nor lose it.
+ */
+export async function scheduledThroughBlackhole(
+  backend: SidekiqBackend,
+  target: SidekiqTarget,
+  system: NetworkSystem,
+): Promise<ScenarioResult> {
+  const server = await startRedis();
+  const url = `${server.url}/0`;
+  const redis = new Redis(url);
+  const proxy = await startFaultProxy(server.port);
+  const client = new Client({ redis: url, dialect: "8.1.7", validate: false });
+  const start = Date.now() / 1000;
+  const at = Array.from({ length: 100 }, (_, i) => start + 2 + (i * 20) / 100);
+  const sent = (await client.pushBulk({ class: "ChaosJob", queue: QUEUE, args: at.map(() => [0]), at })).filter(
+    (j): j is string => j !== null,
+  );
+  await client.close();
+  const worker = await startWorker(system, backend, target, `${proxy.url}/0`, url, 5);
+  try {
+    await sleep(Math.max(0, (start + 5) * 1000 - Date.now()));
+    proxy.blackhole();
+    const fault = Date.now();
+    await until("every scheduled job to run", async () => (await count(redis, sent)).lost === 0, 120_000).catch(
+      () => undefined,
+    );
+    const last = (Date.now() - fault) / 1000;
+    await runsSettled(redis, 3000);
+    return {
+      scenario: "scheduled poller, 100 jobs over 20 s, flows blackholed 5 s in",
+      system: worker.label,
+      sent: sent.length,
+      ...(await count(redis, sent)),
+      recoverySeconds: last,
+      notes: `every job ran ${last.toFixed(1)} s after the fault (the last was due ${(start + 22 - fault / 1000).toFixed(1)} s after it); ${await redis.zcard("schedule")} left in the schedule`,
+    };
+  } finally {
+    await worker.stop().catch(() => undefined);
+    await proxy.close();
+    redis.disconnect();
+    await server.stop();
+  }
+}
