@@ -68,12 +68,8 @@ export function networkTimeoutFor(source: RedisSource): number {
   return resolveNetworkTimeout(typeof source === "object" ? source.networkTimeoutMs : undefined);
 }
 
-/**
- * Opens a connection (or adopts an ioredis instance, as is). `extra` are the
- * caller's own ioredis options (a client's retry rule); the source's own
- * `ioredis` options win over them.
- */
-export function connectRedis(source: RedisSource, extra: RedisOptions = {}): OwnedRedis {
+/** Opens a connection, every read and connect bounded by the network timeout (or adopts an ioredis instance, as is). */
+export function connectRedis(source: RedisSource): OwnedRedis {
   if (isIoredisClient(source)) return { redis: source, owned: false };
   const base: RedisOptions = {
     // Every read and connect bounded: a silently dropped connection is found and made again.
@@ -85,7 +81,6 @@ export function connectRedis(source: RedisSource, extra: RedisOptions = {}): Own
     // it (and holds the process open meanwhile): a frozen or gone Redis never
     // closes it, so do not wait the default 2 s.
     disconnectTimeout: 200,
-    ...extra,
   };
   if (typeof source === "string") return { redis: disarmOnClose(recordErrors(new Redis(source, base))), owned: true };
   const opts: RedisOptions = { ...base, ...source.ioredis };

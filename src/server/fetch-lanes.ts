@@ -101,6 +101,7 @@ export class FetchLanes {
   private roundTripMs = 0;
   /** Called the first time fetches turn slow (the manager opens its spare lanes). */
   onSlow?: () => void;
+  private closed = false;
 
   constructor(private readonly logger: Logger) {}
 
@@ -112,7 +113,8 @@ export class FetchLanes {
     make: (blocking: Redis, lane: number) => Fetcher | Promise<Fetcher>,
   ): Promise<Fetcher[]> {
     const added: Fetcher[] = [];
-    for (let lane = 0; lane < count; lane++) {
+    // Spare lanes open while the worker runs: none once the lanes are closed (they would hold the process open).
+    for (let lane = 0; lane < count && !this.closed; lane++) {
       const blocking = laneConnection(redis, watch);
       this.reclaimOnReconnect(blocking);
       this.connections.push(blocking);
@@ -223,6 +225,7 @@ export class FetchLanes {
 
   /** Drops the lanes' connections at once (a blocked fetch fails; no reconnect). */
   disconnect(): void {
+    this.closed = true;
     for (const c of this.connections) c.disconnect();
   }
 
