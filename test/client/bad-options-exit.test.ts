@@ -16,12 +16,13 @@ describe("a Client with a bad option", () => {
         import { Client } from "./src/client/client.ts";
         try { new Client({ redis: ${JSON.stringify(t.server.url)}, ...${options} }); console.log("built"); }
         catch (e) { console.log("refused: " + e.name); }`;
+      // Killed (and the test failed) if a connection left open keeps it alive.
       const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
         stdio: ["ignore", "pipe", "pipe"],
+        timeout: 20_000,
       });
       let out = "";
       child.stdout.on("data", (d) => (out += d));
-      // Left open, the connection keeps the process alive: the test's timeout is what fails then.
       const code = await new Promise<number | null>((r) => child.once("exit", r));
       expect(out).toMatch(/^refused: /);
       expect(code).toBe(0);
