@@ -22,6 +22,6 @@ export interface Shard {
 export function openShard(source: RedisSource, watch: ConnectionWatch, warn: (m: string) => void): Shard {
   const conn = connectRedis(source);
   if (conn.owned) watch.add(conn.redis);
-  if (!conn.owned) warnIfUntimed(conn.redis, warn);
+  else warnIfUntimed(conn.redis, warn);
   return { conn, writeMs: writeBoundMs(networkTimeoutFor(source)) };
 }

@@ -5,14 +5,14 @@
 // gets its 2 s block on top), so every connection the bridge opens does too.
 import type { Redis, RedisOptions } from "ioredis";
 
-/** Sidekiq 8.x's `timeout: 3` (lib/sidekiq/redis_connection.rb): connect, read and write. */
+/** Sidekiq 7.3 and 8.x's `timeout: 3` (lib/sidekiq/redis_connection.rb): connect, read and write. */
 export const DEFAULT_NETWORK_TIMEOUT_MS = 3000;
 
 /** Seconds, as Sidekiq's `network_timeout`; the CLI's --network-timeout sets it for the whole process. */
 export const NETWORK_TIMEOUT_ENV = "SIDEKIQ_BRIDGE_NETWORK_TIMEOUT";
 
 /**
- * TCP keepalive's idle time, as Sidekiq 8.1.7 sets it (120 s). It finds a
+ * TCP keepalive's idle time, as redis-client (Sidekiq 7 and 8's driver) sets it (120 s). It finds a
  * dead peer on an idle connection; a connection with a command in flight is
  * bounded by the timeout long before. Node sets only the idle time: the
  * probes' interval and count stay the operating system's.
