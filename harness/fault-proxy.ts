@@ -31,6 +31,8 @@ export interface FaultProxy {
   heal(): void;
   /** Each chunk waits `ms` before it is passed on, each way (0: none). */
   latency(ms: number): void;
+  /** Every flow open now is reset (RST), silent ones too: a failover's load balancer dropping its table. */
+  resetAll(): void;
   /** The next reply (holding `match`, if given) is passed on in part, then its flow is reset (RST). */
   resetMidReply(match?: string): void;
   /** The next reply (holding `match`) is passed on up to the middle of its first bulk string, then its flow goes silent. */
@@ -123,6 +125,14 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
     },
     latency(ms: number) {
       delayMs = ms;
+    },
+    resetAll() {
+      for (const f of flows) {
+        f.silent = true;
+        f.client.resetAndDestroy();
+        f.upstream.destroy();
+      }
+      flows.clear();
     },
     resetMidReply(match?: string) {
       replyFault = { kind: "reset", match };

@@ -28,7 +28,14 @@ import {
   type ScheduleConfig,
   type ScheduleEntry,
 } from "./schedule-entry.js";
-import { formatEoTime, parseDuration, RUFUS_FREQUENCY_MS, type Timing } from "./timing.js";
+import {
+  formatEoTime,
+  overlapAllowed,
+  parseDuration,
+  RUFUS_FREQUENCY_MS,
+  RUFUS_MAX_WORK_THREADS,
+  type Timing,
+} from "./timing.js";
 
 /** The `:scheduler:` section of sidekiq.yml, as a worker's `sidekiqScheduler` option. */
 export interface SidekiqSchedulerSettings {
@@ -70,7 +77,9 @@ export interface SchedulerPollerOptions extends SidekiqSchedulerSettings, Enqueu
 interface Loaded {
   entry: ScheduleEntry;
   timing: Timing;
-  firing?: Promise<void>;
+  /** Triggers still running: a trigger that waits on a silent Redis does not hold the next one back, as in rufus. */
+  firing: Set<Promise<void>>;
+  overlap: boolean;
 }
 
 /** What a trigger did, for tests and log lines. */
@@ -94,6 +103,8 @@ export class SidekiqSchedulerPoller {
   private lastChanged = 0;
   private stopped = false;
   private active = false;
+  /** Triggers running across every schedule. */
+  private running = 0;
   private initialized = false;
   /** Jobs this scheduler has pushed since it started. */
   enqueuedCount = 0;
@@ -172,7 +183,7 @@ export class SidekiqSchedulerPoller {
     if (this.updateTimer) clearInterval(this.updateTimer);
     await this.updating;
     await this.recovering;
-    await Promise.all([...this.jobs.values()].map((j) => j.firing ?? Promise.resolve()));
+    await Promise.all([...this.jobs.values()].flatMap((j) => [...j.firing]));
   }
 
   /** Names of the loaded schedules with their next trigger (epoch ms, null: none). */
@@ -213,7 +224,7 @@ export class SidekiqSchedulerPoller {
       );
     else this.cleared(entry.name);
     if (!timing) return; // an `at` already past: rufus drops it
-    this.jobs.set(entry.name, { entry, timing });
+    this.jobs.set(entry.name, { entry, timing, firing: new Set(), overlap: overlapAllowed(entry.value) });
     await this.writeNext(entry.name, timing);
   }
 
@@ -248,11 +259,19 @@ export class SidekiqSchedulerPoller {
     if (this.stopped) return;
     const now = this.now();
     for (const job of this.jobs.values()) {
-      if (job.firing || job.timing.next === null || job.timing.next > now) continue;
-      job.firing = this.fire(job, now)
+      if (job.timing.next === null || job.timing.next > now) continue;
+      if (job.firing.size > 0 && !job.overlap) continue;
+      // rufus's work threads: past this many, a due trigger waits for one to end (its fire time is then the latest due).
+      if (this.running >= RUFUS_MAX_WORK_THREADS) return;
+      const firing: Promise<void> = this.fire(job, now)
         .then((r) => this.onTrigger?.(r))
         .catch((e: Error) => this.options.logger.error(`sidekiq-scheduler: schedule "${job.entry.name}": ${e.message}`))
-        .finally(() => (job.firing = undefined));
+        .finally(() => {
+          job.firing.delete(firing);
+          this.running--;
+        });
+      job.firing.add(firing);
+      this.running++;
     }
   }
 

@@ -292,6 +292,19 @@ export function splitScheduleValue(value: unknown): { spec: unknown; opts: Recor
   return { spec: value, opts: {} };
 }
 
+/**
+ * rufus runs each trigger in a work thread and lets a trigger start while the
+ * last is still running, unless the schedule's options say `overlap: false`
+ * (or `allow_overlap(ping): false`), as `Job#do_trigger` reads them.
+ */
+export function overlapAllowed(value: unknown): boolean {
+  const { opts } = splitScheduleValue(value);
+  return opts.overlap !== false && opts.allow_overlap !== false && opts.allow_overlapping !== false;
+}
+
+/** rufus's `max_work_threads` default: at most this many triggers run at once in one scheduler. */
+export const RUFUS_MAX_WORK_THREADS = 28;
+
 /** Builds the clock of a schedule loaded at `now`; null for an `at` already past (rufus drops it). Throws ScheduleSyntaxError. */
 export function timingFor(type: ScheduleType, value: unknown, now: number): Timing | null {
   const { spec, opts } = splitScheduleValue(value);

@@ -3,6 +3,7 @@
 // trigger after loading and after a trigger.
 import { describe, expect, it } from "vitest";
 import {
+  overlapAllowed,
   formatEoTime,
   parseDuration,
   parsePointInTime,
@@ -137,5 +138,15 @@ describe("each kind's triggers", () => {
   it("refuses an invalid cron line with fugit's reason", () => {
     expect(() => timingFor("cron", "61 * * * *", T0)).toThrow(/invalid cron line/);
     expect(() => timingFor("cron", "every day at noon", T0)).toThrow(/natural language/);
+  });
+});
+
+describe("overlapping triggers", () => {
+  it("are allowed unless the schedule's options say overlap: false, as rufus reads them", () => {
+    expect(overlapAllowed("* * * * *")).toBe(true);
+    expect(overlapAllowed(["* * * * *", { first_in: "5s" }])).toBe(true);
+    expect(overlapAllowed(["* * * * *", { overlap: false }])).toBe(false);
+    expect(overlapAllowed(["1m", { allow_overlap: false }])).toBe(false);
+    expect(overlapAllowed(["1m", { allow_overlapping: false }])).toBe(false);
   });
 });
