@@ -84,14 +84,18 @@ function laneConnection(redis: Redis, watch: ConnectionWatch | undefined): Redis
   return blocking;
 }
 
+/** ioredis's socketTimeout: the flow went silent (not refused, not reset). */
+const SILENCE = /Socket timeout/;
+
 export class FetchLanes {
   /** One fetcher per lane, each on its own connection. */
   readonly fetchers: Fetcher[] = [];
   private readonly connections: Redis[] = [];
   /** Fetch loops waiting for room (a free slot, a lane's fetch to end, quiet). */
   private readonly waiters: Array<() => void> = [];
-  /** How many lanes have a fetch in flight. */
-  fetching = 0;
+  /** The lanes with a fetch in flight. */
+  private readonly inFlight = new Set<Fetcher>();
+  private silenceHeard?: { redis: Redis; listener: (e: Error) => void };
   /** A fetch reply was lost: reclaim before the next fetch. */
   reclaimNeeded = false;
   private reclaiming?: Promise<void> | undefined;
@@ -113,10 +117,12 @@ export class FetchLanes {
     make: (blocking: Redis, lane: number) => Fetcher | Promise<Fetcher>,
   ): Promise<Fetcher[]> {
     const added: Fetcher[] = [];
+    this.listenForSilence(redis);
     // Spare lanes open while the worker runs: none once the lanes are closed (they would hold the process open).
     for (let lane = 0; lane < count && !this.closed; lane++) {
       const blocking = laneConnection(redis, watch);
       this.reclaimOnReconnect(blocking);
+      blocking.on("error", (e: Error) => this.onError(e));
       this.connections.push(blocking);
       added.push(await make(blocking, lane));
     }
@@ -153,6 +159,49 @@ export class FetchLanes {
         this.wake();
       }
       connected = true;
+    });
+  }
+
+  /** How many lanes have a fetch in flight. */
+  get fetching(): number {
+    return this.inFlight.size;
+  }
+
+  /** `fetch` sends a fetch on its lane. */
+  begin(fetch: Fetcher): void {
+    this.inFlight.add(fetch);
+  }
+
+  /** `fetch`'s fetch ended (jobs, none, or an error). */
+  end(fetch: Fetcher): void {
+    this.inFlight.delete(fetch);
+  }
+
+  private listenForSilence(redis: Redis): void {
+    if (this.silenceHeard) return;
+    const listener = (e: Error) => this.onError(e);
+    redis.on("error", listener);
+    this.silenceHeard = { redis, listener };
+  }
+
+  private onError(e: Error): void {
+    if (SILENCE.test(e.message)) this.dropIdle();
+  }
+
+  /**
+   * One of the worker's connections went silent (its socket timed out): the
+   * lanes share its path to Redis, so each lane with no fetch in flight takes
+   * a new connection now. Found on its next fetch instead, each lane costs a
+   * block plus a timeout, one after the other, since one lane's fetch holds
+   * the free slots while the next waits (13 s to flow again after a 3 s
+   * silence, with two lanes). A lane with a fetch in flight keeps its own
+   * bound: dropping it could lose the job a basic fetch popped.
+   */
+  private dropIdle(): void {
+    if (this.closed) return;
+    this.fetchers.forEach((f, lane) => {
+      const c = this.connections[lane];
+      if (c?.status === "ready" && !this.inFlight.has(f)) c.disconnect(true);
     });
   }
 
@@ -226,6 +275,7 @@ export class FetchLanes {
   /** Drops the lanes' connections at once (a blocked fetch fails; no reconnect). */
   disconnect(): void {
     this.closed = true;
+    this.silenceHeard?.redis.off("error", this.silenceHeard.listener);
     for (const c of this.connections) c.disconnect();
   }
 

@@ -260,7 +260,7 @@ export class Manager {
       if (want <= 0) continue;
       let fetched: UnitOfWork[] | undefined;
       slots.reserved += want;
-      this.lanes.fetching++;
+      this.lanes.begin(fetch);
       const sent = performance.now();
       try {
         // As many as there are free slots: each starts at once, none waits here.
@@ -279,7 +279,7 @@ export class Manager {
         }
       } finally {
         slots.reserved -= want;
-        this.lanes.fetching--;
+        this.lanes.end(fetch);
         this.lanes.wake();
       }
       if (fetched === undefined) {
