@@ -41,12 +41,15 @@ export default tseslint.config(
     },
   },
   {
-    // One concept, one small file: 400 lines at most, comments and blank
-    // lines included. Generated types and the unique-jobs gem's Lua, copied
-    // as the gem ships it, are exempt.
+    // One concept, one small file: past 400 lines (comments and blank lines
+    // included) a file is flagged for a look at where it splits along an
+    // invariant; a warning, not a rule to squeeze under, which split files
+    // by line count and left their halves writing each other's state.
+    // Generated types and the unique-jobs gem's Lua, copied as the gem ships
+    // it, are exempt.
     files: ["src/**"],
     ignores: ["src/wire/generated/**", "src/unique-jobs/lua-v8.ts", "src/unique-jobs/lua-v9.ts"],
-    rules: { "max-lines": ["error", { max: 400, skipBlankLines: false, skipComments: false }] },
+    rules: { "max-lines": ["warn", { max: 400, skipBlankLines: false, skipComments: false }] },
   },
   {
     // Tests pin float literals beyond double precision on purpose (Ruby's spelling of them).

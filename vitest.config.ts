@@ -57,6 +57,10 @@ const DOCKER_PASS_EXCLUDES = [
   "interop-tests/server-fetch-batch.test.ts",
   "interop-tests/swarm.test.ts",
 ];
+// Every push in this project's tests is validated against schema/ (the
+// client's default is off; the forked test workers inherit this).
+process.env.SIDEKIQ_BRIDGE_VALIDATE ??= "1";
+
 const pass = process.env.SIDEKIQ_BRIDGE_PASS;
 const exclude =
   pass === "docker"

@@ -4,7 +4,6 @@
 import { spawn } from "node:child_process";
 import { REPO_ROOT } from "../../harness/local-backend.js";
 import type { Logger } from "../../src/logging/logger.js";
-import { TEST_PAUSE_ENV } from "../../src/addon/claims.js";
 
 /** Where the poller stops: after the claim (step 1), or after storing its payload (step 2). */
 export type ClaimStage = "claimed" | "prepared";
@@ -26,7 +25,7 @@ export async function killClaimPoller(
       ...env,
       REDIS_URL: target.url,
       CLAIM_DIALECT: target.target.version,
-      [TEST_PAUSE_ENV]: stage,
+      PAUSE_CLAIM: stage,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -35,18 +35,11 @@ import { QUEUES_KEY, queueKey } from "../wire/keys.js";
 import type { RubyJsonValue } from "../wire/ruby-json.js";
 
 /**
- * A test-only hook, off unless set: `SIDEKIQ_BRIDGE_TEST_PAUSE_CLAIM=claimed`
- * (after step 1) or `=prepared` (after step 2) makes the poller write
- * `sidekiq-bridge test hook: paused after <stage> <field>` to stderr and wait
- * forever there, so a test can kill -9 the process at that exact point.
+ * Called after step 1 (`claimed`) and step 2 (`prepared`) of a won claim, with
+ * its field, before the next step: tests pass one that never resolves, to
+ * kill the process at that exact point.
  */
-export const TEST_PAUSE_ENV = "SIDEKIQ_BRIDGE_TEST_PAUSE_CLAIM";
-
-async function testPause(stage: "claimed" | "prepared", field: string): Promise<void> {
-  if (process.env[TEST_PAUSE_ENV] !== stage) return;
-  process.stderr.write(`sidekiq-bridge test hook: paused after ${stage} ${field}\n`);
-  await new Promise<never>(() => setInterval(() => undefined, 60_000));
-}
+export type ClaimStageHook = (stage: "claimed" | "prepared", field: string) => Promise<void>;
 
 /** What the cron and scheduler enqueue functions need of a client: a push, and ActiveJob handles. */
 export interface AddonPushClient {
@@ -161,6 +154,7 @@ export class AddonClaims {
     private readonly kind: "cron" | "scheduler",
     private readonly identity: string,
     private readonly hostname = osHostname(),
+    private readonly afterStage?: ClaimStageHook,
   ) {}
 
   /** Step 1: the gem's ZADD and, if it added the member, the in-flight entry. Undefined when another poller won. */
@@ -181,7 +175,7 @@ export class AddonClaims {
       if (added !== 1) this.working.delete(field);
     }
     if (added !== 1) return undefined;
-    await testPause("claimed", field);
+    await this.afterStage?.("claimed", field);
     return { field, raw, entry };
   }
 
@@ -195,7 +189,7 @@ export class AddonClaims {
       const stored = storedEntry(claim.entry, prepared);
       const raw = JSON.stringify(stored);
       if ((await replaceAddonClaim(this.redis, [ADDON_CLAIMS], [claim.field, claim.raw, raw])) !== 1) return false;
-      await testPause("prepared", claim.field);
+      await this.afterStage?.("prepared", claim.field);
       return await this.complete(claim.field, raw, stored, prepared);
     } finally {
       this.working.delete(claim.field);

@@ -57,7 +57,7 @@ export interface ClientOptions {
   middleware?: ClientMiddleware[];
   /** Sharding: the Redis for a queue (default: `redis` for every queue). */
   route?: (queue: string) => RedisSource;
-  /** Validate every payload against schema/ before pushing (default: on under test). */
+  /** Validate every payload against schema/ before pushing (default: off; on with SIDEKIQ_BRIDGE_VALIDATE=1). */
   validate?: boolean;
   warn?: (message: string) => void;
   /**
@@ -74,7 +74,12 @@ export interface ClientOptions {
   contract?: ContractOptions;
 }
 
-const underTest = () => process.env.VITEST !== undefined || process.env.NODE_ENV === "test";
+/**
+ * Schema validation of every push is off unless asked for, with `validate`
+ * or SIDEKIQ_BRIDGE_VALIDATE=1: a test runner's variables never change what a
+ * push does (this project's own tests set it, in vitest.config.ts).
+ */
+const validateByDefault = () => /^(1|true|yes|on)$/i.test(process.env.SIDEKIQ_BRIDGE_VALIDATE ?? "");
 
 /** `client.unchecked`: pushes skip the contract, and job names are not limited to the generated types. */
 export type UncheckedClient = Omit<Client, "job" | "activeJob"> & {
@@ -97,7 +102,7 @@ export class Client implements DefinitionClient {
     this.warn = options.warn ?? ((m) => console.warn(`[sidekiq-bridge] ${m}`));
     this.watch = new ConnectionWatch({ lost: this.warn, back: this.warn });
     this.middleware = [...(options.middleware ?? [])];
-    this.validate = options.validate ?? underTest();
+    this.validate = options.validate ?? validateByDefault();
     // A fixed dialect is resolved once (and a typo fails here, not at the first push).
     if (options.dialect !== undefined && options.dialect !== "auto") this.fixedProfile = profileFor(options.dialect);
     if (options.contract) this.contract = new ContractChecker(options.contract, this.warn);

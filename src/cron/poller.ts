@@ -20,7 +20,7 @@ import type { Logger } from "../logging/logger.js";
 import { rubyFloatToS } from "../wire/ruby-json.js";
 import { CronApi } from "./cron-api.js";
 import { iso8601, type CronJob } from "./cron-job.js";
-import { AddonClaims, claimedBy, prepareAddonPush, type PreparedClaim } from "../addon/claims.js";
+import { AddonClaims, claimedBy, prepareAddonPush, type PreparedClaim, type ClaimStageHook } from "../addon/claims.js";
 import { cronEnqueueRecord, enqueueCronJob, pushCronJob, type EnqueueOptions } from "./enqueue.js";
 import { enqueuedKey, jobKey, LEGACY_JOBS_KEY } from "./keys.js";
 
@@ -48,6 +48,8 @@ export interface CronPollerOptions extends EnqueueOptions {
    * Without one, the poller claims and pushes as the gem does.
    */
   identity?: string;
+  /** After each step of a won claim (tests stop the process there). */
+  onClaimStage?: ClaimStageHook;
 }
 
 /** What one poll did: the jobs enqueued and the entries skipped. */
@@ -74,7 +76,8 @@ export class CronPoller {
 
   constructor(private readonly options: CronPollerOptions) {
     this.api = new CronApi({ ...options, redis: options.redis, client: options.client });
-    if (options.identity) this.claims = new AddonClaims(options.redis, "cron", options.identity);
+    if (options.identity)
+      this.claims = new AddonClaims(options.redis, "cron", options.identity, undefined, options.onClaimStage);
   }
 
   private now(): Date {

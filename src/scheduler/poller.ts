@@ -17,7 +17,14 @@
 import type { Redis } from "ioredis";
 import type { Client } from "../client/client.js";
 import type { Logger } from "../logging/logger.js";
-import { AddonClaims, claimedBy, NOTHING_TO_PUSH, prepareAddonPush, type PreparedClaim } from "../addon/claims.js";
+import {
+  AddonClaims,
+  claimedBy,
+  NOTHING_TO_PUSH,
+  prepareAddonPush,
+  type PreparedClaim,
+  type ClaimStageHook,
+} from "../addon/claims.js";
 import { enqueueSchedule, type EnqueueOptions } from "./enqueue.js";
 import { PUSHED_TTL_SECONDS } from "./keys.js";
 import { SchedulerApi } from "./scheduler-api.js";
@@ -72,6 +79,8 @@ export interface SchedulerPollerOptions extends SidekiqSchedulerSettings, Enqueu
    * Without one, it claims and pushes as the gem does.
    */
   identity?: string;
+  /** After each step of a won claim (tests stop the process there). */
+  onClaimStage?: ClaimStageHook;
 }
 
 interface Loaded {
@@ -116,7 +125,8 @@ export class SidekiqSchedulerPoller {
 
   constructor(private readonly options: SchedulerPollerOptions) {
     this.api = new SchedulerApi(options);
-    if (options.identity) this.claims = new AddonClaims(options.redis, "scheduler", options.identity);
+    if (options.identity)
+      this.claims = new AddonClaims(options.redis, "scheduler", options.identity, undefined, options.onClaimStage);
   }
 
   private now(): number {
