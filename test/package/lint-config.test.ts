@@ -1,6 +1,7 @@
 // What npm run lint (part of npm test) holds the code to, so a change to
 // eslint.config.js cannot quietly drop it: the type-checked rules on every
-// TypeScript file, and files in src/ of 400 lines at most, which no comment
+// TypeScript file, and a warning on files in src/ past 400 lines (a prompt to
+// split along an invariant, not a limit to squeeze under), which no comment
 // may switch off.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -49,9 +50,9 @@ describe("lint configuration", () => {
       expect([name, ((await rule(file, name)) as unknown[] | undefined)?.[0]]).toEqual([name, 2]);
   });
 
-  it("a file in src/ has at most 400 lines, blank lines and comments counted; generated types and the gem's Lua are exempt", async () => {
+  it("a file in src/ past 400 lines is warned about, blank lines and comments counted; generated types and the gem's Lua are exempt", async () => {
     expect(await rule("src/server/manager.ts", "max-lines")).toEqual([
-      2,
+      1,
       { max: 400, skipBlankLines: false, skipComments: false },
     ]);
     for (const exempt of ["src/wire/generated/index.ts", "src/unique-jobs/lua-v8.ts", "src/unique-jobs/lua-v9.ts"])
