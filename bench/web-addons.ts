@@ -61,7 +61,11 @@ async function main(): Promise<void> {
     async (url) => {
       const web = await startWebServer({ redis: url, port: 0 });
       // With the namespaces given (sidekiq-cron's available_namespaces as an Array): no keyspace SCAN.
-      const named = await startWebServer({ redis: url, port: 0, cronNamespaces: ["default", "reports"] });
+      const named = await startWebServer({
+        redis: url,
+        port: 0,
+        extensions: { cron: { namespaces: ["default", "reports"] } },
+      });
       const pages = [
         "/cron",
         "named:/cron",

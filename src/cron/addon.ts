@@ -5,6 +5,7 @@ import type { Addon } from "../addon/addon.js";
 import { lazy } from "../web/route.js";
 import { cronAudit } from "./audit.js";
 import { CronPoller, type CronPollerOptions } from "./poller.js";
+import { cronWebSettings } from "./web/settings.js";
 
 /** The cron poller's settings on a worker (`cron: { pollInterval: 10 }`); the connection comes from the worker. */
 export type CronSettings = Omit<CronPollerOptions, "redis" | "client" | "logger">;
@@ -36,6 +37,7 @@ export const cronAddon: Addon<boolean | CronSettings, "cron"> = {
   web: {
     path: "/cron",
     label: "Cron",
+    settings: cronWebSettings,
     routes: [
       { method: "GET", pattern: /^\/cron$/, title: "Cron", page: lazy(pages, "cronPage") },
       { method: "GET", pattern: /^\/cron\/namespaces\/([^/]+)$/, title: "Cron", page: lazy(pages, "cronPage") },

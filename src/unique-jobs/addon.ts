@@ -5,7 +5,7 @@
 import type { Addon } from "../addon/addon.js";
 import { lazy } from "../web/route.js";
 import { uniqueJobsAudit } from "./audit.js";
-import type { UniqueJobsOptions } from "./config.js";
+import { resolveConfig, type UniqueJobsOptions } from "./config.js";
 import { isUniqueJobsMiddleware } from "./marker.js";
 import { uniqueJobs } from "./server.js";
 
@@ -69,6 +69,8 @@ export const uniqueJobsAddon: Addon<boolean | UniqueJobsOptions, "uniqueJobs"> =
   web: {
     path: "/locks",
     label: "Locks",
+    // The fleet's gem (8 unless `extensions: { uniqueJobs: { gem: 9 } }`), as the worker's option reads it.
+    settings: (raw) => resolveConfig((raw ?? {}) as UniqueJobsOptions),
     routes: [
       { method: "GET", pattern: /^\/locks$/, title: "Locks", page: lazy(pages, "locksPage") },
       {

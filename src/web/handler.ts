@@ -39,7 +39,6 @@ import { queuePage, queuesPage } from "./pages/queues.js";
 import type { WebRequest } from "./request.js";
 import type { Route, WebTab } from "./route.js";
 import { addons } from "../addon/registry.js";
-import { resolveConfig, type UniqueJobsOptions } from "../unique-jobs/config.js";
 import { entriesForKey } from "./set-entries.js";
 
 /** Options of the dashboard: the Redis, base path, read-only mode and the `authorize` hook. */
@@ -65,13 +64,34 @@ export interface WebOptions {
    */
   csrfSecret?: string | Buffer;
   /**
-   * The Cron tab's namespaces, like sidekiq-cron's `available_namespaces` given
-   * as an Array. Default: every `cron_jobs:<namespace>` key found by SCAN (`:auto`),
-   * which walks the whole keyspace on each visit.
+   * Each extension's own options, by its name (docs/WEB.md): `cron:
+   * { namespaces: ["default", "billing"] }` (sidekiq-cron's
+   * `available_namespaces`; default: every namespace found by SCAN),
+   * `uniqueJobs: { gem: 9 }` (the fleet's sidekiq-unique-jobs; default 8).
    */
+  extensions?: Record<string, unknown>;
+  /** @deprecated `extensions: { cron: { namespaces } }`. */
   cronNamespaces?: string[];
-  /** The fleet's sidekiq-unique-jobs setup for the Locks tab (gem 8 unless `{ gem: 9 }`). */
-  uniqueJobs?: Pick<UniqueJobsOptions, "gem" | "maxHistory">;
+  /** @deprecated `extensions: { uniqueJobs }`. */
+  uniqueJobs?: { gem?: 8 | 9; maxHistory?: number };
+}
+
+/** Each extension's options resolved by the extension itself; the two names of earlier releases read as theirs. */
+export function extensionSettings(options: WebOptions): Map<string, unknown> {
+  const given: Record<string, unknown> = {
+    ...(options.cronNamespaces ? { cron: { namespaces: options.cronNamespaces } } : {}),
+    ...(options.uniqueJobs ? { uniqueJobs: options.uniqueJobs } : {}),
+    ...options.extensions,
+  };
+  const named = new Set(ADDON_TABS.map((t) => t.name));
+  const unknown = Object.keys(given).filter((k) => !named.has(k));
+  if (unknown.length > 0)
+    throw new Error(
+      `createWebHandler: no dashboard extension is named ${unknown.map((k) => `"${k}"`).join(", ")} (extensions: ${[...named].join(", ")})`,
+    );
+  const out = new Map<string, unknown>();
+  for (const t of ADDON_TABS) if (t.name) out.set(t.name, t.settings ? t.settings(given[t.name]) : given[t.name]);
+  return out;
 }
 
 /** A request handler serving the dashboard under its base path. */
@@ -113,7 +133,7 @@ function setRoutes(name: string, view: SetView): Route[] {
 }
 
 /** The tabs the add-ons contribute, shown always (with an empty state) as Ruby's Web UI shows them once the gems are loaded. */
-const ADDON_TABS: WebTab[] = addons().flatMap((a) => (a.web ? [a.web] : []));
+const ADDON_TABS: WebTab[] = addons().flatMap((a) => (a.web ? [{ name: a.name, ...a.web }] : []));
 
 /** The navigation: the dashboard's own tabs, then the add-ons'. */
 const TABS: readonly Tab[] = [...CORE_TABS, ...ADDON_TABS.map((t): Tab => [t.path, t.label])];
@@ -201,12 +221,13 @@ function normalizeBase(b: string | undefined): string {
 /** The dashboard as a `(req, res, next?)` handler for node:http, Express, Fastify or Hono (docs/WEB.md). */
 export function createWebHandler(options: WebOptions): WebHandler {
   if (!options.api && options.redis === undefined) throw new Error("createWebHandler: pass `redis` or `api`");
+  // Checked before a connection is opened: a refused option leaves nothing holding the process.
+  const extensions = extensionSettings(options);
   const api = options.api ?? new SidekiqApi({ ...options.apiOptions, redis: options.redis! });
   const ownsApi = !options.api;
   const base = normalizeBase(options.basePath);
   const readOnly = options.readOnly === true;
   const pollSeconds = options.pollSeconds ?? 5;
-  const uniqueJobs = resolveConfig(options.uniqueJobs ?? {});
   const secret = options.csrfSecret === undefined ? newSecret() : Buffer.from(options.csrfSecret);
   if (secret.length < 32) throw new Error("createWebHandler: csrfSecret must be at least 32 bytes");
 
@@ -296,8 +317,7 @@ export function createWebHandler(options: WebOptions): WebHandler {
         csrf: "",
         readOnly,
         pollSeconds,
-        uniqueJobs,
-        ...(options.cronNamespaces ? { cronNamespaces: options.cronNamespaces } : {}),
+        extensions,
         form: new URLSearchParams(),
       };
       if (route.action) {

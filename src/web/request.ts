@@ -1,7 +1,6 @@
 // What every page and action of the dashboard receives.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { SidekiqApi } from "../api/sidekiq-api.js";
-import type { UniqueJobsConfig } from "../unique-jobs/config.js";
 
 export interface WebRequest {
   req: IncomingMessage;
@@ -19,10 +18,8 @@ export interface WebRequest {
   readOnly: boolean;
   /** Seconds between the dashboard's live updates. */
   pollSeconds: number;
-  /** The fleet's sidekiq-unique-jobs setup (the Locks tab). */
-  uniqueJobs?: UniqueJobsConfig;
-  /** The Cron tab's namespaces when given (else found by SCAN). */
-  cronNamespaces?: string[];
+  /** The dashboard extensions' resolved options, by name (WebTab.settings). */
+  extensions: ReadonlyMap<string, unknown>;
   /** A form's fields (POST only). */
   form: URLSearchParams;
 }

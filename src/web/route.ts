@@ -16,12 +16,24 @@ export interface Route {
   action?: Action;
 }
 
-/** A tab of the dashboard's navigation and the routes behind it. */
+/**
+ * A dashboard extension (Sidekiq::Web's `register_extension`): a tab of the
+ * navigation, the routes behind it, and its own options, which the dashboard
+ * carries without reading them.
+ */
 export interface WebTab {
   /** The tab's path, e.g. "/cron"; its routes live at and below it. */
   path: string;
   label: string;
   routes: Route[];
+  /** Its name in `WebOptions.extensions` (the add-on's name, e.g. "cron"). */
+  name?: string;
+  /**
+   * Its options (`WebOptions.extensions[name]`, undefined when not given) as
+   * its pages read them, resolved once when the handler is made; throws on a
+   * bad value, so the handler refuses it at once.
+   */
+  settings?(raw: unknown): unknown;
 }
 
 /** A page or action from a module loaded on first use, so a worker that never serves the dashboard never loads it. */

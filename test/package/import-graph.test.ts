@@ -9,20 +9,20 @@ import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
-/** Add-ons: plug-ins the core never imports; they attach through its seams (middleware, handlers, services, events). */
-const ADD_ONS = [
-  "src/cron",
-  "src/unique-jobs",
-  "src/iterable",
-  "src/metrics",
-  "src/tracing",
-  "src/scheduler",
-  "src/throttled",
-];
+/** The gems' add-ons: entries of src/addon/registry.ts, reached by everything else only through it. */
+const GEM_ADD_ONS = ["src/cron", "src/unique-jobs", "src/scheduler", "src/throttled"];
+/**
+ * What else plugs into the server through its seams (middleware, handlers,
+ * services, events): metrics and tracing (tools), and Sidekiq's own
+ * IterableJob, which the worker wires.
+ */
+const PLUGGED_IN = ["src/iterable", "src/metrics", "src/tracing"];
+/** The layers that use add-ons: they reach them through the registry alone. */
+const THROUGH_THE_REGISTRY = ["src/web", "src/cli", "src/migration", "src/worker"];
 /** Layers above the server: the composition root src/worker/ sits above it and assembles it with the add-ons; the API, migration, dashboard and CLI use it. */
 const UPPER_LAYERS = ["src/web", "src/cli", "src/migration", "src/worker", "src/api"];
 /** What src/server/ must not import. */
-const SERVER_MUST_NOT_IMPORT = [...ADD_ONS, ...UPPER_LAYERS];
+const SERVER_MUST_NOT_IMPORT = [...GEM_ADD_ONS, ...PLUGGED_IN, ...UPPER_LAYERS];
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -167,6 +167,13 @@ describe("the import graph of src/", () => {
       .filter((e) => under(e.from, "src/server") && SERVER_MUST_NOT_IMPORT.some((f) => under(e.to, f)))
       .map(edgeText);
     expect(offending, `src/server/ imports what it must not:\n${offending.join("\n")}`).toEqual([]);
+  });
+
+  it("the dashboard, the CLI, the migration tools and the worker reach the gems' add-ons only through the registry", () => {
+    const offending = edges
+      .filter((e) => THROUGH_THE_REGISTRY.some((f) => under(e.from, f)) && GEM_ADD_ONS.some((f) => under(e.to, f)))
+      .map(edgeText);
+    expect(offending, `add-ons imported past the registry:\n${offending.join("\n")}`).toEqual([]);
   });
 
   it("src/wire/ imports nothing outside src/wire/ (the ground layer)", () => {

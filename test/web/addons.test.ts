@@ -4,6 +4,7 @@
 import type { Redis } from "ioredis";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CronApi } from "../../src/cron/cron-api.js";
+import { createWebHandler, extensionSettings } from "../../src/web/handler.js";
 import { useWebTestServer } from "./web-test-server.js";
 
 const web = useWebTestServer();
@@ -108,7 +109,7 @@ describe("Cron tab", () => {
   it("with the namespaces given, lists those and default without scanning for others", async () => {
     await cron().create({ name: "a", cron: "0 * * * *", class: "A", namespace: "billing" });
     await cron().create({ name: "b", cron: "0 * * * *", class: "B", namespace: "hidden" });
-    const base = await serve({ cronNamespaces: ["billing", "empty"] });
+    const base = await serve({ extensions: { cron: { namespaces: ["billing", "empty"] } } });
     const { body } = await session(`${base}/cron`);
     const cards = /id="cron-namespaces">([\s\S]*?)<\/div>/.exec(body)![1]!;
     const shown = [...cards.matchAll(/<span class="desc">([^<]+)<\/span>/g)].map((m) => m[1]);
@@ -210,7 +211,7 @@ describe("Locks tab", () => {
   it("gem 9: deletes the :LOCKED hash and the digest", async () => {
     await redis.zadd("uniquejobs:digests", String(Date.now()), "uniquejobs:v9");
     await redis.hset("uniquejobs:v9:LOCKED", "j9", JSON.stringify({ type: "until_executed" }));
-    const base = await serve({ uniqueJobs: { gem: 9 } });
+    const base = await serve({ extensions: { uniqueJobs: { gem: 9 } } });
     const s = await session(`${base}/locks/uniquejobs%3Av9`);
     expect(s.body).toContain('data-jid="j9"');
     expect((await post(base, "/locks/uniquejobs%3Av9/delete", s)).status).toBe(303);
@@ -225,5 +226,26 @@ describe("Locks tab", () => {
     expect(s.body).not.toContain('method="post"');
     expect((await post(base, "/locks/delete-all", s)).status).toBe(403);
     expect(await redis.zcard("uniquejobs:digests")).toBe(1);
+  });
+});
+
+describe("extension options", () => {
+  it("are refused at once when no extension has the name, or the tab refuses the value", () => {
+    const redis = "redis://127.0.0.1:1";
+    expect(() => createWebHandler({ redis, extensions: { crons: {} } })).toThrow(
+      /no dashboard extension is named "crons" \(extensions: .*cron.*uniqueJobs/,
+    );
+    expect(() => createWebHandler({ redis, extensions: { cron: { namespaces: "default" } } })).toThrow(
+      /the Cron tab takes \{ namespaces\?: string\[\] \}/,
+    );
+  });
+
+  it("the names of earlier releases still reach their tabs", () => {
+    expect(
+      Object.fromEntries(extensionSettings({ cronNamespaces: ["billing"], uniqueJobs: { gem: 9 } })),
+    ).toMatchObject({
+      cron: { namespaces: ["billing"] },
+      uniqueJobs: { gem: 9 },
+    });
   });
 });

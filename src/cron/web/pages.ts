@@ -3,6 +3,7 @@
 // next fire time) with Enqueue Now / Enable / Disable / Delete for one job or
 // all, and one job's details with its jid history. Read through CronApi on
 // the gem's own keys, so it lists what `Sidekiq::Cron::Job.all` lists.
+import type { CronWebSettings } from "./settings.js";
 import { CronApi } from "../cron-api.js";
 import type { CronJob } from "../cron-job.js";
 import { DEFAULT_NAMESPACE } from "../keys.js";
@@ -61,9 +62,8 @@ export async function cronPage(w: WebRequest): Promise<Html> {
   const ns = w.params[0] ?? DEFAULT_NAMESPACE;
   const cron = cronApi(w);
   // Like Namespace.all: the configured ones (or all found) and "default".
-  const namespaces = w.cronNamespaces
-    ? [...new Set([...w.cronNamespaces, DEFAULT_NAMESPACE])].sort()
-    : await cron.namespaces();
+  const given = (w.extensions.get("cron") as CronWebSettings | undefined)?.namespaces;
+  const namespaces = given ? [...new Set([...given, DEFAULT_NAMESPACE])].sort() : await cron.namespaces();
   const counts = await Promise.all(namespaces.map((n) => cron.count(n)));
   const { jobs, unreadable } = await cron.list(ns);
   jobs.sort((a, b) => (sortName(a) < sortName(b) ? -1 : sortName(a) > sortName(b) ? 1 : 0));

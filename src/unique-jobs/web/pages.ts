@@ -13,7 +13,7 @@ import { href, type WebRequest } from "../../web/request.js";
 
 /** The fleet's gem (8 unless the handler was told 9). */
 export function uniqueJobsConfig(w: WebRequest): UniqueJobsConfig {
-  return w.uniqueJobs ?? resolveConfig({});
+  return (w.extensions.get("uniqueJobs") as UniqueJobsConfig | undefined) ?? resolveConfig({});
 }
 
 export const lockPath = (digest: string) => `/locks/${encodeURIComponent(digest)}`;
