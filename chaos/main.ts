@@ -24,6 +24,7 @@ import {
   workerUnderLatency,
 } from "./network-scenarios.js";
 import { cronClaimKill, schedulerClaimBlackhole, schedulerClaimKill } from "./addon-claim-scenarios.js";
+import { moveResetMidBatch, pollerThroughBlackhole, retryAllThroughBlackhole } from "./network-tool-scenarios.js";
 import { cronClaimSentinelKill, schedulerClaimSentinelKill } from "./claim-sentinel-scenarios.js";
 import { throttledBlackhole, throttledKill9, throttledSentinelKill } from "./throttle-scenarios.js";
 import {
@@ -43,7 +44,10 @@ const fixtures = installFixtures(roots[target.suite]!, runId);
 const backend = new LocalBackend(roots, fixtures, join(tmpdir(), runId), "redis://127.0.0.1");
 
 const results: ScenarioResult[] = [];
+// `--only <text>`: the scenarios whose name holds it (a row run again by hand).
+const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
 const run = async (name: string, f: () => Promise<ScenarioResult>) => {
+  if (only !== undefined && !name.includes(only)) return;
   console.error(`running: ${name}`);
   const r = await f();
   results.push(r);
@@ -60,11 +64,21 @@ try {
         await run(`worker, ${fault}, ${system}`, () => workerThroughFault(backend, target, system, fault));
     for (const system of ["node-reliable", "node-basic", "ruby"] as const)
       await run(`worker, 150 ms latency, ${system}`, () => workerUnderLatency(backend, target, system));
+    for (const fault of ["reset", "cut"] as const)
+      for (const system of ["node-reliable", "node-basic", "ruby"] as const)
+        await run(`worker, ${fault}, ${system}`, () => workerThroughFault(backend, target, system, fault));
     for (const system of ["node", "ruby"] as const)
       await run(`client, blackhole, ${system}`, () => clientThroughBlackhole(backend, target, system));
+    for (const system of ["node", "ruby"] as const)
+      await run(`bulk client, blackhole, ${system}`, () => clientThroughBlackhole(backend, target, system, 100));
     for (const system of ["node-reliable", "ruby"] as const)
       await run(`scheduled poller, blackhole, ${system}`, () => scheduledThroughBlackhole(backend, target, system));
     await run("sidekiq-scheduler claims, blackhole (Node)", () => schedulerClaimBlackhole());
+    for (const system of ["node-cron", "ruby-cron", "ruby-scheduler"] as const)
+      await run(`poller, blackhole, ${system}`, () => pollerThroughBlackhole(backend, target, fixtures, system));
+    for (const system of ["node", "ruby"] as const)
+      await run(`retry all, blackhole, ${system}`, () => retryAllThroughBlackhole(backend, target, system));
+    await run("migrate move, reset mid-batch", () => moveResetMidBatch());
     await run("unique-jobs locks, blackhole (Node)", () => uniqueLockBlackhole());
     await run("throttled slots, blackhole (Node)", () => throttledBlackhole());
   } else {

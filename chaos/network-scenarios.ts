@@ -14,11 +14,18 @@ import type { SidekiqTarget } from "../harness/versions.js";
 import { Client } from "../src/client/client.js";
 import { count, runsSettled, type ScenarioResult, sleep, spawnNodeWorker, stopChild, until } from "./scenarios.js";
 
-export type NetworkFault = "blackhole" | "partition";
+/** `reset`, `cut`: the next reply carrying a job is reset (RST) or cut in the middle of its payload (then silent). */
+export type NetworkFault = "blackhole" | "partition" | "reset" | "cut";
 export type NetworkSystem = "node-reliable" | "node-basic" | "ruby";
 
 const QUEUE = "net";
 const PARTITION_SECONDS = 20;
+const FAULT_NAMES: Record<NetworkFault, string> = {
+  blackhole: "flows blackholed",
+  partition: `partition ${PARTITION_SECONDS} s, then heal`,
+  reset: "a fetch reply reset mid-way (RST)",
+  cut: "a fetch reply cut mid-job, then silent",
+};
 
 interface Running {
   label: string;
@@ -108,6 +115,8 @@ export async function workerThroughFault(
   try {
     await until("jobs to flow", async () => (await redis.llen("chaos:runs")) >= 40, 60_000);
     if (fault === "blackhole") proxy.blackhole();
+    else if (fault === "reset") proxy.resetMidReply("ChaosJob");
+    else if (fault === "cut") proxy.cutMidBulk("ChaosJob");
     else proxy.partition();
     if (fault === "partition") {
       await sleep(PARTITION_SECONDS * 1000);
@@ -137,14 +146,14 @@ export async function workerThroughFault(
     const counted = await count(redis, sent);
     const processes = await redis.scard("processes");
     return {
-      scenario: fault === "blackhole" ? "flows blackholed" : `partition ${PARTITION_SECONDS} s, then heal`,
+      scenario: FAULT_NAMES[fault],
       system: worker.label,
       sent: sent.length,
       ...counted,
       recoverySeconds: resumed,
       notes:
         `jobs flow again ${Number.isNaN(resumed) ? "never (90 s)" : `${resumed.toFixed(1)} s`} after the ` +
-        `${fault === "blackhole" ? "fault" : "heal"}; heartbeat back ${Number.isNaN(beatBack) ? "never (90 s)" : `${beatBack.toFixed(1)} s`}; ` +
+        `${fault === "partition" ? "heal" : "fault"}; heartbeat back ${Number.isNaN(beatBack) ? "never (90 s)" : `${beatBack.toFixed(1)} s`}; ` +
         `${proxy.connections} connections through the proxy; ${processes} process(es) in the process set at the end`,
     };
   } finally {
@@ -208,6 +217,7 @@ export async function clientThroughBlackhole(
   backend: SidekiqBackend,
   target: SidekiqTarget,
   system: "node" | "ruby",
+  bulk = 0,
 ): Promise<ScenarioResult> {
   const server = await startRedis();
   const url = `${server.url}/0`;
@@ -218,7 +228,7 @@ export async function clientThroughBlackhole(
     setTimeout(() => proxy.blackhole(), 3000);
     if (system === "ruby") {
       const r = await backend.runRuby(target, "lib/network_push_loop.rb", [], {
-        env: { REDIS_URL: `${proxy.url}/0`, PUSH_SECONDS: "15" },
+        env: { REDIS_URL: `${proxy.url}/0`, PUSH_SECONDS: "15", PUSH_BULK: String(bulk) },
         timeoutMs: 120_000,
       });
       for (const line of r.stdout.trim().split("\n")) {
@@ -230,7 +240,11 @@ export async function clientThroughBlackhole(
       const end = Date.now() + 15_000;
       while (Date.now() < end) {
         const at = Date.now();
-        const outcome = await client.push({ class: "ChaosJob", queue: "netpush", args: [0] }).then(
+        const pushed =
+          bulk > 0
+            ? client.pushBulk({ class: "ChaosJob", queue: "netpush", args: Array.from({ length: bulk }, () => [0]) })
+            : client.push({ class: "ChaosJob", queue: "netpush", args: [0] });
+        const outcome = await pushed.then(
           () => "ok",
           (e: Error) => e.name,
         );
@@ -242,11 +256,12 @@ export async function clientThroughBlackhole(
     const longest = pushes.reduce((a, b) => (b.ms > a.ms ? b : a), pushes[0]!);
     const failed = pushes.filter((p) => p.outcome !== "ok");
     const written = await redis.llen("queue:netpush");
-    const ok = pushes.length - failed.length;
+    const ok = (pushes.length - failed.length) * Math.max(1, bulk);
     return {
-      scenario: "a push every 50 ms, flows blackholed",
+      scenario:
+        bulk > 0 ? `a bulk push of ${bulk} every 50 ms, flows blackholed` : "a push every 50 ms, flows blackholed",
       system: system === "ruby" ? `Ruby Sidekiq ${target.version} client` : "sidekiq-bridge Client",
-      sent: pushes.length,
+      sent: pushes.length * Math.max(1, bulk),
       completed: written,
       lost: Math.max(0, ok - written),
       duplicated: Math.max(0, written - ok),
@@ -254,7 +269,7 @@ export async function clientThroughBlackhole(
       notes:
         `longest push ${(longest.ms / 1000).toFixed(1)} s (${longest.outcome}); ${failed.length} failed` +
         (failed.length ? ` (${[...new Set(failed.map((f) => f.outcome))].join(", ")})` : "") +
-        `; ${written} jobs in the queue for ${ok} pushes that succeeded`,
+        `; ${written} jobs in the queue for ${ok} jobs of pushes that succeeded`,
     };
   } finally {
     await proxy.close();
