@@ -40,7 +40,7 @@ export class FetchAhead {
   /** How many jobs fetched ahead may wait for a slot: a batch per lane (0: never fetch ahead). */
   limit = 0;
   /** The last fetch found as many jobs as it asked for: the queues have a backlog. */
-  backlog = false;
+  private backlog = false;
   /** Moving average of a job's time in the processor (ms); Infinity before the first. */
   private jobMs = Infinity;
   private timer?: NodeJS.Timeout | undefined;
@@ -51,6 +51,11 @@ export class FetchAhead {
 
   get length(): number {
     return this.waiting.length;
+  }
+
+  /** The last fetch asked for `want` and got `got` jobs (undefined: it failed): all of them means a backlog. */
+  fetched(want: number, got: number | undefined): void {
+    this.backlog = got === want;
   }
 
   /** How many jobs may wait here beyond the slots: a batch per lane, while jobs are short and the queues have a backlog. */

@@ -12,7 +12,7 @@ import type { Fetcher, UnitOfWork } from "./fetch.js";
 import { FetchAhead } from "./fetch-ahead.js";
 import { defaultFetchLanes, FetchLanes, laneBatch, spareLanes } from "./fetch-lanes.js";
 import { LazyAbort } from "./lazy-abort.js";
-import { backoffPause, newSlots } from "./slots.js";
+import { Slots } from "./slots.js";
 import type { WorkerEvents } from "./events.js";
 import type { Logger } from "../logging/logger.js";
 import { type ProcessorDeps, type ProcessResult, processJob } from "./processor.js";
@@ -68,7 +68,7 @@ export class Manager {
   private state: State = "new";
   private readonly lanes: FetchLanes;
   private readonly inFlight = new Map<string, InFlight>();
-  private readonly slots = newSlots();
+  private readonly slots: Slots;
   private loops: Promise<void>[] = [];
   private jobDone?: () => void;
   /** Jobs fetched ahead, waiting for a slot. */
@@ -76,6 +76,7 @@ export class Manager {
 
   constructor(private readonly o: ManagerOptions) {
     this.lanes = new FetchLanes(o.logger);
+    this.slots = new Slots(o.capsule.concurrency);
     this.ahead = new FetchAhead({
       running: () => this.state === "running",
       wake: () => this.lanes.wake(),
@@ -224,7 +225,7 @@ export class Manager {
     // Free slots, and room for jobs fetched ahead (a whole batch at a time:
     // a fetch for one job costs more Redis commands than a batch's share).
     const room = () => {
-      const free = cap.concurrency - slots.busy - slots.reserved - this.ahead.length;
+      const free = slots.free(this.ahead.length);
       const ahead = this.ahead.room();
       if (free > 0 || ahead === 0) return free;
       return free + ahead >= perLane ? free + ahead : 0;
@@ -243,7 +244,7 @@ export class Manager {
       // fast queue settles into fetching 9 jobs, then 1, then 9. A fetch
       // ahead goes at once instead: its round trip then overlaps the jobs
       // just started, which would otherwise all finish before it was sent.
-      if (cap.concurrency - slots.busy - slots.reserved - this.ahead.length > 0) {
+      if (slots.free(this.ahead.length) > 0) {
         await new Promise<void>((r) => process.nextTick(r));
         if (this.state !== "running") break;
       }
@@ -251,15 +252,15 @@ export class Manager {
         await this.lanes.reclaim(() => this.held());
         continue;
       }
-      if (slots.backoffMs > 0) {
-        await backoffPause(slots);
+      if (slots.backingOff) {
+        await slots.pause();
         if (this.state !== "running") break;
       }
       // Counted after any pause: the other lane may have taken slots meanwhile.
       const want = Math.min(room(), perLane);
       if (want <= 0) continue;
       let fetched: UnitOfWork[] | undefined;
-      slots.reserved += want;
+      slots.reserve(want);
       this.lanes.begin(fetch);
       const sent = performance.now();
       try {
@@ -270,7 +271,7 @@ export class Manager {
         if (want > 1 && fetched.length === want) this.lanes.noteRoundTrip(seconds * 1000);
         this.o.events?.emit("fetch", { capsule: cap.name, seconds, jobs: fetched.length });
       } catch (e) {
-        this.ahead.backlog = false;
+        this.ahead.fetched(want, undefined);
         if (this.state === "running") {
           this.o.events?.emit("fetch:error", { capsule: cap.name, error: e });
           this.lanes.reclaimNeeded = true;
@@ -278,7 +279,7 @@ export class Manager {
           if (!isConnectionError(e)) this.o.logger.warn("fetch failed; retrying", { error: (e as Error).message });
         }
       } finally {
-        slots.reserved -= want;
+        slots.unreserve(want);
         this.lanes.end(fetch);
         this.lanes.wake();
       }
@@ -287,7 +288,7 @@ export class Manager {
         await new Promise((r) => setTimeout(r, 1000));
         continue;
       }
-      this.ahead.backlog = fetched.length === want;
+      this.ahead.fetched(want, fetched.length);
       if (fetched.length === 0) continue;
       if (this.state !== "running") {
         // Fetched after quiet was requested: hand them back, they run next.
@@ -299,7 +300,7 @@ export class Manager {
         break;
       }
       for (const uow of fetched) {
-        if (slots.busy < cap.concurrency) this.run(uow, fetch);
+        if (slots.open) this.run(uow, fetch);
         else this.ahead.wait(uow, fetch);
       }
     }
@@ -316,7 +317,7 @@ export class Manager {
     const tid = this.o.nextTid();
     const job: InFlight = { uow, fetcher: fetch, abort: new LazyAbort(), startedAt: Date.now() };
     this.inFlight.set(tid, job);
-    this.slots.busy++;
+    this.slots.take();
     void this.runJob(tid, job);
   }
 
@@ -324,7 +325,7 @@ export class Manager {
   private release(job: InFlight): void {
     if (job.released) return;
     job.released = true;
-    this.slots.busy--;
+    this.slots.release();
     const next = this.state === "running" ? this.ahead.next() : undefined;
     if (next) this.run(next.uow, next.fetcher);
     this.lanes.wake();
@@ -350,14 +351,11 @@ export class Manager {
       if (job.abort.aborted) return;
       job.settled = true;
       if (result === "hand-back") {
-        slots.backoffMs = Math.min(Math.max(slots.backoffMs * 2, 100), 5000);
+        slots.handedBack();
         await fetch.handBack(uow);
         return;
       }
-      if (slots.backoffMs > 0) {
-        slots.backoffMs = 0;
-        for (const end of [...slots.backoffEnds]) end();
-      }
+      slots.ran();
       this.release(job);
       // Bookkeeping survives a Redis outage: retry for up to a minute, backing off.
       const deadline = Date.now() + 60_000;
