@@ -80,8 +80,12 @@ export interface Addon<Option = unknown, Name extends string = string> {
   readonly payloadKeys?: readonly string[];
   /** Plugs the add-on into a worker; `option` is its WorkerOptions value (`true` when on by default). */
   install?(seams: AddonSeams, option: Exclude<Option, false | undefined>): void;
-  /** Recognises this add-on's server middleware when a user adds it by hand (`worker.use(...)`). */
-  ownsMiddleware?(mw: ServerMiddleware): boolean;
+  /**
+   * The name of its server middleware in the worker's chain (middleware-chain.ts
+   * `named`): a user who adds it by hand (`worker.use(...)`) runs the add-on,
+   * as Sidekiq's `server_middleware.exists?` tells.
+   */
+  readonly middleware?: string;
   /** What `migrate audit` reads and says about this add-on, per queue. */
   readonly audit?: AuditCheck;
   /** Its dashboard tab: the navigation link and its routes (pages loaded on first use). */

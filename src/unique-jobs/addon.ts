@@ -6,7 +6,7 @@ import type { Addon } from "../addon/addon.js";
 import { lazy } from "../web/route.js";
 import { uniqueJobsAudit } from "./audit.js";
 import { resolveConfig, type UniqueJobsOptions } from "./config.js";
-import { isUniqueJobsMiddleware } from "./marker.js";
+import { UNIQUE_JOBS_MIDDLEWARE } from "./marker.js";
 import { uniqueJobs } from "./server.js";
 
 /** The fields the gem's client middleware writes into a payload (SidekiqUniqueJobs::Job.prepare and the lock options). */
@@ -63,7 +63,7 @@ export const uniqueJobsAddon: Addon<boolean | UniqueJobsOptions, "uniqueJobs"> =
     seams.useServer(u.middleware);
     seams.onDeath(u.onDeath);
   },
-  ownsMiddleware: isUniqueJobsMiddleware,
+  middleware: UNIQUE_JOBS_MIDDLEWARE,
   audit: uniqueJobsAudit,
   // The gem's Web UI tab.
   web: {

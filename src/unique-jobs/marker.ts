@@ -1,14 +1,15 @@
 // How a worker tells that sidekiq-unique-jobs support is in its middleware
-// chain when a user adds it by hand (`worker.use(uniqueJobs().middleware)`).
+// chain when a user adds it by hand (`worker.use(uniqueJobs().middleware)`):
+// its name in the chain, the gem's server middleware class.
+import { middlewareName, named } from "../server/middleware-chain.js";
 import type { ServerMiddleware } from "../server/processor.js";
 
-export const UNIQUE_JOBS_MIDDLEWARE = Symbol.for("sidekiq-bridge.unique-jobs");
+export const UNIQUE_JOBS_MIDDLEWARE = "SidekiqUniqueJobs::Middleware::Server";
 
 export function markUniqueJobs(mw: ServerMiddleware): ServerMiddleware {
-  Object.defineProperty(mw, UNIQUE_JOBS_MIDDLEWARE, { value: true });
-  return mw;
+  return named(UNIQUE_JOBS_MIDDLEWARE, mw);
 }
 
 export function isUniqueJobsMiddleware(mw: ServerMiddleware): boolean {
-  return (mw as unknown as Record<symbol, unknown>)[UNIQUE_JOBS_MIDDLEWARE] === true;
+  return middlewareName(mw) === UNIQUE_JOBS_MIDDLEWARE;
 }

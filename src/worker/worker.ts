@@ -9,6 +9,7 @@ import type { Addon, AddonSeams } from "../addon/addon.js";
 import { addons, type AddonOptions } from "../addon/registry.js";
 import { Client } from "../client/client.js";
 import type { ClientMiddleware } from "../client/middleware.js";
+import { MiddlewareChain } from "../server/middleware-chain.js";
 import { resolveWorkerConfig, type WorkerConfig } from "../config/resolve.js";
 import type { CoreWorkerOptions } from "../config/worker-options.js";
 import { type IterableJob, type IterableOptions, iterableHandler } from "../iterable/iterable.js";
@@ -48,7 +49,8 @@ export class Worker {
   private readonly conn: OwnedRedis;
   private readonly handlers = new Map<string, RegisteredHandler>();
   private readonly activeJobHandlers = new Map<string, RegisteredHandler>();
-  private readonly middleware: ServerMiddleware[] = [];
+  /** Sidekiq's `server_middleware`: add, remove, exists, insertBefore, insertAfter. */
+  readonly serverMiddleware = new MiddlewareChain<ServerMiddleware>();
   private readonly deathHandlers: DeathHandler[] = [];
   private readonly services: ServiceFactory[] = [];
   private readonly gates: JobGate[] = [];
@@ -95,7 +97,7 @@ export class Worker {
     this.registry = {
       handlers: this.handlers,
       activeJobHandlers: this.activeJobHandlers,
-      middleware: this.middleware,
+      middleware: this.serverMiddleware.entries,
       deathHandlers: this.deathHandlers,
       services: this.services,
       markers: [],
@@ -119,7 +121,7 @@ export class Worker {
     const seams: AddonSeams = {
       config: this.config,
       logger: this.logger,
-      useServer: (mw) => void this.middleware.push(mw),
+      useServer: (mw) => void this.serverMiddleware.add(mw),
       useClient: (mw) => void clientMiddleware.push(mw),
       onDeath: (h) => void this.deathHandlers.push(h),
       onError: (h) => void this.errorHandlers.push(h),
@@ -140,7 +142,7 @@ export class Worker {
 
   /** Whether the worker runs an add-on: installed from the options, or its middleware added by hand. */
   private runs(a: Addon<unknown>): boolean {
-    return this.installed.includes(a) || (!!a.ownsMiddleware && this.middleware.some(a.ownsMiddleware));
+    return this.installed.includes(a) || (!!a.middleware && this.serverMiddleware.exists(a.middleware));
   }
 
   /** The payload markers of add-ons this worker does not run: handed back, or run where the user opted out. */
@@ -163,7 +165,7 @@ export class Worker {
   /** One line at start: the add-ons this worker runs, and whose marked jobs it hands back. */
   private logAddons(markers: readonly PayloadMarker[]): void {
     const running = addons()
-      .filter((a) => this.runs(a) && (a.install || a.ownsMiddleware))
+      .filter((a) => this.runs(a) && (a.install || a.middleware))
       .map((a) => a.gem);
     const handedBack = [...new Set(markers.filter((m) => m.handBack).map((m) => m.addon))];
     this.logger.info(`add-ons: ${running.length ? running.join(", ") : "none"}`, {
@@ -260,7 +262,7 @@ export class Worker {
 
   /** Adds server middleware (Sidekiq's `server_middleware.add`). */
   use(mw: ServerMiddleware): this {
-    this.middleware.push(mw);
+    this.serverMiddleware.add(mw);
     return this;
   }
 
