@@ -12,6 +12,7 @@ import { Registry } from "prom-client";
 import { instrumentWorker } from "../src/metrics/prometheus.js";
 import { WorkerEvents } from "../src/server/events.js";
 import { JobLogger } from "../src/logging/job-logger.js";
+import { JobWatch } from "../src/server/job-watch.js";
 import { consoleLogger, formatJson } from "../src/logging/logger.js";
 import type { Worker } from "../src/worker/worker.js";
 import { JobRecord } from "../src/wire/job-record.js";
@@ -29,13 +30,18 @@ const records = Array.from({ length: JOBS }, (_, i) =>
   ),
 );
 
-function jobLogger(on: boolean, format: "json" | "text" = "json"): JobLogger {
+function jobLogger(on: boolean, format: "json" | "text" = "json"): JobWatch {
   const logger = consoleLogger({ level: on ? "info" : "warn", format, stream: sink });
-  return new JobLogger({ logger, events: new WorkerEvents(), errorHandlers: [], skip: !on });
+  return new JobWatch({
+    lines: new JobLogger({ logger, skip: !on }),
+    events: new WorkerEvents(),
+    errorHandlers: [],
+    logger,
+  });
 }
 
 /** start + done per job, ten at a time then a turn of the event loop (the log flush). */
-async function logs(jl: JobLogger): Promise<number> {
+async function logs(jl: JobWatch): Promise<number> {
   const c0 = process.cpuUsage();
   for (let i = 0; i < JOBS; i += 10) {
     for (let k = i; k < i + 10 && k < JOBS; k++) {

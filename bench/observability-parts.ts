@@ -22,6 +22,7 @@ import { Registry } from "prom-client";
 import { instrumentWorker } from "../src/metrics/prometheus.js";
 import { WorkerEvents } from "../src/server/events.js";
 import { JobLogger } from "../src/logging/job-logger.js";
+import { JobWatch } from "../src/server/job-watch.js";
 import { LazyAbort } from "../src/server/lazy-abort.js";
 import { consoleLogger } from "../src/logging/logger.js";
 import { processJob, type ProcessorDeps, type ServerMiddleware } from "../src/server/processor.js";
@@ -65,7 +66,12 @@ async function variant(name: string): Promise<{ deps: ProcessorDeps; done: () =>
   const on = (part: string) => name === "all" || name.startsWith(part);
   const events = new WorkerEvents();
   const logger = consoleLogger({ level: on("logs") ? "info" : "warn", format: "json", stream: sink });
-  const jobLogger = new JobLogger({ logger, events, errorHandlers: [], skip: !on("logs") });
+  const jobLogger = new JobWatch({
+    lines: new JobLogger({ logger, skip: !on("logs") }),
+    events,
+    errorHandlers: [],
+    logger,
+  });
   const middleware: ServerMiddleware[] = [];
   let done = () => {};
   if (on("tracing")) {
@@ -85,7 +91,12 @@ async function variant(name: string): Promise<{ deps: ProcessorDeps; done: () =>
     const fake = { on: (e: never, fn: never) => events.on(e, fn), slots: () => [] } as unknown as Worker;
     await instrumentWorker(fake, { registry: new Registry() });
   }
-  const deps = offlineProcessorDeps({ handlers: { NoopJob: () => {} }, logger, middleware, jobLogger });
+  const deps = offlineProcessorDeps({
+    handlers: { NoopJob: () => {} },
+    logger,
+    middleware,
+    observer: jobLogger,
+  });
   return { deps, done, traced: on("tracing") };
 }
 

@@ -4,7 +4,7 @@
 // needs Redis); stats and the running-job map are fresh.
 import type { Redis } from "ioredis";
 import { Stats } from "../src/server/execution-stats.js";
-import type { JobLogger } from "../src/logging/job-logger.js";
+import type { JobObserver } from "../src/server/job-observer.js";
 import type { RetryConfig } from "../src/server/job-retry.js";
 import type { Logger } from "../src/logging/logger.js";
 import type { ProcessorDeps, ServerMiddleware } from "../src/server/processor.js";
@@ -16,7 +16,8 @@ export function offlineProcessorDeps(o: {
   logger: Logger;
   middleware?: ServerMiddleware[];
   stopping?: () => boolean;
-  jobLogger?: JobLogger;
+  /** What watches each run (server/job-watch.ts: the job logger's lines, the events, the error handlers). */
+  observer?: JobObserver;
 }): ProcessorDeps {
   return {
     redis: undefined as unknown as Redis,
@@ -29,6 +30,6 @@ export function offlineProcessorDeps(o: {
     logger: o.logger,
     work: new Map(),
     stopping: o.stopping ?? (() => false),
-    ...(o.jobLogger ? { observer: o.jobLogger } : {}),
+    ...(o.observer ? { observer: o.observer } : {}),
   };
 }

@@ -1,11 +1,9 @@
-// Sidekiq's JobLogger and what else watches a job run: the `start`, `done`
-// and `fail` lines with the job's context (tid, class, jid, bid, tags,
-// elapsed), the worker's job events, and Sidekiq's error handlers. The
-// worker plugs it into the processor's job-observer seam
-// (server/job-observer.ts), as Sidekiq's `config[:job_logger]`.
+// Sidekiq's JobLogger, and only that (sidekiq/job_logger.rb): the `start`,
+// `done` and `fail` lines with the job's context (tid, class, jid, bid, tags,
+// elapsed), and the logger a handler gets with that context bound. The
+// server's job watch (server/job-watch.ts) calls it around each run, beside
+// the job events and the error handlers.
 import type { JobRecord } from "../wire/job-record.js";
-import type { JobEventBase, JobFinishedEvent, WorkerEvents } from "../server/events.js";
-import type { ErrorHandler, JobObserver, JobRun } from "../server/job-observer.js";
 import {
   isLogLevel,
   jobLineWriter,
@@ -15,12 +13,36 @@ import {
   type Logger,
   withContext,
 } from "./logger.js";
-import type { RetryOutcome } from "../server/job-retry.js";
+
+/** A job about to run: what its lines name. */
+export interface JobStart {
+  jid: string;
+  className: string;
+  queue: string;
+  tid: string;
+  record: JobRecord;
+}
+
+/** One job's run as its lines see it. */
+export interface LoggedRun extends JobStart {
+  /** The logger with the job's context bound (what the handler gets as ctx.logger). */
+  logger: Logger;
+  /** Whether info lines are on for this job (its `log_level`). */
+  logInfo: boolean;
+}
+
+/** What writes a job's lines (JobLogger, or a user's own). */
+export interface JobLines {
+  /** Sidekiq's `prepare` and the `start` line. */
+  start(job: JobStart): LoggedRun;
+  /** The `done` line; `elapsed` in seconds. */
+  done(run: LoggedRun, elapsed: number): void;
+  /** The `fail` line. */
+  fail(run: LoggedRun, elapsed: number): void;
+}
 
 export interface JobLoggerOptions {
   logger: Logger;
-  events: WorkerEvents;
-  errorHandlers: readonly ErrorHandler[];
   /** Sidekiq's `skip_default_job_logging`: no start/done/fail lines. */
   skip?: boolean;
   /** Sidekiq's `logged_job_attributes` (default bid, tags): payload keys added to the context. */
@@ -43,7 +65,7 @@ function jobLevel(record: JobRecord): number | undefined {
  * asks for it (most never log), and the `done`/`fail` lines merge the
  * context themselves, with the same keys in the same order.
  */
-class Run implements JobRun {
+class Run implements LoggedRun {
   private bound: Logger | undefined;
   constructor(
     readonly jid: string,
@@ -73,7 +95,7 @@ class Run implements JobRun {
   }
 }
 
-export class JobLogger implements JobObserver {
+export class JobLogger implements JobLines {
   private readonly attributes: readonly string[];
   private readonly jobLine: JobLineWriter | undefined;
   constructor(private readonly o: JobLoggerOptions) {
@@ -82,18 +104,18 @@ export class JobLogger implements JobObserver {
   }
 
   /** Sidekiq's `prepare` and the `start` line. */
-  start(base: JobEventBase): JobRun {
-    const ctx: LogContext = { tid: base.tid, class: base.className, jid: base.jid };
+  start(job: JobStart): LoggedRun {
+    const ctx: LogContext = { tid: job.tid, class: job.className, jid: job.jid };
     let plain = true;
     for (const a of this.attributes) {
-      const v = base.record.get(a);
+      const v = job.record.get(a);
       if (v === undefined) continue;
       ctx[a] = v;
       plain = false;
     }
-    const level = jobLevel(base.record);
+    const level = jobLevel(job.record);
     const logInfo = !this.o.skip && (level === undefined || level <= 1);
-    const { jid, className, queue, tid, record } = base;
+    const { jid, className, queue, tid, record } = job;
     // Plain job lines (tid, class, jid) skip the context object when the logger writes them from their parts.
     const jobLine = plain ? this.jobLine : undefined;
     const run = new Run(jid, className, queue, tid, record, ctx, plain, logInfo, this.o.logger, jobLine);
@@ -101,81 +123,20 @@ export class JobLogger implements JobObserver {
       if (jobLine) jobLine("start", tid, className, jid);
       else this.o.logger.info("start", ctx);
     }
-    this.o.events.emit("job:start", base);
     return run;
   }
 
-  success(run: JobRun, ms: number): void {
-    const elapsed = round3(ms);
+  done(run: LoggedRun, elapsed: number): void {
     if (run.logInfo) line(run, "done", elapsed);
-    if (this.o.events.has("job:success")) this.o.events.emit("job:success", finished(run, elapsed));
   }
 
-  /** The `fail` line; `reported` false for Sidekiq::JobRetry::Skip (not an error). */
-  failure(run: JobRun, ms: number, error: unknown, reported = true): void {
-    const elapsed = round3(ms);
+  fail(run: LoggedRun, elapsed: number): void {
     if (run.logInfo) line(run, "fail", elapsed);
-    if (!reported) return;
-    if (this.o.events.has("job:failure")) this.o.events.emit("job:failure", { ...finished(run, elapsed), error });
-    // The processor logs "Job raised exception" itself.
-    this.handleException(error, { context: "Job raised exception", job: run.record }, true);
-  }
-
-  /** What the retry path did with the failed job. */
-  outcome(run: JobRun, outcome: RetryOutcome, error: unknown, retryAt?: number): void {
-    if (outcome === "retry") this.o.events.emit("job:retry", { ...strip(run), error, retryAt: retryAt ?? 0 });
-    else if (outcome === "dead" || outcome === "discarded")
-      this.o.events.emit("job:dead", { ...strip(run), error, outcome });
-  }
-
-  /**
-   * Sidekiq's `handle_exception`: every error handler, each guarded; with
-   * none, the error is logged (Sidekiq's default handler) unless it was already.
-   */
-  handleException(error: unknown, context: LogContext, logged = false): void {
-    this.o.events.emit("error", { error, context });
-    if (this.o.errorHandlers.length === 0 && !logged) {
-      const { job: _job, context: what, ...rest } = context;
-      this.o.logger.warn(typeof what === "string" ? what : "error", {
-        ...rest,
-        error_class: (error as Error)?.name ?? "Error",
-        error_message: (error as Error)?.message ?? String(error),
-      });
-    }
-    for (const h of this.o.errorHandlers) {
-      try {
-        const r = h(error, context);
-        if (r instanceof Promise) r.catch(() => undefined);
-      } catch {
-        // An error handler that fails must not change what happens to the job.
-      }
-    }
   }
 }
 
 /** The `done`/`fail` line: through the run's own merge when it is ours, else its bound logger. */
-function line(run: JobRun, msg: string, elapsed: number): void {
+function line(run: LoggedRun, msg: string, elapsed: number): void {
   if (run instanceof Run) run.info(msg, elapsed);
   else run.logger.info(msg, { elapsed });
-}
-
-/** The job:success event (and job:failure's base): a literal of one shape, no spread. */
-function finished(run: JobRun, elapsed: number): JobFinishedEvent {
-  return {
-    jid: run.jid,
-    className: run.className,
-    queue: run.queue,
-    tid: run.tid,
-    record: run.record,
-    elapsed,
-  };
-}
-
-function strip(run: JobRun): JobEventBase {
-  return { jid: run.jid, className: run.className, queue: run.queue, tid: run.tid, record: run.record };
-}
-
-/** Sidekiq's `elapsed`: seconds rounded to milliseconds. */
-function round3(ms: number): number {
-  return Math.round(ms) / 1000;
 }

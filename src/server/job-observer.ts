@@ -1,21 +1,18 @@
 // The seam that watches each job run (Sidekiq's `config[:job_logger]` and
 // `error_handlers`): the processor tells it when a job starts, ends and what
-// the retry path did; the default, logging/job-logger.ts, writes Sidekiq's
-// start/done/fail lines, emits the job events and calls the error handlers.
+// the retry path did; the default, job-watch.ts, has the job logger write
+// Sidekiq's start/done/fail lines, emits the job events and calls the error
+// handlers.
 import type { JobEventBase } from "./events.js";
 import type { RetryOutcome } from "./job-retry.js";
-import type { LogContext, Logger } from "../logging/logger.js";
+import type { LoggedRun } from "../logging/job-logger.js";
+import type { LogContext } from "../logging/logger.js";
 
 /** Sidekiq's error handler: `(error, context)`, context like `{ context: "Job raised exception", job }`. */
 export type ErrorHandler = (error: unknown, context: LogContext) => void | Promise<void>;
 
-/** One job's run as the observer sees it. */
-export interface JobRun extends JobEventBase {
-  /** The logger with the job's context bound (what the handler gets as ctx.logger). */
-  logger: Logger;
-  /** Whether info lines are on for this job (its `log_level`). */
-  logInfo: boolean;
-}
+/** One job's run as the observer sees it: its lines' run (the bound logger, whether info lines are on). */
+export type JobRun = LoggedRun;
 
 /** What watches every job: Sidekiq's JobLogger plus its error handlers. */
 export interface JobObserver {

@@ -14,6 +14,7 @@ import { resolveWorkerConfig, type WorkerConfig } from "../config/resolve.js";
 import type { CoreWorkerOptions } from "../config/worker-options.js";
 import { type IterableJob, type IterableOptions, iterableHandler } from "../iterable/iterable.js";
 import { JobLogger } from "../logging/job-logger.js";
+import { JobWatch } from "../server/job-watch.js";
 import { consoleLogger, type Logger, safeLogger, toLogger } from "../logging/logger.js";
 import { connectRedis, type OwnedRedis } from "../redis/connection.js";
 import { warnIfUntimed } from "../redis/network.js";
@@ -62,7 +63,7 @@ export class Worker {
   private readonly logger: Logger;
   private readonly events = new WorkerEvents();
   private readonly errorHandlers: ErrorHandler[];
-  private readonly jobLogger: JobLogger;
+  private readonly jobWatch: JobWatch;
   private closing = false;
 
   constructor(options: WorkerOptions) {
@@ -77,12 +78,15 @@ export class Worker {
     this.errorHandlers = [...(options.errorHandlers ?? [])];
     this.events.onListenerError = (e, event) =>
       this.logger.error(`a "${event}" listener threw; ignored`, { error: (e as Error)?.message ?? String(e) });
-    this.jobLogger = new JobLogger({
-      logger: this.logger,
+    this.jobWatch = new JobWatch({
+      lines: new JobLogger({
+        logger: this.logger,
+        skip: logging.skipDefaultJobLogging,
+        ...(logging.loggedJobAttributes ? { loggedJobAttributes: logging.loggedJobAttributes } : {}),
+      }),
       events: this.events,
       errorHandlers: this.errorHandlers,
-      skip: logging.skipDefaultJobLogging,
-      ...(logging.loggedJobAttributes ? { loggedJobAttributes: logging.loggedJobAttributes } : {}),
+      logger: this.logger,
     });
     this.watchConnection();
     const clientMiddleware = this.installAddons(options);
@@ -110,7 +114,7 @@ export class Worker {
       identity: this.identity,
       registry: this.registry,
       logger: this.logger,
-      observer: this.jobLogger,
+      observer: this.jobWatch,
       events: this.events,
     });
   }

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { WorkerEvents } from "../../src/server/events.js";
 import { JobLogger } from "../../src/logging/job-logger.js";
+import { JobWatch } from "../../src/server/job-watch.js";
 import {
   consoleLogger,
   formatJobJson,
@@ -97,7 +98,12 @@ describe("JSON lines written member by member, job lines (JSON and text) from th
         // which keeps the job lines.
         const logger: Logger = wrap === "copy" ? { ...own } : wrap === "safe" ? safeLogger(own) : own;
         expect(jobLineWriter(logger) !== undefined).toBe(wrap !== "copy");
-        const jl = new JobLogger({ logger, events: new WorkerEvents(), errorHandlers: [] });
+        const jl = new JobWatch({
+          lines: new JobLogger({ logger }),
+          events: new WorkerEvents(),
+          errorHandlers: [],
+          logger,
+        });
         for (const [i, payload] of [
           '{"class":"Hard\\"Job","jid":"j\\u0001","args":[]}',
           '{"class":"TaggedJob","jid":"j2","args":[],"tags":["a"],"bid":"b1"}',

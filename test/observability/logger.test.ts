@@ -5,6 +5,7 @@ import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { WorkerEvents } from "../../src/server/events.js";
 import { JobLogger } from "../../src/logging/job-logger.js";
+import { JobWatch } from "../../src/server/job-watch.js";
 import {
   consoleLogger,
   formatJson,
@@ -85,7 +86,7 @@ describe("pino and other (obj, msg) loggers", () => {
     const p = pino({ level: "debug", base: { service: "billing" } }, dest);
     const events = new WorkerEvents();
     const logger = safeLogger(toLogger(p));
-    const jl = new JobLogger({ logger, events, errorHandlers: [] });
+    const jl = new JobWatch({ lines: new JobLogger({ logger }), events, errorHandlers: [], logger });
     const record = JobRecord.parse('{"class":"HardJob","args":[1],"jid":"abc123","queue":"q","bid":"B1","tags":["x"]}');
     const run = jl.start({ jid: "abc123", className: "HardJob", queue: "q", tid: "t9", record });
     run.logger.debug("inside", { step: 2 });
@@ -108,7 +109,12 @@ describe("pino and other (obj, msg) loggers", () => {
   it("a job's log_level above info silences its start and done lines", () => {
     const seen: string[] = [];
     const l: Logger = { debug: () => {}, info: (m) => seen.push(m), warn: () => {}, error: () => {} };
-    const jl = new JobLogger({ logger: l, events: new WorkerEvents(), errorHandlers: [] });
+    const jl = new JobWatch({
+      lines: new JobLogger({ logger: l }),
+      events: new WorkerEvents(),
+      errorHandlers: [],
+      logger: l,
+    });
     const record = JobRecord.parse('{"class":"C","args":[],"jid":"j","log_level":"warn"}');
     jl.success(jl.start({ jid: "j", className: "C", queue: "q", tid: "t", record }), 1);
     expect(seen).toEqual([]);
@@ -159,8 +165,10 @@ describe("bad loggers and listeners", () => {
 
   it("error handlers get (error, { context, job }); one that throws does not stop the others", () => {
     const got: unknown[] = [];
-    const jl = new JobLogger({
-      logger: { debug() {}, info() {}, warn() {}, error() {} },
+    const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+    const jl = new JobWatch({
+      lines: new JobLogger({ logger: quiet }),
+      logger: quiet,
       events: new WorkerEvents(),
       errorHandlers: [
         () => {

@@ -176,6 +176,11 @@ describe("the import graph of src/", () => {
     expect(offending, `add-ons imported past the registry:\n${offending.join("\n")}`).toEqual([]);
   });
 
+  it("src/logging/ imports nothing from src/server/: the job logger only logs (the server's job watch calls it)", () => {
+    const offending = edges.filter((e) => under(e.from, "src/logging") && under(e.to, "src/server")).map(edgeText);
+    expect(offending, `src/logging/ imports the server:\n${offending.join("\n")}`).toEqual([]);
+  });
+
   it("src/wire/ imports nothing outside src/wire/ (the ground layer)", () => {
     const offending = edges.filter((e) => under(e.from, "src/wire") && !under(e.to, "src/wire")).map(edgeText);
     expect(offending, `src/wire/ imports from other layers:\n${offending.join("\n")}`).toEqual([]);
