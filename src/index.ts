@@ -37,6 +37,7 @@ export {
   type ActiveJobSet,
   type Enqueued,
 } from "./client/activejob.js";
+export { MailerDefinition, type MailerOptions, type DeliverLaterOptions } from "./client/mailer.js";
 export { SidekiqArgumentError, DialectDetectionError, BulkPushError, PushUncertainError } from "./client/errors.js";
 export type { RedisSource, RedisConnectionOptions } from "./redis/connection.js";
 export { RedisUnavailableError, RedisOutOfMemoryError } from "./redis/availability.js";

@@ -68,6 +68,13 @@ export function serializeArguments(args: readonly unknown[]): RubyJsonValue[] {
   return args.map(serializeArgument);
 }
 
+/** Ruby's CGI.escape, as GlobalID escapes ids: all but [A-Za-z0-9_.~-] as %XX, a space as "+". */
+function cgiEscape(v: string | number): string {
+  return encodeURIComponent(String(v))
+    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replace(/%20/g, "+");
+}
+
 const serialized = (serializer: string, value: RubyJsonValue) =>
   new AjValue({ _aj_serialized: `ActiveJob::Serializers::${serializer}`, value });
 
@@ -85,6 +92,13 @@ export const aj = {
   serialized,
   /** A record through GlobalID, e.g. "gid://app/User/1". */
   globalId: (gid: string) => new AjValue({ _aj_globalid: gid }),
+  /**
+   * A record as `record.to_global_id` names it: gid://APP/MODEL/ID, where APP is
+   * the Rails app's `GlobalID.app` (its module's name, dasherized: Shop -> "shop",
+   * unless `config.global_id.app` says otherwise); composite ids are joined by "/".
+   */
+  record: (app: string, model: string, id: string | number | ReadonlyArray<string | number>) =>
+    new AjValue({ _aj_globalid: `gid://${app}/${model}/${[id].flat().map(cgiEscape).join("/")}` }),
   /** A Hash whose keys are Symbols in Ruby. */
   symbolKeys: (h: Record<string, unknown>) => new AjValue({ ...serializeHash(h), _aj_symbol_keys: Object.keys(h) }),
   /** Keyword arguments (the last argument of `perform(*args, **kw)`). */

@@ -29,6 +29,7 @@ import {
 import { verifyArgs, type StrictArgsMode } from "./strict-args.js";
 import { JobDefinition } from "./job.js";
 import { ActiveJobDefinition, type ActiveJobOptions } from "./activejob.js";
+import { MailerDefinition, type MailerOptions } from "./mailer.js";
 import { ContractChecker, type ContractOptions } from "../contract/checker.js";
 import type {
   ContractActiveJobArgs,
@@ -60,11 +61,8 @@ export interface ClientOptions {
   /** Validate every payload against schema/ before pushing (default: on under test). */
   validate?: boolean;
   warn?: (message: string) => void;
-  /**
-   * How long a push waits for a Redis it cannot reach before it rejects with
-   * a RedisUnavailableError (default 5000 ms). A lost connection is reported
-   * once through `warn` ("Redis connection lost (...); retrying", then "back").
-   */
+  /** How long a push waits for an unreachable Redis before a RedisUnavailableError (default 5000 ms); a lost connection
+   * is reported once through `warn` ("Redis connection lost (...); retrying", then "back"). */
   connectWaitMs?: number;
   /**
    * The job contract (`sidekiq-bridge contract pull`): unknown classes, wrong
@@ -133,6 +131,11 @@ export class Client implements DefinitionClient {
   ): ActiveJobDefinition<A>;
   activeJob(jobClass: string, options?: ActiveJobOptions): ActiveJobDefinition<unknown[]> {
     return new ActiveJobDefinition(this, jobClass, options ?? this.contract?.activeJobOptions(jobClass) ?? {});
+  }
+
+  /** A Rails mailer: `deliverLater` enqueues what its `deliver_later` does (`M`: each action's arguments). */
+  mailer<M extends Record<string, unknown[]>>(mailerClass: string, options?: MailerOptions): MailerDefinition<M> {
+    return new MailerDefinition<M>(this, mailerClass, options);
   }
 
   /** Adds a client middleware at the end of the chain. */
