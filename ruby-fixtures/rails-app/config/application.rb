@@ -13,6 +13,8 @@ module Shop
     config.load_defaults 7.2
     config.eager_load = true
     config.enable_reloading = false
+    # Not a secret: set so that Rails does not write tmp/local_secret.txt (the app signs nothing).
+    config.secret_key_base = "shop-fixture-" * 4
     config.logger = ActiveSupport::Logger.new($stderr)
     config.log_level = ENV["BRIDGE_VERBOSE"] ? :debug : :warn
     config.active_job.queue_adapter = :sidekiq
