@@ -37,12 +37,18 @@ export function railsApp(sk: SidekiqContext): RailsApp {
     async start(queues) {
       await sk.startSidekiq({ require: "rails-app", queues, concurrency: 3, env: env() });
     },
-    performed: (match) => waitFor("a Rails job's report", async () => (await list("shop:performed")).find(match)),
+    // 60 s: the first job waits for the app to boot, a scheduled one for the poller's first run too.
+    performed: (match) =>
+      waitFor("a Rails job's report", async () => (await list("shop:performed")).find(match), 60_000),
     delivered: (to) =>
-      waitFor(`the mail to ${to}`, async () => {
-        const mail = (await list("shop:delivered")).find((m) => (m.to as string[]).includes(to));
-        return mail?.encoded as string | undefined;
-      }),
+      waitFor(
+        `the mail to ${to}`,
+        async () => {
+          const mail = (await list("shop:delivered")).find((m) => (m.to as string[]).includes(to));
+          return mail?.encoded as string | undefined;
+        },
+        60_000,
+      ),
   };
 }
 

@@ -8,6 +8,6 @@ class ReindexJob < ApplicationJob
 
   def perform(post, force: false)
     post.increment!(:reindexed)
-    report(post_id: post.id, title: post.title, account: post.account.name, force: force)
+    report(post_id: post.id, reindexed: post.reindexed, title: post.title, account: post.account.name, force: force)
   end
 end
