@@ -62,7 +62,7 @@ export {
   type UnknownClassPolicy,
 } from "./server/processor.js";
 export { consoleLogger, type Logger } from "./logging/logger.js";
-export { GlobalIdRef, AjSerialized } from "./server/activejob-args.js";
+export { GlobalIdRef, AjSerialized, AjDuration, AjRange, AjModule } from "./wire/activejob-values.js";
 export {
   arrayEnumerator,
   type IterableJob,

@@ -1,6 +1,7 @@
 // Enqueue jobs that Rails' ActiveJob performs: the Sidekiq wrapper payload,
 // with args[0] in ActiveJob's `serialize` shape and its argument markers.
 import { randomUUID } from "node:crypto";
+import { AjDuration, AjModule, AjRange, AjSerialized, GlobalIdRef } from "../wire/activejob-values.js";
 import { releaseRules } from "../wire/release-rules.js";
 import { RubyFloat, type RubyJsonValue } from "../wire/ruby-json.js";
 import type { Client } from "./client-types.js";
@@ -54,6 +55,12 @@ export function serializeArgument(v: unknown): RubyJsonValue {
     return v;
   }
   if (v instanceof Date) return aj.time(v).json;
+  // What a handler received from Rails goes back as Rails wrote it.
+  if (v instanceof GlobalIdRef) return aj.globalId(v.gid).json;
+  if (v instanceof AjSerialized) return v.raw;
+  if (v instanceof AjDuration) return aj.duration(v.seconds, v.parts).json;
+  if (v instanceof AjRange) return aj.range(v.begin, v.end, v.excludeEnd).json;
+  if (v instanceof AjModule) return aj.module(v.name).json;
   if (Array.isArray(v)) return v.map(serializeArgument);
   if (typeof v === "object" && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null)) {
     // A Ruby Hash with String keys: ActiveJob marks it with an empty symbol-key list.
@@ -75,8 +82,20 @@ function cgiEscape(v: string | number): string {
     .replace(/%20/g, "+");
 }
 
-const serialized = (serializer: string, value: RubyJsonValue) =>
-  new AjValue({ _aj_serialized: `ActiveJob::Serializers::${serializer}`, value });
+const serialized = (serializer: string, value: RubyJsonValue, more: { [k: string]: RubyJsonValue } = {}) =>
+  new AjValue({ _aj_serialized: `ActiveJob::Serializers::${serializer}`, value, ...more });
+
+/** `time.in_time_zone(zone).iso8601(9)`: the wall time in the zone and its offset ("Z" for UTC itself). */
+export function zonedIso8601Nanos(t: Date, zone: string): string {
+  if (/^(Etc\/)?(UTC|UCT|Universal|Zulu)$/.test(zone)) return iso8601Nanos(t);
+  const name = new Intl.DateTimeFormat("en-US", { timeZone: zone, timeZoneName: "longOffset" })
+    .formatToParts(t)
+    .find((p) => p.type === "timeZoneName")!.value; // "GMT+02:00", or "GMT" for +00:00
+  const m = /GMT([+-])(\d\d):(\d\d)/.exec(name);
+  const minutes = m ? (m[1] === "-" ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
+  const wall = iso8601Nanos(new Date(t.getTime() + minutes * 60_000)).slice(0, -1);
+  return `${wall}${m ? `${m[1]}${m[2]}:${m[3]}` : "+00:00"}`;
+}
 
 /** Helpers for ActiveJob's argument markers. */
 export const aj = {
@@ -86,6 +105,28 @@ export const aj = {
   time: (t: Date) => serialized("TimeSerializer", iso8601Nanos(t)),
   /** A Ruby Date (`YYYY-MM-DD`). */
   date: (d: Date | string) => serialized("DateSerializer", typeof d === "string" ? d : d.toISOString().slice(0, 10)),
+  /** A DateTime (ActiveJob writes its offset; this writes UTC as "+00:00"). */
+  dateTime: (t: Date) => serialized("DateTimeSerializer", iso8601Nanos(t).replace(/Z$/, "+00:00")),
+  /** An ActiveSupport::TimeWithZone: the instant in an IANA zone (`Time.zone` name as tzinfo spells it). */
+  timeWithZone: (t: Date, zone: string) =>
+    serialized("TimeWithZoneSerializer", zonedIso8601Nanos(t, zone), { time_zone: zone }),
+  /** An ActiveSupport::Duration of `seconds`, with its parts (`{ hours: 1, minutes: 30 }`, as 1.hour + 30.minutes). */
+  duration: (seconds: number, parts: Readonly<Record<string, number>>) =>
+    new AjValue({
+      _aj_serialized: "ActiveJob::Serializers::DurationSerializer",
+      value: seconds,
+      parts: Object.entries(parts).map(([k, n]) => [aj.symbol(k).json, n]),
+    }),
+  /** A Range `begin..end` (`begin...end` with excludeEnd); null for an endless or beginless side. */
+  range: (begin: unknown, end: unknown, excludeEnd = false) =>
+    new AjValue({
+      _aj_serialized: "ActiveJob::Serializers::RangeSerializer",
+      begin: serializeArgument(begin),
+      end: serializeArgument(end),
+      exclude_end: excludeEnd,
+    }),
+  /** A class or module, by its name ("Account"). */
+  module: (name: string) => serialized("ModuleSerializer", name),
   /** A BigDecimal, from its decimal string. */
   bigDecimal: (s: string) => serialized("BigDecimalSerializer", s),
   /** Any other serializer by name, e.g. ("ModuleSerializer", "Foo"). */
