@@ -4,6 +4,9 @@
 import { beforeAll, expect, it } from "vitest";
 import { aj } from "../src/client/activejob.js";
 import { Client } from "../src/client/client.js";
+import { ContractError } from "../src/contract/checker.js";
+import { pullContract } from "../src/contract/pull.js";
+import { rubyCommand } from "./support/contract.js";
 import { describeEachSidekiq } from "./support/harness.js";
 import { RAILS_APP, railsApp, stableMail, stablePayload } from "./support/rails-app.js";
 
@@ -78,6 +81,38 @@ describeEachSidekiq(
       const welcome = await rails.delivered(seed.user.email);
       expect(stableMail(welcome)).toBe(stableMail(seed.rendered.welcome));
       expect(welcome).toContain("Hello Ada, welcome to Acme (1 users).");
+    });
+
+    it("contract pull boots the app and lists its jobs and mailer actions; a wrong mailer call is refused", async () => {
+      const ruby = rubyCommand(sk.target, rails.env(), { dir: "rails-app", rubyArgs: ["-r", "./config/environment"] });
+      const { contract } = await pullContract({ ruby });
+      expect(contract.app).toBe(RAILS_APP);
+      const c = contract.classes;
+      expect(c["UserMailer#welcome"]).toMatchObject({ kind: "mailer", params: [{ name: "user", kind: "req" }] });
+      expect(c["UserMailer#receipt"]!.params!.map((p) => `${p.kind} ${p.name}`)).toEqual([
+        "req user",
+        "req amount",
+        "key note",
+      ]);
+      expect(c.NotifyJob).toMatchObject({ kind: "activejob", activejob: { queue: null, dynamic_queue: true } });
+      expect(c.ReindexJob).toMatchObject({ kind: "activejob", activejob: { queue: "default" } });
+      expect(c.AuditWorker).toMatchObject({ kind: "sidekiq", options: { queue: "audit", retry: 2 } });
+      const checked = new Client({
+        redis: sk.url,
+        dialect: sk.target.version,
+        contract: { contracts: contract, mode: "error" },
+      });
+      try {
+        const user = aj.record(RAILS_APP, "User", seed.user.id);
+        const users = checked.mailer("UserMailer");
+        await expect(users.deliverLater("welcome", [user], { queue: "held" })).resolves.toMatchObject({
+          jid: expect.any(String),
+        });
+        await expect(users.deliverLater("welcom", [user], { queue: "held" })).rejects.toThrow(ContractError);
+        await expect(users.deliverLater("receipt", [user], { queue: "held" })).rejects.toThrow(/missing amount/);
+      } finally {
+        await checked.close();
+      }
     });
   },
   (t) => t.suite === "forky",

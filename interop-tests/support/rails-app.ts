@@ -3,12 +3,14 @@
 // mailers report through Redis. SQLite and delivered mail stay in the Ruby
 // side's /tmp, one pair of paths per suite.
 import { afterAll } from "vitest";
-import { RubyError, waitFor, type SidekiqContext } from "./harness.js";
+import { backend, RubyError, waitFor, type SidekiqContext } from "./harness.js";
 
 /** GlobalID.app of the fixture (module Shop). */
 export const RAILS_APP = "shop";
 
 export interface RailsApp {
+  /** The app's environment for this suite (Redis, SQLite file, mail folder), for Ruby run some other way. */
+  env(): Record<string, string>;
   /** Evaluates Ruby inside the booted app (one boot per call) and returns its value through JSON. */
   eval<T = unknown>(code: string): Promise<T>;
   /** Starts Sidekiq on the app (`sidekiq -r rails-app`, eager-loaded). */
@@ -28,6 +30,7 @@ export function railsApp(sk: SidekiqContext): RailsApp {
   const list = async (key: string) =>
     (await sk.redis.lrange(key, 0, -1)).map((s) => JSON.parse(s) as Record<string, unknown>);
   return {
+    env: () => ({ REDIS_URL: backend().rubyRedisUrl(sk.db), ...env() }),
     async eval<T>(code: string) {
       const out = await sk.rubyScript("rails-app/bin/eval.rb", [code], env());
       const line = out.split("\n").find((l) => l.startsWith("__BRIDGE_RESULT__ "));

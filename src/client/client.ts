@@ -29,13 +29,16 @@ import {
 import { verifyArgs, type StrictArgsMode } from "./strict-args.js";
 import { JobDefinition } from "./job.js";
 import { ActiveJobDefinition, type ActiveJobOptions } from "./activejob.js";
-import { MailerDefinition, type MailerOptions } from "./mailer.js";
+import { MailerDefinition, type MailerActions, type MailerOptions } from "./mailer.js";
+import type { UncheckedClient } from "./unchecked.js";
 import { ContractChecker, type ContractOptions } from "../contract/checker.js";
 import type {
   ContractActiveJobArgs,
   ContractActiveJobName,
   ContractJobArgs,
   ContractJobName,
+  ContractMailerActions,
+  ContractMailerName,
   UndeclaredClassName,
 } from "../contract/types.js";
 
@@ -43,11 +46,7 @@ import type {
 export interface ClientOptions {
   /** The Redis to push to (ioredis instance, URL, or connection options). */
   redis: RedisSource;
-  /**
-   * The wire dialect to write: 6, 7, 8, an exact version ("7.3.2"), or "auto"
-   * (the default): read the live fleet's heartbeats and write what the oldest
-   * live Ruby process reads.
-   */
+  /** The wire dialect: 6, 7, 8, an exact version ("7.3.2"), or "auto" (the default): what the oldest live Ruby process reads. */
   dialect?: DialectLike | "auto";
   /** With "auto": what to write when no Ruby process is live. Without it, pushing then fails. */
   autoFallback?: DialectLike;
@@ -64,21 +63,12 @@ export interface ClientOptions {
   /** How long a push waits for an unreachable Redis before a RedisUnavailableError (default 5000 ms); a lost connection
    * is reported once through `warn` ("Redis connection lost (...); retrying", then "back"). */
   connectWaitMs?: number;
-  /**
-   * The job contract (`sidekiq-bridge contract pull`): unknown classes, wrong
-   * arity or keywords are warned about or refused before anything reaches
-   * Redis (see docs/CONTRACT.md). `client.unchecked` pushes without it.
-   */
+  /** The job contract (`sidekiq-bridge contract pull`): unknown classes, wrong arity or keywords are warned about or
+   * refused before anything reaches Redis (see docs/CONTRACT.md). `client.unchecked` pushes without it. */
   contract?: ContractOptions;
 }
 
 const underTest = () => process.env.VITEST !== undefined || process.env.NODE_ENV === "test";
-
-/** `client.unchecked`: pushes skip the contract, and job names are not limited to the generated types. */
-export type UncheckedClient = Omit<Client, "job" | "activeJob"> & {
-  job<A extends RubyJsonValue[] = RubyJsonValue[]>(className: string, classOptions?: JobOptions): JobDefinition<A>;
-  activeJob<A extends unknown[] = unknown[]>(jobClass: string, options?: ActiveJobOptions): ActiveJobDefinition<A>;
-};
 
 /** Sidekiq's client in Node: pushes jobs in the wire format the fleet reads (`Sidekiq::Client`). `close()` releases the connections it opened. */
 export class Client implements DefinitionClient {
@@ -133,9 +123,17 @@ export class Client implements DefinitionClient {
     return new ActiveJobDefinition(this, jobClass, options ?? this.contract?.activeJobOptions(jobClass) ?? {});
   }
 
-  /** A Rails mailer: `deliverLater` enqueues what its `deliver_later` does (`M`: each action's arguments). */
-  mailer<M extends Record<string, unknown[]>>(mailerClass: string, options?: MailerOptions): MailerDefinition<M> {
-    return new MailerDefinition<M>(this, mailerClass, options);
+  /** A Rails mailer: `deliverLater` enqueues what its `deliver_later` does (actions typed by `contract gen`). */
+  mailer<K extends ContractMailerName>(
+    mailerClass: K,
+    options?: MailerOptions,
+  ): MailerDefinition<ContractMailerActions<K>>;
+  mailer<M extends MailerActions = MailerActions>(
+    mailerClass: UndeclaredClassName,
+    options?: MailerOptions,
+  ): MailerDefinition<M>;
+  mailer(mailerClass: string, options?: MailerOptions): MailerDefinition {
+    return new MailerDefinition(this, mailerClass, options);
   }
 
   /** Adds a client middleware at the end of the chain. */

@@ -5,6 +5,9 @@
 import { ActiveJobDefinition, aj, type ActiveJobOptions, type ActiveJobSet, type Enqueued } from "./activejob.js";
 import type { Client } from "./client-types.js";
 
+/** A mailer's actions: action name -> the argument tuple of `deliverLater(action, args)`. */
+export type MailerActions = Record<string, unknown[]>;
+
 /** Options of a mailer's deliveries: ActiveJob's, with Rails' defaults (queue "default", timezone "UTC"). */
 export type MailerOptions = ActiveJobOptions;
 
@@ -15,7 +18,7 @@ export interface DeliverLaterOptions extends ActiveJobSet {
 }
 
 /** A Rails mailer class (`client.mailer("UserMailer")`), delivered by the Rails app's own ActiveJob. */
-export class MailerDefinition<M extends Record<string, unknown[]> = Record<string, unknown[]>> {
+export class MailerDefinition<M extends MailerActions = MailerActions> {
   private readonly job: ActiveJobDefinition<unknown[]>;
 
   constructor(
