@@ -5,8 +5,18 @@
 import { beforeAll, expect, it } from "vitest";
 import { aj } from "../src/client/activejob.js";
 import { Client } from "../src/client/client.js";
+import { startWebServer } from "../src/web/server.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 import { RAILS_APP, railsApp, stablePayload } from "./support/rails-app.js";
+
+/** A page's text with the entities both renderers use decoded, tags and runs of spaces collapsed. */
+const text = (html: string) =>
+  html
+    .replace(/<[^>]*>/g, " ")
+    .replace(/&(#39|#x27|apos);/g, "'")
+    .replace(/&(quot|#34|#x22);/g, '"')
+    .replace(/&amp;/g, "&")
+    .replace(/\s+/g, " ");
 
 interface Seed {
   account: number;
@@ -105,6 +115,24 @@ describeEachSidekiq(
         error_message: "Error while trying to deserialize arguments: Couldn't find User with 'id'=\"999999\"",
         wrapped: "NotifyJob",
       });
+      // The retries page: Node's dashboard shows what Ruby's Web UI shows for it.
+      const web = await startWebServer({ redis: sk.url, port: 0, apiOptions: { apiVersion: sk.target.version } });
+      try {
+        const node = text(await (await fetch(new URL("retries", web.url))).text());
+        const ruby = text(
+          await sk.ruby<string>(`
+            require "sidekiq/web"
+            require "rack/mock"
+            Rack::MockRequest.new(Sidekiq::Web.new).get("/retries", "rack.session" => {}).body.to_s
+          `),
+        );
+        for (const page of [node, ruby]) {
+          expect(page).toContain("NotifyJob");
+          expect(page).toContain(`ActiveJob::DeserializationError: ${retry.error_message}`);
+        }
+      } finally {
+        await web.close();
+      }
       const discardedLeftNothing = await sk.ruby<number>(
         `Sidekiq::RetrySet.new.count { |j| j.args[0]["job_id"] == "${gone.jobId}" } + Sidekiq::DeadSet.new.count { |j| j.args[0]["job_id"] == "${gone.jobId}" }`,
       );
