@@ -2,7 +2,7 @@
 // src/client/activejob.ts. Ruby-only values come back as the small classes of
 // wire/activejob-values.ts; a serializer this file does not know as AjSerialized.
 import { AjDuration, AjModule, AjRange, AjSerialized, GlobalIdRef } from "../wire/activejob-values.js";
-import { parseJsonKeepingFloats, type JsonValue } from "../wire/json-scan.js";
+import { parseJson, parseJsonKeepingFloats, type JsonValue } from "../wire/json-scan.js";
 import { RubyFloat, type RubyJsonValue } from "../wire/ruby-json.js";
 
 export { AjSerialized, GlobalIdRef };
@@ -57,7 +57,13 @@ export function deserializeArgument(v: JsonValue | RubyJsonValue): unknown {
 
 /** `job_data["arguments"]` of an ActiveJob payload's args[0], decoded; `args` as JSON text keeps float lexemes for AjSerialized. */
 export function activeJobArguments(args: JsonValue | string): unknown[] {
-  const parsed = typeof args === "string" ? parseJsonKeepingFloats(args) : args;
+  // Float lexemes matter only inside serialized objects (a custom serializer's AjSerialized.raw).
+  const parsed =
+    typeof args !== "string"
+      ? args
+      : args.includes('"_aj_serialized"')
+        ? parseJsonKeepingFloats(args)
+        : parseJson(args);
   const body = Array.isArray(parsed) ? parsed[0] : undefined;
   if (!body || typeof body !== "object" || Array.isArray(body) || body instanceof RubyFloat)
     throw new Error("ActiveJob payload has no job_data in args[0]");
