@@ -56,6 +56,10 @@ module SidekiqBridgeContract
       @failed.each { |name, why| classes[name] = {"kind" => "sidekiq", "unchecked" => why} }
       sidekiq_classes.each { |k| classes[k.name] ||= guarded(k) { describe_sidekiq(k, sigs) } }
       active_job_classes.each { |k| classes[k.name] ||= guarded(k) { describe_active_job(k, sigs) } }
+      # Each mailer action as "Mailer#action": what deliver_later's args: must fit.
+      mailer_classes.each do |k|
+        k.action_methods.sort.each { |a| classes["#{k.name}##{a}"] ||= guarded(k) { describe_mailer_action(k, a) } }
+      end
       classes.compact!
       doc = {
         "contract" => 1,
@@ -166,6 +170,11 @@ module SidekiqBridgeContract
       named_classes.select { |k| k < ::ActiveJob::Base }
     end
 
+    def mailer_classes
+      return [] unless defined?(::ActionMailer::Base)
+      named_classes.select { |k| k < ::ActionMailer::Base && !k.abstract? }
+    end
+
     def named_classes
       ObjectSpace.each_object(Class).select do |k|
         n = k.name
@@ -194,12 +203,20 @@ module SidekiqBridgeContract
       entry = {"kind" => "activejob"}
       fill_params(entry, klass, sigs) or return entry
       aj = {"queue" => aj_queue(klass), "priority" => aj_priority(klass)}
+      # queue_as with a block: the queue comes from each job's arguments.
+      aj["dynamic_queue"] = true if klass.queue_name.respond_to?(:call)
       wrapper = AJ_WRAPPERS.find { |w| Object.const_defined?(w) rescue false }
       aj["wrapper"] = wrapper if wrapper
       entry["activejob"] = aj
       # The adapter pushes to queue_as; the other sidekiq_options (retry...) apply (Sidekiq 7.3+).
       opts = klass.respond_to?(:get_sidekiq_options) ? json_options(klass.get_sidekiq_options).except("queue") : {}
       entry["options"] = opts unless opts.empty?
+      entry
+    end
+
+    def describe_mailer_action(klass, action)
+      entry = {"kind" => "mailer"}
+      fill_params(entry, klass, {}, action.to_sym)
       entry
     end
 
@@ -214,9 +231,9 @@ module SidekiqBridgeContract
     end
 
     # Sets params (and types); false when the class is unchecked.
-    def fill_params(entry, klass, sigs)
+    def fill_params(entry, klass, sigs, meth = :perform)
       m = begin
-        klass.instance_method(:perform)
+        klass.instance_method(meth)
       rescue NameError
         nil
       end

@@ -18,9 +18,11 @@ export type {
   ContractJobArgs,
   ContractActiveJobName,
   ContractActiveJobArgs,
+  ContractMailerName,
+  ContractMailerActions,
   UndeclaredClassName,
 } from "./contract/types.js";
-export type { UncheckedClient } from "./client/client.js";
+export type { UncheckedClient } from "./client/unchecked.js";
 export type { BulkItem } from "./client/client-types.js";
 export type { PushItem } from "./client/normalize.js";
 export { JobDefinition, type SetOptions, type BulkOptions } from "./client/job.js";
@@ -37,6 +39,7 @@ export {
   type ActiveJobSet,
   type Enqueued,
 } from "./client/activejob.js";
+export { MailerDefinition, type MailerActions, type MailerOptions, type DeliverLaterOptions } from "./client/mailer.js";
 export { SidekiqArgumentError, DialectDetectionError, BulkPushError, PushUncertainError } from "./client/errors.js";
 export type { RedisSource, RedisConnectionOptions } from "./redis/connection.js";
 export { RedisUnavailableError, RedisOutOfMemoryError } from "./redis/availability.js";
@@ -61,7 +64,7 @@ export {
   type UnknownClassPolicy,
 } from "./server/processor.js";
 export { consoleLogger, type Logger } from "./logging/logger.js";
-export { GlobalIdRef, AjSerialized } from "./server/activejob-args.js";
+export { GlobalIdRef, AjSerialized, AjDuration, AjRange, AjModule } from "./wire/activejob-values.js";
 export {
   arrayEnumerator,
   type IterableJob,

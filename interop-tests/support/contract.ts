@@ -17,21 +17,27 @@ export const CONTRACT_FILES = [
   "contract/bad/symbol_default_job.rb",
 ];
 
-/** A `--ruby` command: Ruby reading its program from stdin, in the fixtures folder, with `env`. */
-export function rubyCommand(target: SidekiqTarget, env: Record<string, string> = {}): string {
+/**
+ * A `--ruby` command: Ruby reading its program from stdin, in the fixtures folder
+ * (or `dir` inside it), with `env`; `rubyArgs` go before the `-` (a Rails app: `-r ./config/environment`).
+ */
+export function rubyCommand(
+  target: SidekiqTarget,
+  env: Record<string, string> = {},
+  { dir = "", rubyArgs = [] }: { dir?: string; rubyArgs?: string[] } = {},
+): string {
   const h = inject("harness");
   if (h.backend === "docker") {
     const envs = Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
-    return ["docker", "exec", "-i", "-w", DOCKER_FIXTURES, ...envs, h.containers![target.service]!, "ruby", "-"]
+    const cwd = dir ? `${DOCKER_FIXTURES}/${dir}` : DOCKER_FIXTURES;
+    return ["docker", "exec", "-i", "-w", cwd, ...envs, h.containers![target.service]!, "ruby", ...rubyArgs, "-"]
       .map(shellWord)
       .join(" ");
   }
   // sh -c 'cd DIR && exec ruby - "$@"' keeps the arguments the CLI appends.
-  const argv = chrootArgv(
-    h.rootfs[target.suite]!,
-    ["sh", "-c", `cd ${h.fixturesDir} && exec ruby - "$@"`, "ruby"],
-    env,
-  );
+  const cwd = dir ? `${h.fixturesDir}/${dir}` : h.fixturesDir;
+  const ruby = ["ruby", ...rubyArgs.map(shellWord), "-"].join(" ");
+  const argv = chrootArgv(h.rootfs[target.suite]!, ["sh", "-c", `cd ${cwd} && exec ${ruby} "$@"`, "ruby"], env);
   return argv.map(shellWord).join(" ");
 }
 

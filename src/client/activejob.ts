@@ -1,6 +1,7 @@
 // Enqueue jobs that Rails' ActiveJob performs: the Sidekiq wrapper payload,
 // with args[0] in ActiveJob's `serialize` shape and its argument markers.
 import { randomUUID } from "node:crypto";
+import { AjDuration, AjModule, AjRange, AjSerialized, GlobalIdRef } from "../wire/activejob-values.js";
 import { releaseRules } from "../wire/release-rules.js";
 import { RubyFloat, type RubyJsonValue } from "../wire/ruby-json.js";
 import type { Client } from "./client-types.js";
@@ -54,6 +55,12 @@ export function serializeArgument(v: unknown): RubyJsonValue {
     return v;
   }
   if (v instanceof Date) return aj.time(v).json;
+  // What a handler received from Rails goes back as Rails wrote it.
+  if (v instanceof GlobalIdRef) return aj.globalId(v.gid).json;
+  if (v instanceof AjSerialized) return v.raw;
+  if (v instanceof AjDuration) return aj.duration(v.seconds, v.parts).json;
+  if (v instanceof AjRange) return aj.range(v.begin, v.end, v.excludeEnd).json;
+  if (v instanceof AjModule) return aj.module(v.name).json;
   if (Array.isArray(v)) return v.map(serializeArgument);
   if (typeof v === "object" && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null)) {
     // A Ruby Hash with String keys: ActiveJob marks it with an empty symbol-key list.
@@ -68,8 +75,27 @@ export function serializeArguments(args: readonly unknown[]): RubyJsonValue[] {
   return args.map(serializeArgument);
 }
 
-const serialized = (serializer: string, value: RubyJsonValue) =>
-  new AjValue({ _aj_serialized: `ActiveJob::Serializers::${serializer}`, value });
+/** Ruby's CGI.escape, as GlobalID escapes ids: all but [A-Za-z0-9_.~-] as %XX, a space as "+". */
+function cgiEscape(v: string | number): string {
+  return encodeURIComponent(String(v))
+    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replace(/%20/g, "+");
+}
+
+const serialized = (serializer: string, value: RubyJsonValue, more: { [k: string]: RubyJsonValue } = {}) =>
+  new AjValue({ _aj_serialized: `ActiveJob::Serializers::${serializer}`, value, ...more });
+
+/** `time.in_time_zone(zone).iso8601(9)`: the wall time in the zone and its offset ("Z" for UTC itself). */
+export function zonedIso8601Nanos(t: Date, zone: string): string {
+  if (/^(Etc\/)?(UTC|UCT|Universal|Zulu)$/.test(zone)) return iso8601Nanos(t);
+  const name = new Intl.DateTimeFormat("en-US", { timeZone: zone, timeZoneName: "longOffset" })
+    .formatToParts(t)
+    .find((p) => p.type === "timeZoneName")!.value; // "GMT+02:00", or "GMT" for +00:00
+  const m = /GMT([+-])(\d\d):(\d\d)/.exec(name);
+  const minutes = m ? (m[1] === "-" ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
+  const wall = iso8601Nanos(new Date(t.getTime() + minutes * 60_000)).slice(0, -1);
+  return `${wall}${m ? `${m[1]}${m[2]}:${m[3]}` : "+00:00"}`;
+}
 
 /** Helpers for ActiveJob's argument markers. */
 export const aj = {
@@ -79,12 +105,41 @@ export const aj = {
   time: (t: Date) => serialized("TimeSerializer", iso8601Nanos(t)),
   /** A Ruby Date (`YYYY-MM-DD`). */
   date: (d: Date | string) => serialized("DateSerializer", typeof d === "string" ? d : d.toISOString().slice(0, 10)),
+  /** A DateTime (ActiveJob writes its offset; this writes UTC as "+00:00"). */
+  dateTime: (t: Date) => serialized("DateTimeSerializer", iso8601Nanos(t).replace(/Z$/, "+00:00")),
+  /** An ActiveSupport::TimeWithZone: the instant in an IANA zone (`Time.zone` name as tzinfo spells it). */
+  timeWithZone: (t: Date, zone: string) =>
+    serialized("TimeWithZoneSerializer", zonedIso8601Nanos(t, zone), { time_zone: zone }),
+  /** An ActiveSupport::Duration of `seconds`, with its parts (`{ hours: 1, minutes: 30 }`, as 1.hour + 30.minutes). */
+  duration: (seconds: number, parts: Readonly<Record<string, number>>) =>
+    new AjValue({
+      _aj_serialized: "ActiveJob::Serializers::DurationSerializer",
+      value: seconds,
+      parts: Object.entries(parts).map(([k, n]) => [aj.symbol(k).json, n]),
+    }),
+  /** A Range `begin..end` (`begin...end` with excludeEnd); null for an endless or beginless side. */
+  range: (begin: unknown, end: unknown, excludeEnd = false) =>
+    new AjValue({
+      _aj_serialized: "ActiveJob::Serializers::RangeSerializer",
+      begin: serializeArgument(begin),
+      end: serializeArgument(end),
+      exclude_end: excludeEnd,
+    }),
+  /** A class or module, by its name ("Account"). */
+  module: (name: string) => serialized("ModuleSerializer", name),
   /** A BigDecimal, from its decimal string. */
   bigDecimal: (s: string) => serialized("BigDecimalSerializer", s),
   /** Any other serializer by name, e.g. ("ModuleSerializer", "Foo"). */
   serialized,
   /** A record through GlobalID, e.g. "gid://app/User/1". */
   globalId: (gid: string) => new AjValue({ _aj_globalid: gid }),
+  /**
+   * A record as `record.to_global_id` names it: gid://APP/MODEL/ID, where APP is
+   * the Rails app's `GlobalID.app` (its module's name, dasherized: Shop -> "shop",
+   * unless `config.global_id.app` says otherwise); composite ids are joined by "/".
+   */
+  record: (app: string, model: string, id: string | number | ReadonlyArray<string | number>) =>
+    new AjValue({ _aj_globalid: `gid://${app}/${model}/${[id].flat().map(cgiEscape).join("/")}` }),
   /** A Hash whose keys are Symbols in Ruby. */
   symbolKeys: (h: Record<string, unknown>) => new AjValue({ ...serializeHash(h), _aj_symbol_keys: Object.keys(h) }),
   /** Keyword arguments (the last argument of `perform(*args, **kw)`). */

@@ -29,12 +29,16 @@ import {
 import { verifyArgs, type StrictArgsMode } from "./strict-args.js";
 import { JobDefinition } from "./job.js";
 import { ActiveJobDefinition, type ActiveJobOptions } from "./activejob.js";
+import { MailerDefinition, type MailerActions, type MailerOptions } from "./mailer.js";
+import type { UncheckedClient } from "./unchecked.js";
 import { ContractChecker, type ContractOptions } from "../contract/checker.js";
 import type {
   ContractActiveJobArgs,
   ContractActiveJobName,
   ContractJobArgs,
   ContractJobName,
+  ContractMailerActions,
+  ContractMailerName,
   UndeclaredClassName,
 } from "../contract/types.js";
 
@@ -42,11 +46,7 @@ import type {
 export interface ClientOptions {
   /** The Redis to push to (ioredis instance, URL, or connection options). */
   redis: RedisSource;
-  /**
-   * The wire dialect to write: 6, 7, 8, an exact version ("7.3.2"), or "auto"
-   * (the default): read the live fleet's heartbeats and write what the oldest
-   * live Ruby process reads.
-   */
+  /** The wire dialect: 6, 7, 8, an exact version ("7.3.2"), or "auto" (the default): what the oldest live Ruby process reads. */
   dialect?: DialectLike | "auto";
   /** With "auto": what to write when no Ruby process is live. Without it, pushing then fails. */
   autoFallback?: DialectLike;
@@ -60,17 +60,11 @@ export interface ClientOptions {
   /** Validate every payload against schema/ before pushing (default: off; on with SIDEKIQ_BRIDGE_VALIDATE=1). */
   validate?: boolean;
   warn?: (message: string) => void;
-  /**
-   * How long a push waits for a Redis it cannot reach before it rejects with
-   * a RedisUnavailableError (default 5000 ms). A lost connection is reported
-   * once through `warn` ("Redis connection lost (...); retrying", then "back").
-   */
+  /** How long a push waits for an unreachable Redis before a RedisUnavailableError (default 5000 ms); a lost connection
+   * is reported once through `warn` ("Redis connection lost (...); retrying", then "back"). */
   connectWaitMs?: number;
-  /**
-   * The job contract (`sidekiq-bridge contract pull`): unknown classes, wrong
-   * arity or keywords are warned about or refused before anything reaches
-   * Redis (see docs/CONTRACT.md). `client.unchecked` pushes without it.
-   */
+  /** The job contract (`sidekiq-bridge contract pull`): unknown classes, wrong arity or keywords are warned about or
+   * refused before anything reaches Redis (see docs/CONTRACT.md). `client.unchecked` pushes without it. */
   contract?: ContractOptions;
 }
 
@@ -80,12 +74,6 @@ export interface ClientOptions {
  * push does (this project's own tests set it, in vitest.config.ts).
  */
 const validateByDefault = () => /^(1|true|yes|on)$/i.test(process.env.SIDEKIQ_BRIDGE_VALIDATE ?? "");
-
-/** `client.unchecked`: pushes skip the contract, and job names are not limited to the generated types. */
-export type UncheckedClient = Omit<Client, "job" | "activeJob"> & {
-  job<A extends RubyJsonValue[] = RubyJsonValue[]>(className: string, classOptions?: JobOptions): JobDefinition<A>;
-  activeJob<A extends unknown[] = unknown[]>(jobClass: string, options?: ActiveJobOptions): ActiveJobDefinition<A>;
-};
 
 /** Sidekiq's client in Node: pushes jobs in the wire format the fleet reads (`Sidekiq::Client`). `close()` releases the connections it opened. */
 export class Client implements DefinitionClient {
@@ -138,6 +126,19 @@ export class Client implements DefinitionClient {
   ): ActiveJobDefinition<A>;
   activeJob(jobClass: string, options?: ActiveJobOptions): ActiveJobDefinition<unknown[]> {
     return new ActiveJobDefinition(this, jobClass, options ?? this.contract?.activeJobOptions(jobClass) ?? {});
+  }
+
+  /** A Rails mailer: `deliverLater` enqueues what its `deliver_later` does (actions typed by `contract gen`). */
+  mailer<K extends ContractMailerName>(
+    mailerClass: K,
+    options?: MailerOptions,
+  ): MailerDefinition<ContractMailerActions<K>>;
+  mailer<M extends MailerActions = MailerActions>(
+    mailerClass: UndeclaredClassName,
+    options?: MailerOptions,
+  ): MailerDefinition<M>;
+  mailer(mailerClass: string, options?: MailerOptions): MailerDefinition {
+    return new MailerDefinition(this, mailerClass, options);
   }
 
   /** Adds a client middleware at the end of the chain. */

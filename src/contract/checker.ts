@@ -66,6 +66,9 @@ interface Entry {
   queue?: string;
 }
 
+/** The job deliver_later enqueues; its arguments name a mailer action the contract lists as "Mailer#action". */
+const MAIL_DELIVERY_JOB = "ActionMailer::MailDeliveryJob";
+
 /** ActiveJob's argument markers, stripped before a value is compared with a type. */
 const AJ_MARKERS = ["_aj_symbol_keys", "_aj_ruby2_keywords", "_aj_hash_with_indifferent_access"];
 
@@ -162,8 +165,22 @@ export class ContractChecker {
       const last = list[list.length - 1];
       const kw = isPlain(last) && Array.isArray(last._aj_ruby2_keywords) ? last : undefined;
       const positional = (kw ? list.slice(0, -1) : list).map(unmarked);
-      this.check(className, positional, kw ? (unmarked(kw) as Record<string, unknown>) : undefined, item.queue);
+      // Rails' own delivery job is checked when the contract lists it (a pull that loaded ActionMailer does).
+      if (className !== MAIL_DELIVERY_JOB || this.classes.has(className))
+        this.check(className, positional, kw ? (unmarked(kw) as Record<string, unknown>) : undefined, item.queue);
+      if (className === MAIL_DELIVERY_JOB) this.checkMail(list, kw);
     } else this.check(className, item.args, undefined, item.queue);
+  }
+
+  /** deliver_later's job: [mailer, action, "deliver_now", {params:, args:}], args checked against "Mailer#action". */
+  private checkMail(list: readonly unknown[], kw: Record<string, unknown> | undefined): void {
+    const [mailer, action] = list;
+    if (typeof mailer !== "string" || typeof action !== "string" || !Array.isArray(kw?.args)) return;
+    const args = kw.args as unknown[];
+    const last = args[args.length - 1];
+    const own = isPlain(last) && Array.isArray(last._aj_ruby2_keywords) ? last : undefined;
+    const positional = (own ? args.slice(0, -1) : args).map(unmarked);
+    this.check(`${mailer}#${action}`, positional, own ? (unmarked(own) as Record<string, unknown>) : undefined);
   }
 
   /** Checks every job of a bulk push (Sidekiq's push_bulk: one class, positional args only). */
@@ -182,7 +199,10 @@ export class ContractChecker {
     if (entries === undefined) {
       if (this.skip(className)) return;
       const apps = this.apps;
-      const msg = `${className} is not a job class of ${apps.length === 1 ? `the contract of ${apps[0]}` : `the contracts of ${apps.join(", ")}`}: Ruby would raise NameError when it runs. Pull the contract again, or list it in the contract's unchecked classes`;
+      const of = apps.length === 1 ? `the contract of ${apps[0]}` : `the contracts of ${apps.join(", ")}`;
+      const msg = className.includes("#")
+        ? `${className} is not a mailer action of ${of}: Ruby would raise NoMethodError when it delivers. Pull the contract again, or list it in the contract's unchecked classes`
+        : `${className} is not a job class of ${of}: Ruby would raise NameError when it runs. Pull the contract again, or list it in the contract's unchecked classes`;
       this.report(className, msg, { rule: "unknown-class", message: msg }, true);
       return;
     }
@@ -207,7 +227,7 @@ export class ContractChecker {
     if (!first) return;
     const { e, p } = first;
     const where = this.apps.length > 1 ? ` (${e.app})` : "";
-    const msg = `${className}#perform${where} ${p.message}`;
+    const msg = `${className.includes("#") ? className : `${className}#perform`}${where} ${p.message}`;
     this.report(className, msg, p, p.rule !== "type" || types);
   }
 

@@ -152,6 +152,7 @@ export async function generateTypes(contracts: readonly JobContract[], compile: 
   const decls: string[] = [];
   const jobs = new Map<string, string[]>();
   const activeJobs = new Map<string, string[]>();
+  const mailers = new Map<string, Map<string, string[]>>();
   const notes: string[] = [];
   for (const c of contracts) {
     for (const name of Object.keys(c.classes).sort()) {
@@ -162,27 +163,36 @@ export async function generateTypes(contracts: readonly JobContract[], compile: 
         notes.push(`${name} (${c.app}): ${why}`);
         continue;
       }
-      const aj = def.kind === "activejob";
+      const aj = def.kind === "activejob" || def.kind === "mailer";
       const e = await emitTypes(compile, c.app, name, def, aj ? "unknown" : "RubyJsonValue");
       decls.push(...e.decls);
       const params = def.params ?? [];
       const kw = aj ? kwargsType(params, e.typeOf) : undefined;
       const required = params.some((p) => p.kind === "keyreq");
       const list = variants(params, e.typeOf, kw === undefined ? undefined : { type: kw, required });
+      const [mailer, action] = name.split("#");
+      if (def.kind === "mailer" && mailer && action) {
+        if (!mailers.has(mailer)) mailers.set(mailer, new Map());
+        mailers.get(mailer)!.set(action, [`/** ${name} (${c.app}) */`, ...list]);
+        continue;
+      }
       const target = aj ? activeJobs : jobs;
       const doc = `/** ${describe(name, def).replaceAll("*/", "* /")} (${c.app}) */`;
       const prev = target.get(name);
       target.set(name, prev ? [...prev, ...list] : [doc, ...list]);
     }
   }
-  const section = (m: Map<string, string[]>) =>
+  const section = (m: Map<string, string[]>, indent = "      ") =>
     [...m]
-      .map(([name, [doc, ...list]]) => `      ${doc}\n      ${prop(name)}: ${[...new Set(list)].join(" | ")};`)
+      .map(([name, [doc, ...list]]) => `${indent}${doc}\n${indent}${prop(name)}: ${[...new Set(list)].join(" | ")};`)
       .join("\n");
+  const mailerSection = [...mailers]
+    .map(([name, actions]) => `      ${prop(name)}: {\n${section(actions, "        ")}\n      };`)
+    .join("\n");
   const apps = contracts.map((c) => c.app).join(", ");
   return `${GEN_BANNER}
-// The job classes of ${apps}: \`client.job(name)\` and \`client.activeJob(name)\` take
-// these names and arguments only. Regenerate with \`sidekiq-bridge contract gen\`
+// The job classes of ${apps}: \`client.job(name)\`, \`client.activeJob(name)\` and
+// \`client.mailer(name).deliverLater(action, args)\` take these names and arguments only. Regenerate with \`sidekiq-bridge contract gen\`
 // after \`contract pull\`; give the same contract to \`new Client({ contract })\`.
 ${notes.length ? `// Not here:\n${notes.map((n) => `//   ${n}`).join("\n")}\n` : ""}import type { AjKwargs } from "sidekiq-bridge";
 import type { RubyJsonValue } from "sidekiq-bridge/wire";
@@ -196,6 +206,9 @@ ${section(jobs)}
     };
     activeJobs: {
 ${section(activeJobs)}
+    };
+    mailers: {
+${mailerSection}
     };
   }
 }

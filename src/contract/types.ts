@@ -7,8 +7,9 @@ import type { RubyJsonValue } from "../wire/ruby-json.js";
 
 /**
  * Filled by the module `sidekiq-bridge contract gen` writes: `jobs` (Sidekiq
- * class -> argument tuple) and `activeJobs` (ActiveJob class -> argument
- * tuple, keywords last through `aj.kwargs`). Empty by default.
+ * class -> argument tuple), `activeJobs` (ActiveJob class -> argument
+ * tuple, keywords last through `aj.kwargs`) and `mailers` (mailer -> action ->
+ * argument tuple). Empty by default.
  */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface ContractTypes {}
@@ -27,6 +28,15 @@ export type ContractJobArgs<K extends ContractJobName> = Section<"jobs">[K] exte
 export type ContractActiveJobArgs<K extends ContractActiveJobName> = Section<"activeJobs">[K] extends infer A extends
   unknown[]
   ? A
+  : never;
+/** The mailers the generated types declare (none without them). */
+export type ContractMailerName = keyof Section<"mailers"> & string;
+/** A declared mailer's actions: action -> the argument tuple of `deliverLater(action, args)`. */
+export type ContractMailerActions<K extends ContractMailerName> = Section<"mailers">[K] extends infer M extends Record<
+  string,
+  unknown[]
+>
+  ? M
   : never;
 /** Any class name while no types are generated; none once they are (an unknown class is a type error). */
 export type UndeclaredClassName = ContractTypes extends { jobs: unknown } ? never : string;

@@ -213,7 +213,7 @@ export async function processJob(
   try {
     if (!registered) throw new UnknownJobClassError(`uninitialized constant ${className}`);
     const args = isActiveJob
-      ? activeJobArguments(record.get("args") as JsonValue)
+      ? activeJobArguments(record.raw("args") ?? "null")
       : ((record.get("args") ?? []) as JsonValue[]);
     const ctx = new HandlerContext(jid, className, uow.queueName, record, jobstr, run, logger, abort, deps);
     if (deps.middleware.length === 0) await registered.handler(args as never, ctx);

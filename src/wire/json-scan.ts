@@ -1,6 +1,7 @@
 // A small, iterative JSON scanner that keeps the original text. Sidekiq payloads
 // are rewritten by splicing raw member text, so unknown keys, key order, big
 // integers and float lexemes (`1.0`) survive a round trip byte for byte.
+import { RubyFloat, type RubyJsonValue } from "./ruby-json.js";
 
 /** Text that is not valid JSON. */
 export class WireParseError extends Error {
@@ -249,13 +250,24 @@ export function parseJson(text: string): JsonValue {
   const end = scanValueEnd(text, 0);
   if (skipWs(text, end) !== text.length) throw new WireParseError("trailing characters", end);
   if (!valueHasBig) return JSON.parse(text) as JsonValue;
-  return parseWithBigInts(text);
+  return parseWithBigInts(text) as JsonValue;
 }
 
-/** Slow path, only for text already validated and holding a big integer. */
-function parseWithBigInts(text: string): JsonValue {
-  // Swap each big integer for a unique string token, parse natively, then swap back.
-  const bigs: bigint[] = [];
+/**
+ * parseJson, with every float lexeme kept as a RubyFloat, so that `1.0` is
+ * written back as `1.0` (values passed through untouched, such as a custom
+ * ActiveJob serializer's, re-encode byte for byte).
+ */
+export function parseJsonKeepingFloats(text: string): RubyJsonValue {
+  const end = scanValueEnd(text, 0);
+  if (skipWs(text, end) !== text.length) throw new WireParseError("trailing characters", end);
+  return parseWithBigInts(text, true) as RubyJsonValue;
+}
+
+/** Slow path, only for text already validated and holding a big integer (or whose floats are kept). */
+function parseWithBigInts(text: string, keepFloats = false): JsonValue | RubyJsonValue {
+  // Swap each big integer (and kept float) for a unique string token, parse natively, then swap back.
+  const bigs: Array<bigint | RubyFloat> = [];
   const tag = `\u0000big:${Math.random().toString(36).slice(2)}:`;
   let out = "";
   let i = 0;
@@ -266,9 +278,9 @@ function parseWithBigInts(text: string): JsonValue {
       i = scanString(text, i);
     } else if (c === "-" || (c >= "0" && c <= "9")) {
       const n = scanNumber(text, i);
-      if (n.isBig) {
+      if (n.isBig || (keepFloats && n.isFloat)) {
         out += text.slice(last, i) + JSON.stringify(tag + bigs.length);
-        bigs.push(BigInt(text.slice(i, n.end)));
+        bigs.push(n.isBig ? BigInt(text.slice(i, n.end)) : new RubyFloat(Number(text.slice(i, n.end))));
         last = n.end;
       }
       i = n.end;
@@ -276,7 +288,7 @@ function parseWithBigInts(text: string): JsonValue {
   }
   out += text.slice(last);
   const revive = (v: JsonValue): JsonValue => {
-    if (typeof v === "string" && v.startsWith(tag)) return bigs[Number(v.slice(tag.length))]!;
+    if (typeof v === "string" && v.startsWith(tag)) return bigs[Number(v.slice(tag.length))] as JsonValue;
     if (Array.isArray(v)) return v.map(revive);
     if (v !== null && typeof v === "object" && typeof v !== "bigint") {
       const o: { [k: string]: JsonValue } = {};

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { aj, ActiveJobDefinition } from "../../src/client/activejob.js";
+import { MailerDefinition } from "../../src/client/mailer.js";
 import type { Client } from "../../src/client/client-types.js";
 import { ContractChecker, ContractError, type ContractOptions } from "../../src/contract/checker.js";
 import { readContractFile, type JobContract } from "../../src/contract/document.js";
@@ -57,6 +58,38 @@ describe("contract checker", () => {
     );
     // Keywords to a method without any become its last positional Hash.
     expect(refusal(() => c.checkPush(ajPush("AjSplatJob", [aj.kwargs({ x: 1 })])))).toBeUndefined();
+  });
+
+  it("mailers: deliverLater's action and arguments against the contract's Mailer#action", () => {
+    const withMailer: JobContract = {
+      ...shop,
+      classes: {
+        ...shop.classes,
+        "UserMailer#receipt": {
+          kind: "mailer",
+          params: [
+            { name: "user", kind: "req" },
+            { name: "amount", kind: "req" },
+            { name: "note", kind: "key", default: "nil" },
+          ],
+          types: "none",
+        },
+      },
+    };
+    const c = new ContractChecker({ contracts: withMailer, mode: "error" }, () => {});
+    const mail = (action: string, args: unknown[]) =>
+      ajPush("ActionMailer::MailDeliveryJob", new MailerDefinition({} as Client, "UserMailer").arguments(action, args));
+    const user = aj.record("shop", "User", 1);
+    expect(refusal(() => c.checkPush(mail("receipt", [user, "9.5", aj.kwargs({ note: "x" })])))).toBeUndefined();
+    expect(refusal(() => c.checkPush(mail("receipt", [user])))).toBe(
+      'UserMailer#receipt takes 2 arguments (user, amount), given 1: [{"_aj_globalid":"gid://shop/User/1"}]; missing amount',
+    );
+    expect(refusal(() => c.checkPush(mail("receipt", [user, 1, aj.kwargs({ bogus: 1 })])))).toBe(
+      "UserMailer#receipt unknown keyword bogus: (accepts note:)",
+    );
+    expect(refusal(() => c.checkPush(mail("welcome", [user])))).toMatch(
+      /^UserMailer#welcome is not a mailer action of the contract of shop: Ruby would raise NoMethodError/,
+    );
   });
 
   it("types: strict refuses, error and warn warn once per class and parameter", () => {

@@ -7,7 +7,28 @@ import { generateTypes, loadSchemaCompiler } from "../../src/contract/gen.js";
 import { readContractFile } from "../../src/contract/document.js";
 import { checkBlocks, type Block } from "../docs/snippets.js";
 
-const shop = readContractFile(join(import.meta.dirname, "fixtures/shop.contract.json"));
+const pulled = readContractFile(join(import.meta.dirname, "fixtures/shop.contract.json"));
+// Two mailer actions, as contract pull lists them from a Rails app ("Mailer#action").
+const shop = {
+  ...pulled,
+  classes: {
+    ...pulled.classes,
+    "UserMailer#welcome": {
+      kind: "mailer" as const,
+      params: [{ name: "user", kind: "req" as const }],
+      types: "none" as const,
+    },
+    "UserMailer#receipt": {
+      kind: "mailer" as const,
+      params: [
+        { name: "user", kind: "req" as const },
+        { name: "amount", kind: "req" as const },
+        { name: "note", kind: "key" as const, default: "nil" },
+      ],
+      types: "none" as const,
+    },
+  },
+};
 
 const USAGE = `import { Client, aj } from "sidekiq-bridge";
 declare const client: Client;
@@ -50,6 +71,16 @@ client.activeJob("SignupJob").performLater(1);
 client.activeJob("KeywordsOnlyJob").performLater(aj.kwargs({ name: "n" }));
 // @ts-expect-error an unknown ActiveJob class
 client.activeJob("SignupJobs");
+const user = aj.record("shop", "User", 1);
+client.mailer("UserMailer").deliverLater("welcome", [user], { params: { account: aj.record("shop", "Account", 1) } });
+client.mailer("UserMailer").deliverLater("receipt", [user, aj.bigDecimal("9.5")]);
+client.mailer("UserMailer").deliverLater("receipt", [user, aj.bigDecimal("9.5"), aj.kwargs({ note: "thanks" })], { wait: 60 });
+// @ts-expect-error an unknown action
+client.mailer("UserMailer").deliverLater("welcom", [user]);
+// @ts-expect-error receipt takes the user and the amount
+client.mailer("UserMailer").deliverLater("receipt", [user]);
+// @ts-expect-error an unknown mailer
+client.mailer("UserMailers");
 // The escape hatch: another app's class, any arguments.
 client.unchecked.job("OtherAppJob").performAsync(1, 2, 3);
 `;
@@ -57,7 +88,7 @@ client.unchecked.job("OtherAppJob").performAsync(1, 2, 3);
 const block = (file: string, code: string): Block => ({ file, line: 1, lang: "ts", attrs: new Map(), code });
 
 describe("contract gen", () => {
-  it("types client.job and client.activeJob: declared classes and arities compile, wrong ones are compile errors", async () => {
+  it("types client.job, client.activeJob and client.mailer: declared classes and arities compile, wrong ones are compile errors", async () => {
     const generated = await generateTypes([shop], await loadSchemaCompiler());
     const [gen, usage] = checkBlocks([block("shop-jobs.ts", generated), block("usage.ts", USAGE)]);
     expect(gen!.problems).toEqual([]);

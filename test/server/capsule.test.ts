@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { makeCapsule, parseQueue, queuesCommand } from "../../src/server/capsule.js";
-import { deserializeArgument, GlobalIdRef } from "../../src/server/activejob-args.js";
+import { serializeArgument } from "../../src/client/activejob.js";
+import { activeJobArguments, AjSerialized, deserializeArgument, GlobalIdRef } from "../../src/server/activejob-args.js";
+import { toRubyJson } from "../../src/wire/ruby-json.js";
 
 describe("capsules and queue order (Sidekiq's Capsule#mode and BasicFetch#queues_cmd)", () => {
   it("parses queue[,weight]", () => {
@@ -52,5 +54,13 @@ describe("ActiveJob argument decoding", () => {
         { _aj_globalid: "gid://app/User/1" },
       ]),
     ).toEqual([{ str_key: 1, sym_key: "v" }, { ts: new Date(1_700_000_000_123) }, new GlobalIdRef("gid://app/User/1")]);
+  });
+
+  it("keeps a custom serializer's object byte for byte, floats included, and plain floats as numbers", () => {
+    const money = '{"_aj_serialized":"MoneySerializer","amount":1.0,"currency":"EUR"}';
+    const [custom, plain] = activeJobArguments(`[{"job_class":"X","arguments":[${money},2.0]}]`);
+    expect(custom).toBeInstanceOf(AjSerialized);
+    expect(toRubyJson(serializeArgument(custom))).toBe(money);
+    expect(plain).toBe(2);
   });
 });

@@ -42,9 +42,9 @@ export interface Source {
  */
 export interface JobClass {
   /**
-   * sidekiq: includes Sidekiq::Job (or Sidekiq::Worker); activejob: an ActiveJob::Base subclass run by Sidekiq's adapter; node: a handler of a Node worker.
+   * sidekiq: includes Sidekiq::Job (or Sidekiq::Worker); activejob: an ActiveJob::Base subclass run by Sidekiq's adapter; node: a handler of a Node worker; mailer: one action of an ActionMailer class, named Mailer#action, whose params are the action's (what deliver_later's args must fit).
    */
-  kind: "sidekiq" | "activejob" | "node";
+  kind: "sidekiq" | "activejob" | "node" | "mailer";
   /**
    * file:line of perform (Ruby), for people reading the contract.
    */
@@ -113,6 +113,10 @@ export interface ActiveJobSettings {
    */
   queue?: string | null;
   priority?: number | null;
+  /**
+   * true when queue_as takes a block: each job's queue comes from its arguments (queue is then null, and Node names the queue with set({ queue })).
+   */
+  dynamic_queue?: boolean;
   /**
    * The Sidekiq class the adapter pushes (Sidekiq::ActiveJob::Wrapper, ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper).
    */

@@ -1,0 +1,119 @@
+// Node -> Rails: mail sent from Node through a real Rails 7.2 app (ruby-fixtures/rails-app)
+// on Sidekiq 8. The payload equals the one Rails' own deliver_later writes, byte
+// for byte but for the per-run fields, and Rails delivers the same mail it renders.
+import { beforeAll, expect, it } from "vitest";
+import { aj } from "../src/client/activejob.js";
+import { Client } from "../src/client/client.js";
+import { ContractError } from "../src/contract/checker.js";
+import { pullContract } from "../src/contract/pull.js";
+import { rubyCommand } from "./support/contract.js";
+import { describeEachSidekiq } from "./support/harness.js";
+import { RAILS_APP, railsApp, stableMail, stablePayload } from "./support/rails-app.js";
+
+interface Seed {
+  app: string;
+  odd: [string, string];
+  account: { id: number; gid: string };
+  user: { id: number; gid: string; email: string };
+  rendered: { welcome: string; receipt: string };
+}
+
+describeEachSidekiq(
+  "Rails app: ActionMailer from Node",
+  (sk) => {
+    const rails = railsApp(sk);
+    let seed: Seed;
+    let client: Client;
+
+    beforeAll(async () => {
+      // One boot: records, Rails' own deliver_later onto a queue no worker reads, and the mails Rails renders.
+      seed = await rails.eval<Seed>(`
+        account = Account.create!(name: "Acme")
+        user = account.users.create!(email: "ada@acme.test", name: "Ada")
+        UserMailer.with(account: account).welcome(user).deliver_later(queue: "held")
+        UserMailer.receipt(user, BigDecimal("9.5"), note: "thanks").deliver_later(queue: "held", wait_until: Time.utc(2030, 1, 2, 3, 4, 5))
+        {app: GlobalID.app,
+         odd: [URI::GID.build(app: GlobalID.app, model_name: "User", model_id: "a b/é!*~").to_s,
+               URI::GID.build(app: GlobalID.app, model_name: "User", model_id: [1, "x y"]).to_s],
+         account: {id: account.id, gid: account.to_global_id.to_s},
+         user: {id: user.id, gid: user.to_global_id.to_s, email: user.email},
+         rendered: {welcome: UserMailer.with(account: account).welcome(user).message.encoded,
+                    receipt: UserMailer.receipt(user, BigDecimal("9.5"), note: "thanks").message.encoded}}
+      `);
+      client = new Client({ redis: sk.url, dialect: sk.target.version });
+      return () => client.close();
+    });
+
+    it("names records as the app's GlobalID does", () => {
+      expect(seed.app).toBe(RAILS_APP);
+      expect(aj.record(RAILS_APP, "User", seed.user.id).json).toEqual({ _aj_globalid: seed.user.gid });
+      expect(aj.record(RAILS_APP, "Account", seed.account.id).json).toEqual({ _aj_globalid: seed.account.gid });
+      // Ids escaped as GlobalID escapes them (CGI.escape), composite ids joined by "/".
+      expect(aj.record(RAILS_APP, "User", "a b/é!*~").json).toEqual({ _aj_globalid: seed.odd[0] });
+      expect(aj.record(RAILS_APP, "User", [1, "x y"]).json).toEqual({ _aj_globalid: seed.odd[1] });
+    });
+
+    it("writes what deliver_later writes, parameterized and plain, immediate and scheduled", async () => {
+      const users = client.mailer("UserMailer");
+      const user = aj.record(RAILS_APP, "User", seed.user.id);
+      const account = aj.record(RAILS_APP, "Account", seed.account.id);
+      const rubyWelcome = (await sk.redis.lrange("queue:held", 0, -1))[0]!;
+      const rubyReceipt = (await sk.redis.zrange("schedule", 0, -1))[0]!;
+      await users.deliverLater("welcome", [user], { params: { account }, queue: "held" });
+      await users.deliverLater("receipt", [user, aj.bigDecimal("9.5"), aj.kwargs({ note: "thanks" })], {
+        queue: "held",
+        waitUntil: new Date(Date.UTC(2030, 0, 2, 3, 4, 5)),
+      });
+      const nodeWelcome = (await sk.redis.lrange("queue:held", 0, -1)).find((s) => s !== rubyWelcome)!;
+      const nodeReceipt = (await sk.redis.zrange("schedule", 0, -1)).find((s) => s !== rubyReceipt)!;
+      expect(stablePayload(nodeWelcome)).toBe(stablePayload(rubyWelcome));
+      expect(stablePayload(nodeReceipt)).toBe(stablePayload(rubyReceipt));
+      expect(nodeWelcome).toContain('"arguments":["UserMailer","welcome","deliver_now",{"params":');
+    });
+
+    it("is delivered by Rails as the mail Rails renders for the same call", async () => {
+      await rails.start(["default"]);
+      const users = client.mailer("UserMailer");
+      const user = aj.record(RAILS_APP, "User", seed.user.id);
+      await users.deliverLater("welcome", [user], {
+        params: { account: aj.record(RAILS_APP, "Account", seed.account.id) },
+      });
+      const welcome = await rails.delivered(seed.user.email);
+      expect(stableMail(welcome)).toBe(stableMail(seed.rendered.welcome));
+      expect(welcome).toContain("Hello Ada, welcome to Acme (1 users).");
+    });
+
+    it("contract pull boots the app and lists its jobs and mailer actions; a wrong mailer call is refused", async () => {
+      const ruby = rubyCommand(sk.target, rails.env(), { dir: "rails-app", rubyArgs: ["-r", "./config/environment"] });
+      const { contract } = await pullContract({ ruby });
+      expect(contract.app).toBe(RAILS_APP);
+      const c = contract.classes;
+      expect(c["UserMailer#welcome"]).toMatchObject({ kind: "mailer", params: [{ name: "user", kind: "req" }] });
+      expect(c["UserMailer#receipt"]!.params!.map((p) => `${p.kind} ${p.name}`)).toEqual([
+        "req user",
+        "req amount",
+        "key note",
+      ]);
+      expect(c.NotifyJob).toMatchObject({ kind: "activejob", activejob: { queue: null, dynamic_queue: true } });
+      expect(c.ReindexJob).toMatchObject({ kind: "activejob", activejob: { queue: "default" } });
+      expect(c.AuditWorker).toMatchObject({ kind: "sidekiq", options: { queue: "audit", retry: 2 } });
+      const checked = new Client({
+        redis: sk.url,
+        dialect: sk.target.version,
+        contract: { contracts: contract, mode: "error" },
+      });
+      try {
+        const user = aj.record(RAILS_APP, "User", seed.user.id);
+        const users = checked.mailer("UserMailer");
+        await expect(users.deliverLater("welcome", [user], { queue: "held" })).resolves.toMatchObject({
+          jid: expect.any(String),
+        });
+        await expect(users.deliverLater("welcom", [user], { queue: "held" })).rejects.toThrow(ContractError);
+        await expect(users.deliverLater("receipt", [user], { queue: "held" })).rejects.toThrow(/missing amount/);
+      } finally {
+        await checked.close();
+      }
+    });
+  },
+  (t) => t.suite === "forky",
+);

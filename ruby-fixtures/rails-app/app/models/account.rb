@@ -1,0 +1,4 @@
+class Account < ApplicationRecord
+  has_many :users
+  has_many :posts
+end

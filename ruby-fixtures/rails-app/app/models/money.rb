@@ -1,0 +1,2 @@
+# A value with its own ActiveJob serializer, which Node does not know.
+Money = Struct.new(:amount, :currency)

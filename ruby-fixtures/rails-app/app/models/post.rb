@@ -1,0 +1,3 @@
+class Post < ApplicationRecord
+  belongs_to :account
+end

@@ -1,0 +1,3 @@
+class User < ApplicationRecord
+  belongs_to :account
+end

@@ -1,0 +1,1 @@
+Rails.application.config.after_initialize { ActiveJob::Serializers.add_serializers(MoneySerializer) }
