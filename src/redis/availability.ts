@@ -2,6 +2,7 @@
 // error instead of ioredis' retry noise, a bounded wait for a connection, and
 // one log line per outage (lost, then back) for a group of connections.
 import type { Redis } from "ioredis";
+import { permissionError } from "./acl.js";
 
 /** Redis could not be reached in time; `message` names where and why (never a password). */
 export class RedisUnavailableError extends Error {
@@ -80,9 +81,12 @@ export function isOutOfMemory(e: unknown): boolean {
 
 /**
  * A connection failure as a RedisUnavailableError, a refusal at maxmemory as
- * a RedisOutOfMemoryError; anything else as it is.
+ * a RedisOutOfMemoryError, a refusal of the user's ACL as a
+ * RedisPermissionError; anything else as it is.
  */
 export function explain(redis: Redis, e: unknown): unknown {
+  const denied = permissionError(e, redis.options?.username);
+  if (denied) return denied;
   if (isOutOfMemory(e) && !(e instanceof RedisOutOfMemoryError))
     return new RedisOutOfMemoryError(
       `Redis at ${describeRedis(redis)} is out of memory (maxmemory reached, policy noeviction) and refused the write; ` +

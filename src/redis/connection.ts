@@ -81,6 +81,9 @@ export function connectRedis(source: RedisSource): OwnedRedis {
     // it (and holds the process open meanwhile): a frozen or gone Redis never
     // closes it, so do not wait the default 2 s.
     disconnectTimeout: 200,
+    // No CLIENT SETINFO on connect: the bridge's ACL line (redis/acl.ts) then
+    // needs no CLIENT subcommand, which Redis 7.0 could not even name.
+    disableClientInfo: true,
   };
   if (typeof source === "string") return { redis: disarmOnClose(recordErrors(new Redis(source, base))), owned: true };
   const opts: RedisOptions = { ...base, ...source.ioredis };
