@@ -64,6 +64,7 @@ describeEachSidekiq(
         // Ruby's redis-client sends CLIENT SETINFO on connect, which Valkey (as Redis 7.2+) knows.
         { name: "ruby", extra: serverKind() === "valkey" ? ["+client|setinfo"] : [] },
         { name: "narrow", extra: without("scard", "lpush", "blmpop", "brpop", "smembers") },
+        { name: "noselect", extra: without("select") },
       ]);
       url = acl.url("bridge", DB);
       admin = acl.admin(DB);
@@ -242,6 +243,27 @@ describeEachSidekiq(
 
     it("ACL LOG holds no refusal of the bridge's user", async () => {
       expect(await acl.denials("bridge")).toEqual([]);
+    });
+
+    it("a user that may not SELECT its database writes nothing to database 0, and says which rule it lacks", async () => {
+      const noselect = acl.url("noselect", DB);
+      const client = new Client({ redis: noselect, dialect: 8 });
+      closers.push(() => client.close());
+      const push = client.job("PlainJob", { queue: "acl-noselect" }).performAsync(1);
+      await expect(push).rejects.toBeInstanceOf(RedisPermissionError);
+      await expect(push).rejects.toThrow(
+        /^Redis user 'noselect' may not run 'SELECT' \(NOPERM\): add \+select to its ACL, see docs\/OPERATING\.md \(Redis ACL\)$/,
+      );
+      const stats = cli(["stats"], noselect);
+      expect(stats.code).toBe(1);
+      expect(stats.stderr.trim().split("\n")).toEqual([
+        "sidekiq-bridge stats: Redis user 'noselect' may not run 'SELECT' (NOPERM): add +select to its ACL, see docs/OPERATING.md (Redis ACL)",
+      ]);
+      const w = new Worker({ redis: noselect, dialect: 8, queues: ["acl-noselect"], logger: captureLogger() });
+      closers.push(() => w.stop());
+      await expect(w.start()).rejects.toThrow(/may not run 'SELECT' \(NOPERM\): add \+select /);
+      const db0 = acl.admin(0);
+      expect(await db0.exists("queue:acl-noselect", "queues")).toBe(0);
     });
 
     it("a command the user lacks fails with one line naming it: CLI, push, worker", async () => {

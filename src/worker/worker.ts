@@ -15,7 +15,7 @@ import type { CoreWorkerOptions } from "../config/worker-options.js";
 import { type IterableJob, type IterableOptions, iterableHandler } from "../iterable/iterable.js";
 import { JobLogger } from "../logging/job-logger.js";
 import { consoleLogger, type Logger, safeLogger, toLogger } from "../logging/logger.js";
-import { permissionError } from "../redis/acl.js";
+import { aclRefusal } from "../redis/availability.js";
 import { connectRedis, type OwnedRedis } from "../redis/connection.js";
 import { warnIfUntimed } from "../redis/network.js";
 import { type WorkerEventName, WorkerEvents, type WorkerListener } from "../server/events.js";
@@ -291,7 +291,7 @@ export class Worker {
       await this.launcher.run();
     } catch (e) {
       // A command the Redis user may not run: one line naming the permission.
-      throw permissionError(e, this.conn.redis.options?.username) ?? e;
+      throw aclRefusal(this.conn.redis, e) ?? e;
     }
     this.logAddons(markers);
   }
