@@ -1,8 +1,9 @@
 // The Redis ACL a user of the bridge needs, as data, and the one line that
 // says which permission is missing when Redis refuses a command (NOPERM).
-// docs/OPERATING.md ("A Redis user with only what the bridge needs") shows
+// docs/OPERATING.md ("Redis ACL: a user with only what the bridge needs") shows
 // the line made from this list; test/redis/acl.test.ts fails when src/
 // sends a command that is not on it, or the list names one nothing sends.
+import { scriptBySha } from "./scripts/define-script.js";
 
 /**
  * Every command the worker, client, API, dashboard, CLI, migration tools and
@@ -110,10 +111,21 @@ const SEE = "see docs/OPERATING.md (Redis ACL)";
 // 7.2 and Valkey: "NOPERM User bridge has no permissions to run ...", and in a
 // script "ERR ACL failure in script: User bridge has no permissions to run ...".
 const COMMAND_DENIED = /(?:NOPERM|ACL failure in script:).*? has no permissions to run the '([^']+)' command/;
-// Redis 7.0 names no command for one a script calls.
+// Redis 7.0 names no command for one a script calls, only the script's SHA1.
 const SCRIPT_DENIED = /The user executing the script can't run this command or subcommand/;
 const KEY_DENIED = /^NOPERM .*(?:access one of the keys|access a key)/;
 const CHANNEL_DENIED = /^NOPERM .*(?:access one of the channels|access a channel)/;
+
+/** "Lua script bridgePutBack calls (LREM HDEL, or one its arguments name)", from the SHA1 in Redis 7.0's message when this process knows the script. */
+function scriptCalling(text: string): string {
+  const sha = /script: ([0-9a-f]{40})/.exec(text)?.[1];
+  const script = sha === undefined ? undefined : scriptBySha(sha);
+  if (!script) return "a Lua script calls";
+  const named = [...script.lua.matchAll(/redis\.p?call\(\s*("([^"]+)"|'([^']+)'|[^"'\s])/g)];
+  const calls = new Set(named.flatMap((m) => ((m[2] ?? m[3]) ? [(m[2] ?? m[3])!.toUpperCase()] : [])));
+  const more = named.some((m) => m[2] === undefined && m[3] === undefined) ? ", or one its arguments name" : "";
+  return `Lua script ${script.name ?? sha!.slice(0, 12)} calls (${[...calls].join(" ")}${more})`;
+}
 
 /** Redis refused a command for the user's ACL; `message` is one line naming what to add. */
 export class RedisPermissionError extends Error {
@@ -132,7 +144,7 @@ export function permissionLine(text: string, user: string | undefined): string |
     return `${who} may not run '${command.toUpperCase()}'${inScript} (NOPERM): add +${command.toLowerCase()} to its ACL, ${SEE}`;
   }
   if (SCRIPT_DENIED.test(text))
-    return `${who} may not run a command a Lua script calls (NOPERM): give it every command of the ACL line, ${SEE}`;
+    return `${who} may not run a command ${scriptCalling(text)} (NOPERM): give it every command of the ACL line, ${SEE}`;
   if (KEY_DENIED.test(text))
     return `${who} may not access a key Sidekiq uses (NOPERM): its ACL needs ${BRIDGE_KEYS}, ${SEE}`;
   if (CHANNEL_DENIED.test(text))

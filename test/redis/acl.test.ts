@@ -12,6 +12,8 @@ import {
   permissionLogFilter,
   RedisPermissionError,
 } from "../../src/redis/acl.js";
+import { putBackFromWorkingList } from "../../src/redis/scripts/index.js";
+import { scriptSha } from "../../src/redis/scripts/define-script.js";
 import { scanRedisCommands } from "./command-scan.js";
 
 /** What ioredis sends by itself on connect: INFO (its ready check), SELECT (a database other than 0). */
@@ -73,6 +75,14 @@ describe("a command the user may not run: one line naming the permission", () =>
     );
     expect(permissionLine("WRONGTYPE Operation against a key holding the wrong kind of value", "bridge")).toBe(
       undefined,
+    );
+  });
+
+  it("names the script and the commands it calls when Redis 7.0 gives only the script's SHA1", () => {
+    const sha = scriptSha(putBackFromWorkingList.lua);
+    const reply = `ERR The user executing the script can't run this command or subcommand script: ${sha}, on @user_script:9.`;
+    expect(permissionLine(reply, "bridge")).toBe(
+      "Redis user 'bridge' may not run a command Lua script bridgePutBack calls (LREM HDEL, or one its arguments name) (NOPERM): give it every command of the ACL line, see docs/OPERATING.md (Redis ACL)",
     );
   });
 
