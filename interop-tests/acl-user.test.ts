@@ -65,6 +65,7 @@ describeEachSidekiq(
         { name: "ruby", extra: serverKind() === "valkey" ? ["+client|setinfo"] : [] },
         { name: "narrow", extra: without("scard", "lpush", "blmpop", "brpop", "smembers") },
         { name: "noselect", extra: without("select") },
+        { name: "revoked" },
       ]);
       url = acl.url("bridge", DB);
       admin = acl.admin(DB);
@@ -264,6 +265,45 @@ describeEachSidekiq(
       await expect(w.start()).rejects.toThrow(/may not run 'SELECT' \(NOPERM\): add \+select /);
       const db0 = acl.admin(0);
       expect(await db0.exists("queue:acl-noselect", "queues")).toBe(0);
+    });
+
+    it("a fetch connection whose SELECT is refused on reconnect closes, and fetches nothing from database 0", async () => {
+      const logger = captureLogger();
+      const w = new Worker({
+        redis: acl.url("revoked", DB),
+        dialect: 8,
+        queues: ["acl-revoked"],
+        fetch: "basic",
+        logger,
+      });
+      closers.push(() => w.stop());
+      w.register("RevokedJob", () => {
+        throw new Error("ran a job of database 0");
+      });
+      const fetchErrors: unknown[] = [];
+      w.on("fetch:error", ({ error }) => void fetchErrors.push(error));
+      await w.start();
+      const db0 = acl.admin(0);
+      await db0.lpush(
+        "queue:acl-revoked",
+        JSON.stringify({ class: "RevokedJob", jid: "0123456789abcdef01234567", args: [] }),
+      );
+      await db0.call("acl", "setuser", "revoked", "-select");
+      // Only the fetch lane's connection drops (the command connection stays, on its database).
+      const lane = await waitFor(
+        "the fetch lane blocked in Redis",
+        async () =>
+          /id=(\d+) .*user=revoked/.exec(
+            ((await db0.call("client", "list")) as string)
+              .split("\n")
+              .find((l) => /cmd=(blmpop|brpop) /.test(l) && /user=revoked/.test(l)) ?? "",
+          )?.[1],
+      );
+      await db0.call("client", "kill", "id", lane);
+      // The fetch in flight failed, and the next one failed too: the lane closed rather than go on in database 0.
+      await waitFor("two failed fetches", async () => fetchErrors.length >= 2);
+      expect(await db0.llen("queue:acl-revoked")).toBe(1);
+      expect(logger.lines.filter((l) => l.includes("may not run 'SELECT'"))).toHaveLength(1);
     });
 
     it("a command the user lacks fails with one line naming it: CLI, push, worker", async () => {
