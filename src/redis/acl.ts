@@ -92,8 +92,8 @@ export const ALWAYS_ALLOWED: readonly string[] = ["auth", "hello", "quit"];
 /**
  * Keys: all of them. Sidekiq's keys share no prefix ("queue:*", "schedule",
  * "processes", and each process's "<hostname>:<pid>:<nonce>"), so no
- * pattern narrower than `~*` holds them: give the fleet its own Redis or
- * database. Channels: the one sidekiq-unique-jobs 8 publishes its changelog
+ * pattern narrower than `~*` holds them: give the fleet its own Redis (ACLs
+ * do not restrict SELECT, so a database is no wall). Channels: the one sidekiq-unique-jobs 8 publishes its changelog
  * on (from its Lua).
  */
 export const BRIDGE_KEYS = "~*";
