@@ -43,6 +43,7 @@ export { MailerDefinition, type MailerActions, type MailerOptions, type DeliverL
 export { SidekiqArgumentError, DialectDetectionError, BulkPushError, PushUncertainError } from "./client/errors.js";
 export type { RedisSource, RedisConnectionOptions } from "./redis/connection.js";
 export { RedisUnavailableError, RedisOutOfMemoryError } from "./redis/availability.js";
+export { RedisPermissionError, BRIDGE_COMMANDS, bridgeAclRules } from "./redis/acl.js";
 export type { Dialect, DialectLike } from "./wire/dialect.js";
 
 // Worker: process Sidekiq jobs in Node.

@@ -1,5 +1,6 @@
 // The body of every command: Ruby-like exit codes, and error messages with
 // the Redis URL's secrets masked.
+import { permissionLine } from "../redis/acl.js";
 import { UsageError } from "./errors.js";
 import { scrub } from "./redis-url.js";
 
@@ -16,12 +17,23 @@ export async function runCommand(
   try {
     return await body({ setUrl: (u) => void (url = u) });
   } catch (e) {
-    const msg = scrub(e instanceof Error ? e.message : String(e), url);
+    const text = e instanceof Error ? e.message : String(e);
+    // An ACL refusal: the one line naming the permission, not Redis's reply.
+    const msg = scrub(permissionLine(text, aclUser(url)) ?? text, url);
     if (e instanceof UsageError) {
       process.stderr.write(`sidekiq-bridge ${name}: ${msg}\nRun 'sidekiq-bridge ${name} --help' for usage.\n`);
       return 2;
     }
     process.stderr.write(`sidekiq-bridge ${name}: ${msg}\n`);
     return 1;
+  }
+}
+
+/** The ACL user a Redis URL logs in as (undefined: the default user). */
+function aclUser(url: string | undefined): string | undefined {
+  try {
+    return url === undefined ? undefined : decodeURIComponent(new URL(url).username) || undefined;
+  } catch {
+    return undefined;
   }
 }

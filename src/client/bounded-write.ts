@@ -8,6 +8,7 @@ import {
   bounded,
   describeRedis,
   explain,
+  isClosedByAcl,
   isConnectionError,
   lastErrorOf,
   reasonOf,
@@ -30,7 +31,8 @@ export async function boundedWrite(redis: Redis, jids: readonly string[], ms: nu
   try {
     r = await bounded(write(), Date.now() + ms);
   } catch (e) {
-    if (!isConnectionError(e)) throw explain(redis, e);
+    // A reply error, or a connection its user's ACL closed (a refused SELECT: nothing was written).
+    if (!isConnectionError(e) || isClosedByAcl(redis)) throw explain(redis, e);
     throw uncertain(redis, jids, e);
   }
   if (r === TIMED_OUT) throw uncertain(redis, jids, new Error(`no reply within ${ms} ms`));

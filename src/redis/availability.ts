@@ -2,6 +2,7 @@
 // error instead of ioredis' retry noise, a bounded wait for a connection, and
 // one log line per outage (lost, then back) for a group of connections.
 import type { Redis } from "ioredis";
+import { isPermissionDenied, permissionError, permissionLine, type RedisPermissionError } from "./acl.js";
 
 /** Redis could not be reached in time; `message` names where and why (never a password). */
 export class RedisUnavailableError extends Error {
@@ -24,9 +25,41 @@ export function recordErrors(redis: Redis): Redis {
   return redis;
 }
 
-/** The connection's last socket error since it was last ready, if any. */
+/** The connection's last socket error since it was last ready, if any (or the refusal that closed it). */
 export function lastErrorOf(redis: Redis): Error | undefined {
-  return lastErrors.get(redis);
+  return refusals.get(redis) ?? lastErrors.get(redis);
+}
+
+const refusals = new WeakMap<Redis, Error>();
+
+/**
+ * `e` as a RedisPermissionError when Redis refused it for the user's ACL,
+ * or when it is the failure of a connection closed for that (a refused SELECT).
+ */
+export function aclRefusal(redis: Redis, e: unknown): RedisPermissionError | undefined {
+  const user = redis.options?.username;
+  return permissionError(e, user) ?? (isConnectionError(e) ? permissionError(refusals.get(redis), user) : undefined);
+}
+
+/** True once the connection was closed because its user may not SELECT its database. */
+export function isClosedByAcl(redis: Redis): boolean {
+  return refusals.has(redis);
+}
+
+/**
+ * A user whose ACL refuses SELECT: ioredis would go on in database 0 and
+ * write the jobs there. The connection is closed instead, before the
+ * commands queued for it are written (ioredis has already ended the socket
+ * when its ready check flushes them); what waits on it fails with the
+ * refusal, as a RedisPermissionError naming the rule.
+ */
+export function closeOnRefusedSelect(redis: Redis): Redis {
+  redis.on("error", (e: Error) => {
+    if (!/'select' command/.test(e.message) || !isPermissionDenied(e)) return;
+    refusals.set(redis, e);
+    redis.disconnect();
+  });
+  return redis;
 }
 
 /** Where a connection points: host:port, or the Sentinel master's name. */
@@ -57,9 +90,11 @@ export function isConnectionError(e: unknown): boolean {
 
 /** The error to show for a connection that is not there: where, and the socket's own reason. */
 export function unavailable(redis: Redis, cause?: unknown): RedisUnavailableError {
-  const why = lastErrors.get(redis) ?? cause;
+  const why = lastErrorOf(redis) ?? cause;
+  // A connection closed for its user's ACL (a refused SELECT): the rule to add.
+  const reason = why && (permissionLine(reasonOf(why), redis.options?.username) ?? reasonOf(why));
   return new RedisUnavailableError(
-    `Redis unreachable at ${describeRedis(redis)}${why ? ` (${reasonOf(why)})` : ""}`,
+    `Redis unreachable at ${describeRedis(redis)}${reason ? ` (${reason})` : ""}`,
     why === undefined ? undefined : { cause: why },
   );
 }
@@ -80,9 +115,12 @@ export function isOutOfMemory(e: unknown): boolean {
 
 /**
  * A connection failure as a RedisUnavailableError, a refusal at maxmemory as
- * a RedisOutOfMemoryError; anything else as it is.
+ * a RedisOutOfMemoryError, a refusal of the user's ACL as a
+ * RedisPermissionError; anything else as it is.
  */
 export function explain(redis: Redis, e: unknown): unknown {
+  const denied = aclRefusal(redis, e);
+  if (denied) return denied;
   if (isOutOfMemory(e) && !(e instanceof RedisOutOfMemoryError))
     return new RedisOutOfMemoryError(
       `Redis at ${describeRedis(redis)} is out of memory (maxmemory reached, policy noeviction) and refused the write; ` +

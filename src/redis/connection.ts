@@ -4,7 +4,7 @@ import { createRequire } from "node:module";
 import type * as Ioredis from "ioredis";
 import type { RedisOptions } from "ioredis";
 import { RECONNECT_ERRORS } from "./retry-once.js";
-import { recordErrors } from "./availability.js";
+import { closeOnRefusedSelect, recordErrors } from "./availability.js";
 import { disarmOnClose, networkOptions, networkTimeoutOf, resolveNetworkTimeout } from "./network.js";
 
 // ioredis is CommonJS. Loaded by `import` from an ES module, Node 20 takes it
@@ -81,8 +81,12 @@ export function connectRedis(source: RedisSource): OwnedRedis {
     // it (and holds the process open meanwhile): a frozen or gone Redis never
     // closes it, so do not wait the default 2 s.
     disconnectTimeout: 200,
+    // No CLIENT SETINFO on connect: the bridge's ACL line (redis/acl.ts) then
+    // needs no CLIENT subcommand, which Redis 7.0 could not even name.
+    disableClientInfo: true,
   };
-  if (typeof source === "string") return { redis: disarmOnClose(recordErrors(new Redis(source, base))), owned: true };
+  if (typeof source === "string")
+    return { redis: closeOnRefusedSelect(disarmOnClose(recordErrors(new Redis(source, base)))), owned: true };
   const opts: RedisOptions = { ...base, ...source.ioredis };
   if (source.username !== undefined) opts.username = source.username;
   if (source.password !== undefined) opts.password = source.password;
@@ -95,5 +99,5 @@ export function connectRedis(source: RedisSource): OwnedRedis {
   }
   // Every connection we open has an 'error' listener: no "Unhandled error event" stacks.
   const redis = source.url && !source.sentinels ? new Redis(source.url, opts) : new Redis(opts);
-  return { redis: disarmOnClose(recordErrors(redis)), owned: true };
+  return { redis: closeOnRefusedSelect(disarmOnClose(recordErrors(redis))), owned: true };
 }

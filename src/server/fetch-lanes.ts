@@ -5,7 +5,7 @@
 // working lists (one registration, one reclaim after a lost fetch reply or a
 // reconnect) and the wait for room to fetch.
 import type { Redis } from "ioredis";
-import { type ConnectionWatch, isConnectionError } from "../redis/availability.js";
+import { closeOnRefusedSelect, type ConnectionWatch, isConnectionError } from "../redis/availability.js";
 import { blockingOptions, disarmOnClose, networkTimeoutOf, resolveNetworkTimeout } from "../redis/network.js";
 import { FETCH_TIMEOUT_SECONDS, type Fetcher } from "./fetch.js";
 import type { Logger } from "../logging/logger.js";
@@ -72,12 +72,15 @@ export function laneBatch(concurrency: number, lanes: number, wholeBatches: bool
  */
 function laneConnection(redis: Redis, watch: ConnectionWatch | undefined): Redis {
   const timeout = networkTimeoutOf(redis) ?? resolveNetworkTimeout();
-  const blocking = disarmOnClose(
-    redis.duplicate({
-      ...blockingOptions(timeout, FETCH_TIMEOUT_SECONDS),
-      autoResendUnfulfilledCommands: false,
-      maxRetriesPerRequest: 0,
-    }),
+  // A reconnect whose SELECT the user's ACL refuses would fetch from database 0: closed instead.
+  const blocking = closeOnRefusedSelect(
+    disarmOnClose(
+      redis.duplicate({
+        ...blockingOptions(timeout, FETCH_TIMEOUT_SECONDS),
+        autoResendUnfulfilledCommands: false,
+        maxRetriesPerRequest: 0,
+      }),
+    ),
   );
   if (watch) watch.add(blocking);
   else blocking.on("error", () => {}); // reported by the fetch loop

@@ -6,6 +6,7 @@
 // knows no add-on by name.
 import type { Client } from "../client/client.js";
 import type { WorkerConfig } from "../config/resolve.js";
+import { permissionLogFilter } from "../redis/acl.js";
 import { BRIDGE_LABEL } from "../wire/bridge-label.js";
 import {
   bounded,
@@ -86,9 +87,14 @@ export class Launcher {
   private signalsHandled = false;
 
   constructor(private readonly o: LauncherOptions) {
+    // A command the Redis user may not run: one error line naming the permission, once.
+    const denied = permissionLogFilter(o.conn.redis.options?.username);
     const quietAfterGivingUp =
       (f: (m: string, c?: Record<string, unknown>) => void) => (m: string, c?: Record<string, unknown>) => {
-        if (!this.gaveUp) f(m, c);
+        if (this.gaveUp) return;
+        const line = denied(m, c);
+        if (line === undefined) f(m, c);
+        else if (line !== null) o.logger.error(line);
       };
     this.logger = {
       debug: quietAfterGivingUp((m, c) => o.logger.debug(m, c)),

@@ -28,6 +28,7 @@ import {
   tokenFor,
   validToken,
 } from "./csrf.js";
+import { permissionLine } from "../redis/acl.js";
 import { html } from "./html.js";
 import { CORE_TABS, layout, type Tab } from "./layout.js";
 import { busyPage } from "./pages/busy.js";
@@ -346,7 +347,8 @@ export function createWebHandler(options: WebOptions): WebHandler {
       if (e instanceof ActionError || (e instanceof Error && /NotFound|Embedded|JobSetError/.test(e.name)))
         return errorPage(res, 400, e.message);
       if (e instanceof URIError) return errorPage(res, 400, "Malformed URL");
-      return errorPage(res, 500, `Error: ${e instanceof Error ? e.message : String(e)}`);
+      const text = e instanceof Error ? e.message : String(e);
+      return errorPage(res, 500, `Error: ${permissionLine(text, api.redis.options?.username) ?? text}`);
     }
   }) as WebHandler;
   handler.close = async () => {

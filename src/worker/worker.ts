@@ -16,6 +16,7 @@ import { type IterableJob, type IterableOptions, iterableHandler } from "../iter
 import { JobLogger } from "../logging/job-logger.js";
 import { JobWatch } from "../server/job-watch.js";
 import { consoleLogger, type Logger, safeLogger, toLogger } from "../logging/logger.js";
+import { aclRefusal } from "../redis/availability.js";
 import { connectRedis, type OwnedRedis } from "../redis/connection.js";
 import { warnIfUntimed } from "../redis/network.js";
 import { type WorkerEventName, WorkerEvents, type WorkerListener } from "../server/events.js";
@@ -282,14 +283,20 @@ export class Worker {
   /**
    * Starts the heartbeat, the poller, the add-ons' services, recovery, and
    * fetching (Sidekiq's Launcher#run). Rejects with a RedisUnavailableError
-   * when Redis cannot be reached within `connectWaitMs`; once started, an
+   * when Redis cannot be reached within `connectWaitMs`, with a
+   * RedisPermissionError when its user's ACL lacks a command; once started, an
    * outage is retried with backoff and logged once.
    */
   async start(): Promise<void> {
     // Known only now: the handlers module may have added an add-on's middleware by hand.
     const markers = this.unclaimedMarkers();
     this.registry.markers = markers;
-    await this.launcher.run();
+    try {
+      await this.launcher.run();
+    } catch (e) {
+      // A command the Redis user may not run: one line naming the permission.
+      throw aclRefusal(this.conn.redis, e) ?? e;
+    }
     this.logAddons(markers);
   }
 

@@ -61,7 +61,7 @@ export function defineScript<
   if (texts.some((t) => !t.startsWith("\n")))
     throw new Error(`Lua script ${source.name}: each text must start with a newline`);
   const lua = texts.join("");
-  const sha = scriptSha(lua);
+  const sha = scriptSha(lua, source.name);
   const buffers = source.replies === "buffer";
   const sent = new WeakSet<Redis>();
   const run = (redis: Redis, keys: Keys, args: Args): Promise<Result> => {
@@ -74,9 +74,19 @@ export function defineScript<
   return Object.assign(run, { scriptName: source.name, lua });
 }
 
+/** Every script this process has named by its SHA1, for error messages that only give the SHA1. */
+const bySha = new Map<string, { name?: string; lua: string }>();
+
 /** The SHA1 Redis names a script by (EVALSHA, SCRIPT EXISTS): hex of the text's bytes. */
-export function scriptSha(lua: string): string {
-  return createHash("sha1").update(lua).digest("hex");
+export function scriptSha(lua: string, name?: string): string {
+  const sha = createHash("sha1").update(lua).digest("hex");
+  if (!bySha.get(sha)?.name) bySha.set(sha, name === undefined ? { lua } : { name, lua });
+  return sha;
+}
+
+/** A script this process knows by its SHA1 (Redis 7.0 names a script's refused command by nothing else). */
+export function scriptBySha(sha: string): { name?: string; lua: string } | undefined {
+  return bySha.get(sha);
 }
 
 /** One EVAL or EVALSHA through ioredis' plain `call` (see above: no defineCommand). */
