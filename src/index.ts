@@ -22,7 +22,7 @@ export type {
   ContractMailerActions,
   UndeclaredClassName,
 } from "./contract/types.js";
-export type { UncheckedClient } from "./client/unchecked.js";
+export type { UncheckedClient } from "./client/client.js";
 export type { BulkItem } from "./client/client-types.js";
 export type { PushItem } from "./client/normalize.js";
 export { JobDefinition, type SetOptions, type BulkOptions } from "./client/job.js";

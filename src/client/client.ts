@@ -30,7 +30,6 @@ import { verifyArgs, type StrictArgsMode } from "./strict-args.js";
 import { JobDefinition } from "./job.js";
 import { ActiveJobDefinition, type ActiveJobOptions } from "./activejob.js";
 import { MailerDefinition, type MailerActions, type MailerOptions } from "./mailer.js";
-import type { UncheckedClient } from "./unchecked.js";
 import { ContractChecker, type ContractOptions } from "../contract/checker.js";
 import type {
   ContractActiveJobArgs,
@@ -74,6 +73,13 @@ export interface ClientOptions {
  * push does (this project's own tests set it, in vitest.config.ts).
  */
 const validateByDefault = () => /^(1|true|yes|on)$/i.test(process.env.SIDEKIQ_BRIDGE_VALIDATE ?? "");
+
+/** `client.unchecked`: pushes skip the contract, and job names are not limited to the generated types. */
+export type UncheckedClient = Omit<Client, "job" | "activeJob" | "mailer"> & {
+  job<A extends RubyJsonValue[] = RubyJsonValue[]>(className: string, classOptions?: JobOptions): JobDefinition<A>;
+  activeJob<A extends unknown[] = unknown[]>(jobClass: string, options?: ActiveJobOptions): ActiveJobDefinition<A>;
+  mailer<M extends MailerActions = MailerActions>(mailerClass: string, options?: MailerOptions): MailerDefinition<M>;
+};
 
 /** Sidekiq's client in Node: pushes jobs in the wire format the fleet reads (`Sidekiq::Client`). `close()` releases the connections it opened. */
 export class Client implements DefinitionClient {
