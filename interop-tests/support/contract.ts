@@ -2,7 +2,7 @@
 // inside a release's root filesystem (or container) in the fixtures folder,
 // for `contract pull --ruby`, and the CLI run to completion.
 import { inject } from "vitest";
-import { chrootArgv } from "../../harness/local-backend.js";
+import { chrootArgv, releaseCommand } from "../../harness/local-backend.js";
 import { DOCKER_FIXTURES } from "../../harness/docker-backend.js";
 import type { SidekiqTarget } from "../../harness/versions.js";
 import { shellWord } from "../../src/contract/pull.js";
@@ -27,11 +27,10 @@ export function rubyCommand(target: SidekiqTarget, env: Record<string, string> =
       .join(" ");
   }
   // sh -c 'cd DIR && exec ruby - "$@"' keeps the arguments the CLI appends.
-  const argv = chrootArgv(
-    h.rootfs[target.suite]!,
-    ["sh", "-c", `cd ${h.fixturesDir} && exec ruby - "$@"`, "ruby"],
-    env,
-  );
+  const root = h.rootfs[target.suite]!;
+  const r = releaseCommand(root, h.fixturesDir, target, ["ruby", "-"], env);
+  const ruby = r.cmd.slice(0, -1).join(" ");
+  const argv = chrootArgv(root, ["sh", "-c", `cd ${h.fixturesDir} && exec ${ruby} - "$@"`, "ruby"], r.env);
   return argv.map(shellWord).join(" ");
 }
 

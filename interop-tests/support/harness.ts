@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, inject, it } from "vitest";
 import type { SidekiqBackend, SidekiqProcess, StartSidekiqOptions } from "../../harness/backend.js";
 import { DockerBackend } from "../../harness/docker-backend.js";
 import { LocalBackend, peersRubyLib } from "../../harness/local-backend.js";
-import { MATRIX, type SidekiqTarget } from "../../harness/versions.js";
+import { targetForVersion, type SidekiqTarget } from "../../harness/versions.js";
 
 let backendSingleton: SidekiqBackend | undefined;
 export function backend(): SidekiqBackend {
@@ -21,8 +21,7 @@ export function backend(): SidekiqBackend {
 }
 
 export function selected(): SidekiqTarget[] {
-  const versions = inject("harness").versions;
-  return MATRIX.filter((t) => versions.includes(t.version));
+  return inject("harness").versions.map((v) => targetForVersion(v));
 }
 
 /** A database index no other suite of this run uses. */
