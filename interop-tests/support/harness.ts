@@ -134,6 +134,27 @@ function declareEachSidekiq(
     title,
     selected().filter((t) => (only ? only(t) : true)),
   );
+  declareForTargets(declare, title, targets, body);
+}
+
+/**
+ * One `describe` block per target of the release sweep
+ * (`sweepTargets(selected())`), in every pass it runs in: the sweep's subject is the release.
+ */
+export function describeEachRelease(
+  title: string,
+  targets: readonly SidekiqTarget[],
+  body: (ctx: SidekiqContext) => void,
+): void {
+  declareForTargets(describe, title, targets, body);
+}
+
+function declareForTargets(
+  declare: (name: string, fn: () => void) => void,
+  title: string,
+  targets: readonly SidekiqTarget[],
+  body: (ctx: SidekiqContext) => void,
+): void {
   if (targets.length === 0) {
     // A file whose releases were all deselected still says so (a skip, which CI counts).
     describe(`${title} (no selected Sidekiq release applies)`, () => {

@@ -7,3 +7,5 @@ unless Sidekiq::VERSION == want
   loaded = $LOADED_FEATURES.grep(%r{/sidekiq\.rb\z}).first
   abort "sidekiq-bridge harness: expected Sidekiq #{want}, loaded #{Sidekiq::VERSION} from #{loaded} (RUBYLIB=#{ENV["RUBYLIB"]})"
 end
+# Said once in each process's output, so a server's log shows what it ran.
+warn "sidekiq-bridge harness: Sidekiq #{Sidekiq::VERSION} from #{$LOADED_FEATURES.grep(%r{/sidekiq\.rb\z}).first}"

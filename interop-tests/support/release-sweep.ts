@@ -1,0 +1,111 @@
+// The release sweep's failure cases: each job is failed once by Node's
+// JobRetry and once by the release's own (ruby-fixtures/lib/sweep.rb), and
+// both must send it to the same place with the same delay. Each case sits on
+// one or more boundaries of src/wire/release-rules.ts.
+import type { Redis } from "ioredis";
+import { handleFailure, type RetryOutcome } from "../../src/server/job-retry.js";
+import type { DeathHandler, HandlerOptions } from "../../src/server/types.js";
+import { JobRecord, profileForVersion, releaseRules } from "../../src/wire/index.js";
+
+export interface FailureCase {
+  name: string;
+  /** The job, in the release's time unit; `jid` differs between the two sides. */
+  job: Record<string, unknown>;
+  handler?: HandlerOptions;
+}
+
+export interface FailureSeen {
+  outcome: RetryOutcome | "discarded";
+  /** Seconds from the failure to the retry, when retried. */
+  delay: number | null;
+  /** The death handlers ran, and the job they got had `discarded_at`. */
+  death: boolean;
+  discardedAt: boolean;
+}
+
+/** The cases, with times in `version`'s unit, `ago` seconds before now. */
+export function failureCases(version: string): FailureCase[] {
+  const millis = releaseRules(version).payload.time === "millis";
+  const at = (ago: number) => (millis ? Math.round(Date.now() - ago * 1000) : Date.now() / 1000 - ago);
+  const base = (klass: string, extra: Record<string, unknown>) => ({
+    class: klass,
+    queue: "sweep-fail",
+    args: [1],
+    created_at: at(0),
+    ...extra,
+  });
+  return [
+    // retry.jitter (6.2.2 / 8.0.0) and retry.retryAt: the 5th failure's largest jitter.
+    { name: "jitter", job: base("SweepPlainJob", { retry: 10, retry_count: 3, failed_at: at(60), backtrace: true }) },
+    // retry.retryFor (7.1.3): the deadline passed, the count is not used up.
+    {
+      name: "retryForPast",
+      job: base("SweepPlainJob", { retry: 25, retry_count: 0, failed_at: at(3600), retry_for: 60 }),
+    },
+    // retry.retryFor (8.1.0): the count is used up, the deadline is an hour away.
+    {
+      name: "retryForCountUsed",
+      job: base("SweepPlainJob", { retry: 1, retry_count: 0, failed_at: at(0), retry_for: 3600 }),
+    },
+    // retry.exhaustedDiscard (7.2.0), discardRunsDeathHandlers (8.0.7), discardedAt (8.0.8).
+    {
+      name: "exhaustedDiscard",
+      job: base("SweepDiscardJob", { retry: 0 }),
+      handler: { retriesExhausted: () => "discard" },
+    },
+    // retry.retryIn (6.5.2: a Float falls back to the default; 7.0.7: truncated).
+    { name: "floatDelay", job: base("SweepFloatDelayJob", { retry: 5 }), handler: { retryIn: () => 30.7 } },
+    // retry.retryIn (6.5.2: :discard drops the job), discardRunsDeathHandlers, discardedAt.
+    { name: "discardIn", job: base("SweepDiscardInJob", { retry: 5 }), handler: { retryIn: () => "discard" } },
+  ];
+}
+
+export const payloadOf = (c: FailureCase, jid: string): string => JSON.stringify({ ...c.job, jid });
+
+async function zscoreByJid(redis: Redis, key: string, jid: string): Promise<number | undefined> {
+  const flat = await redis.zrange(key, 0, -1, "WITHSCORES");
+  for (let i = 0; i < flat.length; i += 2) if (flat[i]!.includes(`"jid":"${jid}"`)) return Number(flat[i + 1]);
+  return undefined;
+}
+
+/** Fails each case once with Node's JobRetry (the largest jitter, as the Ruby side stubs it). */
+export async function nodeFailures(
+  redis: Redis,
+  version: string,
+  cases: readonly FailureCase[],
+  jidOf: (c: FailureCase) => string,
+): Promise<Record<string, FailureSeen>> {
+  const deaths: Array<{ jid: string; discardedAt: boolean }> = [];
+  const onDeath: DeathHandler = (job) => {
+    deaths.push({ jid: job.getString("jid")!, discardedAt: job.raw("discarded_at") !== undefined });
+  };
+  const out: Record<string, FailureSeen> = {};
+  for (const c of cases) {
+    const jid = jidOf(c);
+    const now = Date.now();
+    const err = new Error("sweep failure");
+    err.name = "ArgumentError";
+    const r = await handleFailure(redis, JobRecord.parse(payloadOf(c, jid)), err, {
+      queue: "sweep-fail",
+      handler: c.handler,
+      now,
+      config: {
+        profile: profileForVersion(version),
+        random: () => 0.999999,
+        deathHandlers: [onDeath],
+        onHandlerError: () => {},
+      },
+    });
+    const score = await zscoreByJid(redis, "retry", jid);
+    const inDead = (await zscoreByJid(redis, "dead", jid)) !== undefined;
+    const death = deaths.find((d) => d.jid === jid);
+    out[c.name] = {
+      outcome: score !== undefined ? "retry" : inDead ? "dead" : "discarded",
+      delay: score === undefined ? null : score - now / 1000,
+      death: death !== undefined,
+      discardedAt: death?.discardedAt ?? false,
+    };
+    if (r.outcome === "retry" && score === undefined) throw new Error(`${c.name}: Node said retry, nothing in retry`);
+  }
+  return out;
+}
