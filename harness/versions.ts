@@ -105,10 +105,14 @@ export function selectedTargets(
 }
 
 /**
- * The sweep releases a run covers: the SIDEKIQ_RELEASE ones when selected,
- * otherwise every sweep release of the majors selected (all ten by default).
+ * The sweep releases a run covers: SIDEKIQ_RELEASE's when set, otherwise
+ * every sweep release of the majors selected (all ten by default).
  */
-export function sweepTargets(selected: readonly SidekiqTarget[]): SidekiqTarget[] {
-  if (selected.some((t) => t.release)) return [...selected];
+export function sweepTargets(
+  selected: readonly SidekiqTarget[],
+  release: string | undefined = process.env.SIDEKIQ_RELEASE,
+): SidekiqTarget[] {
+  const named = selectedReleases(release);
+  if (named.length > 0) return named;
   return SWEEP.filter((t) => selected.some((s) => s.dialect === t.dialect));
 }

@@ -12,7 +12,16 @@ import { releaseRules, versionAtLeast } from "../src/wire/index.js";
 import type { SidekiqProcess } from "../harness/backend.js";
 import { sweepTargets } from "../harness/versions.js";
 import { beatNow, describeEachRelease, selected, waitFor } from "./support/harness.js";
-import { failureCases, nodeFailures, payloadOf, type FailureSeen } from "./support/release-sweep.js";
+import { hooks, iterated, nodeTwin } from "./support/iterable-twin.js";
+import {
+  failureCases,
+  nodeFailures,
+  nodeRulesView,
+  payloadOf,
+  type FailureSeen,
+  type HeartbeatView,
+  type RulesView,
+} from "./support/release-sweep.js";
 
 const LOAD = `require File.join(File.dirname($0), "lib/sweep")`;
 
@@ -30,6 +39,8 @@ describeEachRelease("release sweep", sweepTargets(selected()), (sk) => {
   nodeFailure.name = "TypeError";
   let w: Worker;
   let server: SidekiqProcess;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
 
   const ranBy = async (list: string, jids: readonly string[]): Promise<Map<string, Ran>> =>
     waitFor(`${jids.length} jobs in ${list}`, async () => {
@@ -56,12 +67,15 @@ describeEachRelease("release sweep", sweepTargets(selected()), (sk) => {
     w.registerActiveJob("AjRecordJob", async (args, ctx) => {
       await rec.lpush("node:ran", JSON.stringify({ jid: ctx.jid, args_json: JSON.stringify(args) }));
     });
+    w.register("SlowNode", () => gate);
+    w.registerIterable("BridgeIterableJob", nodeTwin(sk));
     w.register("FailNode", () => {
       throw nodeFailure;
     });
     await w.start();
   });
   afterAll(async () => {
+    release();
     await w.stop();
   });
 
@@ -234,32 +248,90 @@ describeEachRelease("release sweep", sweepTargets(selected()), (sk) => {
     expect(rubySize).toBe(rules.api.deadSetKillLimits === "configured" ? 2 : 4);
   });
 
-  it("heartbeat: this release's ProcessSet and /busy show the Node process; its quiet! and stop! reach Node", async () => {
+  it("client, API and poller rules: the same answers from Node as from this release's own code", async () => {
+    const { view, laterJid } = await nodeRulesView(sk.redis, sk.url, version);
+    const ruby = await sk.ruby<RulesView>(`${LOAD}\nSweep.rules_view(${JSON.stringify(laterJid)})`);
+    expect(Math.abs(view.latencyNoEnqueued - ruby.latencyNoEnqueued)).toBeLessThan(1);
+    expect({ ...view, latencyNoEnqueued: 0 }).toEqual({
+      cleanupLock: ruby.cleanupLock,
+      latencyNoEnqueued: 0,
+      strictArgs: ruby.strictArgs,
+      pollInterval12: ruby.pollInterval12,
+    });
+    const [rubyKeeps, nodeKeeps] = ruby.scheduledKeepsEnqueuedAt;
+    expect(nodeKeeps).toBe(rubyKeeps);
+    // And what release-rules.ts says of this release.
+    expect(ruby).toMatchObject({
+      cleanupLock: rules.api.processCleanupLock,
+      strictArgs: rules.client.strictArgs === "raise" ? "raised" : "pushed",
+      // 12 processes, rand 0.5, interval 12 * 5 s: 30 s, or 60 s from 8.0.10.
+      pollInterval12: rules.scheduled.largeFleetPollInterval === "interval*rand*2" ? 60 : 30,
+      scheduledKeepsEnqueuedAt: [!rules.client.scheduledDropsEnqueuedAt, !rules.client.scheduledDropsEnqueuedAt],
+    });
+    // A job with only created_at: 0 before 8.1.1, its age after.
+    if (rules.api.latency === "enqueued-or-created-typed") expect(ruby.latencyNoEnqueued).toBeGreaterThan(29);
+    else expect(ruby.latencyNoEnqueued).toBe(0);
+  });
+
+  it.runIf(versionAtLeast(version, "7.3.0"))(
+    "IterableJob: this release's resume reads the cursor Node saved; its cancel! (7.3.3+) stops Node",
+    async () => {
+      const jid = await sk.ruby<string>(
+        `require File.join(File.dirname($0), "lib/iterable_jobs"); BridgeIterableJob.set(queue: "sweep-n").perform_async(2000, 10)`,
+      );
+      // Node flushes its state every 5 s, as Ruby does, and reads `cancelled` then.
+      await waitFor(
+        "Node's first state flush",
+        async () => (await sk.redis.hexists(`it-${jid}`, "c")) === 1 || undefined,
+      );
+      const seen = await sk.ruby<{ cursor: unknown; executions: number; canCancel: boolean }>(
+        `${LOAD}\nSweep.iteration_view(${JSON.stringify(jid)})`,
+      );
+      expect(typeof seen.cursor).toBe("number");
+      expect(seen.executions).toBe(1);
+      expect(seen.canCancel).toBe(rules.iteration.cancellation);
+      // 7.3.2 has no cancel!: the iteration runs on, and the worker's stop interrupts it.
+      if (!rules.iteration.cancellation) return;
+      await waitFor(
+        "the iteration to end",
+        async () => (await hooks(sk, jid)).includes("node:complete:1") || undefined,
+      );
+      expect(await hooks(sk, jid)).toEqual(["node:start:1", "node:cancel:1", "node:stop:1", "node:complete:1"]);
+      const items = await iterated(sk, jid);
+      expect(items).toEqual(Array.from({ length: items.length }, (_, i) => `node:${i}`));
+      expect(items.length).toBeGreaterThan(seen.cursor as number);
+      expect(items.length).toBeLessThan(2000);
+    },
+  );
+
+  it("heartbeat: this release's ProcessSet, WorkSet and /busy show the Node process; its quiet! and stop! reach Node", async () => {
+    const jid = await sk.ruby<string>(
+      `Sidekiq::Client.push("class" => "SlowNode", "queue" => "sweep-n", "args" => [1])`,
+    );
+    await waitFor("the slow job to start in Node", async () => w.dump().length === 1 || undefined);
     await beatNow(w);
-    const seen = await sk.ruby<{
-      node: Record<string, unknown>;
-      ruby: Record<string, unknown>;
-      busy: number;
-      body: string;
-    }>(`
-      require "sidekiq/web"
-      require "rack/mock"
-      all = Sidekiq::ProcessSet.new.to_a
-      res = Rack::MockRequest.new(Sidekiq::Web.new).get("/busy", "rack.session" => {})
-      attribs = ->(p) { p.instance_variable_get(:@attribs) }
-      {"node" => attribs.(all.find { |p| p["tag"] == "sweep" }), "ruby" => attribs.(all.find { |p| p["tag"] != "sweep" }),
-       "busy" => res.status, "body" => res.body}
-    `);
+    const seen = await sk.ruby<HeartbeatView>(`${LOAD}\nSweep.heartbeat_view("sweep")`);
+    release();
     expect(seen.busy, seen.body.slice(0, 1500)).toBe(200);
     expect(seen.body).toContain(w.identity.split(":")[0]);
-    expect(seen.node).toMatchObject({ identity: w.identity, concurrency: 4, queues: ["sweep-n"] });
-    // The Node process writes the fields this release's own process writes, and
-    // `version` where 6.x writes none (src/server/process-info.ts: it names the bridge).
+    expect(seen.work).toEqual([jid]);
+    expect(seen.node).toMatchObject({ identity: w.identity, concurrency: 4, queues: ["sweep-n"], busy: 1 });
+    // The Node process writes the fields this release's own process writes, in the
+    // same places (hash field or info); and `version` where 6.x writes none
+    // (src/server/process-info.ts: it names the bridge), and the 8.1.2 `concurrency`
+    // field in every profile (src/server/heartbeat.ts: older readers ignore it).
     const extra = versionAtLeast(version, "7.0.0") ? [] : ["version"];
+    const field = rules.launcher.concurrencyField ? [] : ["concurrency"];
     expect(Object.keys(seen.node).sort()).toEqual([...Object.keys(seen.ruby), ...extra].sort());
-    expect("capsules" in seen.node).toBe(rules.launcher.capsules);
-    expect("weights" in seen.node).toBe(rules.launcher.weights !== "none");
-    expect("embedded" in seen.node).toBe(rules.launcher.embedded);
+    expect(seen.nodeRaw).toEqual({
+      fields: [...seen.rubyRaw.fields, ...field].sort(),
+      info: [...seen.rubyRaw.info, ...extra].sort(),
+    });
+    expect(seen.nodeRaw.info.includes("concurrency")).toBe(!rules.launcher.concurrencyField);
+    expect(seen.nodeRaw.info.includes("capsules")).toBe(rules.launcher.capsules);
+    expect(seen.nodeRaw.info.includes("weights")).toBe(rules.launcher.weights !== "none");
+    expect(seen.nodeRaw.info.includes("embedded")).toBe(rules.launcher.embedded);
+    await waitFor("the slow job to finish", async () => w.dump().length === 0 || undefined);
     await sk.ruby(`Sidekiq::ProcessSet.new.find { |p| p.identity == ${JSON.stringify(w.identity)} }.quiet!`);
     await beatNow(w);
     await waitFor("Node to go quiet", async () => w.quiet || undefined);

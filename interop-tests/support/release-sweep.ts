@@ -6,6 +6,10 @@ import type { Redis } from "ioredis";
 import { handleFailure, type RetryOutcome } from "../../src/server/job-retry.js";
 import type { DeathHandler, HandlerOptions } from "../../src/server/types.js";
 import { JobRecord, profileForVersion, releaseRules } from "../../src/wire/index.js";
+import { SidekiqApi } from "../../src/api/sidekiq-api.js";
+import { Client } from "../../src/client/client.js";
+import { SidekiqArgumentError } from "../../src/client/errors.js";
+import { Poller } from "../../src/server/scheduled.js";
 
 export interface FailureCase {
   name: string;
@@ -108,4 +112,88 @@ export async function nodeFailures(
     if (r.outcome === "retry" && score === undefined) throw new Error(`${c.name}: Node said retry, nothing in retry`);
   }
   return out;
+}
+
+/** What `Sweep.rules_view` reports, Node's side and Ruby's. */
+export interface RulesView {
+  cleanupLock: boolean;
+  latencyNoEnqueued: number;
+  /** Ruby's scheduled push with a caller's enqueued_at, then Node's: is it kept? */
+  scheduledKeepsEnqueuedAt: [boolean, boolean];
+  strictArgs: "pushed" | "raised";
+  pollInterval12: number;
+}
+
+/**
+ * Node's side of the rules view; leaves a job with only `created_at` (30 s
+ * ago) in `sweep-noenq` and a scheduled push with a caller's `enqueued_at`
+ * for Ruby. Returns the view and that push's jid.
+ */
+export async function nodeRulesView(
+  redis: Redis,
+  url: string,
+  version: string,
+): Promise<{ view: Omit<RulesView, "scheduledKeepsEnqueuedAt">; laterJid: string }> {
+  const millis = releaseRules(version).payload.time === "millis";
+  const created = millis ? Date.now() - 30_000 : Date.now() / 1000 - 30;
+  const job = { class: "RecordJob", queue: "sweep-noenq", jid: "noenq", args: [], created_at: created };
+  await redis.sadd("queues", "sweep-noenq");
+  await redis.lpush("queue:sweep-noenq", JSON.stringify(job));
+  const api = new SidekiqApi({ redis: url, apiVersion: version });
+  // validate: false: the v7 schema of a scheduled entry (schema/, from 7.3.2)
+  // forbids enqueued_at, which 7.0.0-7.1.1 keep when the caller gives one.
+  const c = new Client({ redis: url, dialect: version, warn: () => {}, validate: false });
+  try {
+    await redis.del("process_cleanup");
+    await api.processes.cleanup();
+    const cleanupLock = (await redis.exists("process_cleanup")) === 1;
+    await redis.del("process_cleanup");
+    const laterJid = (await c.push({
+      class: "RecordJob",
+      queue: "sweep-later",
+      args: [1],
+      at: Date.now() / 1000 + 600,
+      enqueued_at: 1_700_000_000.0,
+    }))!;
+    const strictArgs = await c
+      .job("RecordJob", { queue: "sweep-strict" })
+      .performAsync(new Date(0) as never)
+      .then(
+        () => "pushed" as const,
+        (e: unknown) => {
+          if (e instanceof SidekiqArgumentError) return "raised" as const;
+          throw e;
+        },
+      );
+    const poller = new Poller({
+      redis: { scard: async () => 12 } as unknown as Redis,
+      client: c,
+      profile: () => profileForVersion(version),
+      retry: () => ({ profile: profileForVersion(version) }),
+      logger: { warn: () => {}, error: () => {} } as never,
+      random: () => 0.5,
+      averageScheduledPollInterval: 5,
+    });
+    const latencyNoEnqueued = await api.queue("sweep-noenq").latency();
+    return {
+      view: { cleanupLock, latencyNoEnqueued, strictArgs, pollInterval12: await poller.randomPollInterval() },
+      laterJid,
+    };
+  } finally {
+    await c.close();
+    await api.close();
+  }
+}
+
+/** What `Sweep.heartbeat_view` reports: the Node process (tagged) beside this release's own. */
+export interface HeartbeatView {
+  node: Record<string, unknown>;
+  ruby: Record<string, unknown>;
+  /** The process hash's fields and the keys of its `info`, sorted. */
+  nodeRaw: { fields: string[]; info: string[] };
+  rubyRaw: { fields: string[]; info: string[] };
+  /** The jids WorkSet shows. */
+  work: string[];
+  busy: number;
+  body: string;
 }

@@ -3,6 +3,7 @@
 require_relative "bridge"
 require "sidekiq/capsule" if Bridge::SIDEKIQ_7
 require "sidekiq/job_retry"
+require "sidekiq/scheduled"
 
 # A job whose retries end in :discard (7.2.0+; before, the answer is ignored).
 class SweepDiscardJob
@@ -87,5 +88,67 @@ module Sweep
      "failedAtClass" => e["failed_at"].class.name, "backtrace" => e.error_backtrace,
      "rawBacktraceHasNewline" => e["error_backtrace"].to_s.include?("\n"), "queue" => e.queue,
      "args" => JSON.generate(e.args)}
+  end
+
+  # Client, API and poller rules as this release's own code shows them; the
+  # test did the same with Node (`node_later` is Node's scheduled push).
+  def self.rules_view(node_later)
+    out = {}
+    Bridge.redis { |r| r.del("process_cleanup") }
+    Sidekiq::ProcessSet.new # cleans up on creation, under the lock from 6.5.2
+    out["cleanupLock"] = Bridge.redis { |r| r.exists("process_cleanup") } == 1
+    out["latencyNoEnqueued"] = Sidekiq::Queue.new("sweep-noenq").latency
+    jid = Sidekiq::Client.push("class" => "RecordJob", "queue" => "sweep-later", "args" => [1],
+      "at" => Time.now.to_f + 600, "enqueued_at" => 1_700_000_000.0)
+    out["scheduledKeepsEnqueuedAt"] = [jid, node_later].map { |j| JSON.parse(member("schedule", j)[0]).key?("enqueued_at") }
+    out["strictArgs"] = begin
+      RecordJob.set(queue: "sweep-strict").perform_async(Time.at(0))
+      "pushed"
+    rescue ArgumentError
+      "raised"
+    end
+    poller = Sidekiq::Scheduled::Poller.allocate
+    poller.instance_variable_set(:@config, config)
+    poller.define_singleton_method(:process_count) { 12 }
+    half = Object.new.tap { |o| o.define_singleton_method(:rand) { |*| 0.5 } }
+    poller.define_singleton_method(:rand) { |*| 0.5 }
+    poller.instance_variable_set(:@rnd, half) # 8.1: a Random of its own
+    out["pollInterval12"] = poller.send(:random_poll_interval)
+    out
+  end
+
+  # The Node process (tagged `tag`) and this release's own, as its API, its
+  # Redis hash and its Web UI's /busy show them.
+  def self.heartbeat_view(tag)
+    require "sidekiq/web"
+    require "rack/mock"
+    all = Sidekiq::ProcessSet.new.to_a
+    node = all.find { |p| p["tag"] == tag }
+    ruby = all.find { |p| p["tag"] != tag }
+    raw = ->(p) {
+      Bridge.redis { |r| {"fields" => r.hkeys(p.identity).sort, "info" => JSON.parse(r.hget(p.identity, "info")).keys.sort} }
+    }
+    works = defined?(Sidekiq::WorkSet) ? Sidekiq::WorkSet.new : Sidekiq::Workers.new
+    work = works.map { |_, _, w|
+      payload = w.respond_to?(:payload) ? w.payload : w["payload"]
+      (payload.is_a?(String) ? JSON.parse(payload) : payload)["jid"]
+    }
+    res = Rack::MockRequest.new(Sidekiq::Web.new).get("/busy", "rack.session" => {})
+    {"node" => node.instance_variable_get(:@attribs), "ruby" => ruby.instance_variable_get(:@attribs),
+     "nodeRaw" => raw.(node), "rubyRaw" => raw.(ruby), "work" => work, "busy" => res.status, "body" => res.body}
+  end
+
+  # An IterableJob Node is running (7.3+): the cursor and executions this
+  # release's own resume reads from the state Node saved, and its cancel!
+  # where it has one (7.3.3+).
+  def self.iteration_view(jid)
+    require File.join(__dir__, "iterable_jobs")
+    job = BridgeIterableJob.new
+    job.jid = jid
+    job.send(:fetch_previous_iteration_state)
+    can = Sidekiq::Client.method_defined?(:cancel!)
+    Sidekiq::Client.new.cancel!(jid) if can
+    {"cursor" => job.instance_variable_get(:@_cursor), "executions" => job.instance_variable_get(:@_executions),
+     "canCancel" => can}
   end
 end

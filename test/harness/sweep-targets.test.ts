@@ -20,8 +20,8 @@ describe("release sweep selection", () => {
     for (const m of MATRIX) expect(SWEEP).toContain(m);
     expect(targetForVersion("6.5.12")).toMatchObject({ suite: "bookworm", release: "sidekiq-6.5.12" });
     expect(targetForVersion("8.0.8").preload).toEqual(["connection_pool-2.5.5"]);
-    expect(sweepTargets([MATRIX[0]!]).map((t) => t.version)).toEqual(["6.4.1", "6.5.12"]);
-    expect(sweepTargets([targetForVersion("7.1.6")]).map((t) => t.version)).toEqual(["7.1.6"]);
+    expect(sweepTargets([MATRIX[0]!], undefined).map((t) => t.version)).toEqual(["6.4.1", "6.5.12"]);
+    expect(sweepTargets([MATRIX[1]!], "7.3.2").map((t) => t.version)).toEqual(["7.3.2"]);
   });
 });
 
