@@ -148,11 +148,11 @@ describeEachRelease("release sweep", sweepTargets(selected()), (sk) => {
     const jid = await sk.ruby<string>(
       `Sidekiq::Client.push("class" => "FailNode", "queue" => "sweep-n", "args" => [1, "x"], "retry" => 3, "backtrace" => true)`,
     );
-    const view = await waitFor("the Node failure in Ruby's RetrySet", () =>
-      sk
-        .ruby<Record<string, unknown> | null>(`${LOAD}\nSweep.retry_view(${JSON.stringify(jid)})`)
-        .then((v) => v ?? undefined),
+    await waitFor(
+      "Node to fail the job into the retry set",
+      async () => (await sk.redis.zrange("retry", 0, -1)).some((m) => m.includes(jid)) || undefined,
     );
+    const view = await sk.ruby<Record<string, unknown>>(`${LOAD}\nSweep.retry_view(${JSON.stringify(jid)})`);
     expect(view).toMatchObject({
       count: 0,
       errorClass: "TypeError",
@@ -273,9 +273,9 @@ describeEachRelease("release sweep", sweepTargets(selected()), (sk) => {
     else expect(ruby.latencyNoEnqueued).toBe(0);
   });
 
-  it.runIf(versionAtLeast(version, "7.3.0"))(
-    "IterableJob: this release's resume reads the cursor Node saved; its cancel! (7.3.3+) stops Node",
-    async () => {
+  // Declared only where IterableJob exists: CI counts a skipped test as a failure.
+  if (versionAtLeast(version, "7.3.0"))
+    it("IterableJob: this release's resume reads the cursor Node saved; its cancel! (7.3.3+) stops Node", async () => {
       const jid = await sk.ruby<string>(
         `require File.join(File.dirname($0), "lib/iterable_jobs"); BridgeIterableJob.set(queue: "sweep-n").perform_async(2000, 10)`,
       );
@@ -301,8 +301,7 @@ describeEachRelease("release sweep", sweepTargets(selected()), (sk) => {
       expect(items).toEqual(Array.from({ length: items.length }, (_, i) => `node:${i}`));
       expect(items.length).toBeGreaterThan(seen.cursor as number);
       expect(items.length).toBeLessThan(2000);
-    },
-  );
+    });
 
   it("heartbeat: this release's ProcessSet, WorkSet and /busy show the Node process; its quiet! and stop! reach Node", async () => {
     const jid = await sk.ruby<string>(
