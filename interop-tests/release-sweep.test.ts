@@ -238,7 +238,7 @@ describeEachRelease("release sweep", sweepTargets(selected()), (sk) => {
     await api.close();
     const rubySize = await sk.ruby<number>(`
       ${LOAD}
-      Sweep.set(:dead_max_jobs, 3)
+      Bridge.set_option(:dead_max_jobs, 3)
       Sidekiq::DeadSet.new.clear
       4.times { |i| Sidekiq::DeadSet.new.kill(JSON.generate({"class" => "X", "jid" => "r#{i}", "args" => []}), notify_failure: false) }
       Sidekiq::DeadSet.new.size

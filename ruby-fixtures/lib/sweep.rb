@@ -1,8 +1,6 @@
 # The release sweep's Ruby side (interop-tests/release-sweep.test.ts): each
 # check runs through the loaded release's own code, many in one process.
 require_relative "bridge"
-require "sidekiq/capsule" if Bridge::SIDEKIQ_7
-require "sidekiq/job_retry"
 require "sidekiq/scheduled"
 
 # A job whose retries end in :discard (7.2.0+; before, the answer is ignored).
@@ -33,19 +31,8 @@ module Sweep
     Bridge::SIDEKIQ_7 ? Sidekiq.default_configuration : Sidekiq
   end
 
-  # A setting, where each release keeps it (6.4: Sidekiq.options; 6.5: Sidekiq[]; 7+: the configuration).
-  def self.set(key, value)
-    if Bridge::SIDEKIQ_7 then Sidekiq.default_configuration[key] = value
-    elsif Sidekiq.respond_to?(:[]=) then Sidekiq[key] = value
-    else Sidekiq.options[key] = value
-    end
-  end
-
   def self.retrier
-    r = if Bridge::SIDEKIQ_7 then Sidekiq::JobRetry.new(Sidekiq.default_configuration.default_capsule)
-    elsif Gem::Version.new(Sidekiq::VERSION) >= Gem::Version.new("6.5") then Sidekiq::JobRetry.new(Sidekiq) # 6.5: the module is the configuration
-    else Sidekiq::JobRetry.new # 6.4: options default to Sidekiq.options
-    end
+    r = Bridge.job_retry
     # The largest jitter the release's own formula can draw: rand(n) answers n - 1.
     r.define_singleton_method(:rand) { |n = 0| (n.is_a?(Integer) && n > 0) ? n - 1 : 0 }
     r
