@@ -3,11 +3,12 @@
 // /proc (Sidekiq's heartbeat reads /proc/self/status), so nothing stays
 // mounted when it exits, whatever way it exits.
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, openSync, closeSync, readFileSync, rmSync, existsSync } from "node:fs";
+import { cpSync, mkdirSync, openSync, closeSync, readFileSync, readdirSync, rmSync, existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { RubyResult, RunRubyOptions, SidekiqBackend, SidekiqProcess, StartSidekiqOptions } from "./backend.js";
 import type { Suite, SidekiqTarget } from "./versions.js";
+import { versionAtLeast } from "../src/wire/release-rules.js";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const FIXTURES_SRC = join(REPO_ROOT, "ruby-fixtures");
@@ -45,6 +46,28 @@ export function peersRubyLib(fixturesDir: string, folders: readonly string[]): s
     }
   }
   return folders.map((f) => `${fixturesDir}/peers/${f}/lib`).join(":");
+}
+
+/**
+ * Whether the add-on in `folder` (of shared/peers/ruby) allows Sidekiq
+ * `version`, by its gemspec's `add_dependency "sidekiq", ...` (no such line:
+ * any release). Throws on a requirement it cannot read.
+ */
+export function addonAllows(folder: string, version: string): boolean {
+  const dir = join(PEERS_SRC, folder);
+  const spec = existsSync(dir) ? readdirSync(dir).find((f) => f.endsWith(".gemspec")) : undefined;
+  if (!spec) return true;
+  const m = /add_dependency\s*\(?\s*["']sidekiq["']\s*,([^)\n]*)/.exec(readFileSync(join(dir, spec), "utf8"));
+  if (!m) return true;
+  return [...m[1]!.matchAll(/["']([<>=~!]+)\s*([\d.]+)["']/g)].every(([, op, min]) => {
+    const c = versionAtLeast(version, min!) ? (versionAtLeast(min!, version) ? 0 : 1) : -1;
+    if (op === ">=") return c >= 0;
+    if (op === ">") return c > 0;
+    if (op === "<") return c < 0;
+    if (op === "<=") return c <= 0;
+    if (op === "=") return c === 0;
+    throw new Error(`${spec}: cannot read the requirement "${op} ${min}" on sidekiq`);
+  });
 }
 
 /** Builds (or finds in the cache) the root filesystem for a suite; returns its path. */

@@ -5,7 +5,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, inject, it } from "vitest";
 import type { SidekiqBackend, SidekiqProcess, StartSidekiqOptions } from "../../harness/backend.js";
 import { DockerBackend } from "../../harness/docker-backend.js";
-import { LocalBackend, peersRubyLib } from "../../harness/local-backend.js";
+import { addonAllows, LocalBackend, peersRubyLib } from "../../harness/local-backend.js";
 import { targetForVersion, type SidekiqTarget } from "../../harness/versions.js";
 
 let backendSingleton: SidekiqBackend | undefined;
@@ -173,7 +173,14 @@ function declareForTargets(
         clients.push(c);
         return c;
       };
-      ctx.peers = (...folders) => ({ RUBYLIB: peersRubyLib(inject("harness").fixturesDir, folders) });
+      ctx.peers = (...folders) => {
+        // An upstream release loads only the add-ons whose gemspecs allow it (Debian's
+        // releases keep the suite's own choices, e.g. sidekiq-cron beside 6.4.1).
+        const refused = target.release ? folders.filter((f) => !addonAllows(f, target.version)) : [];
+        if (refused.length > 0)
+          throw new Error(`${refused.join(", ")}: the gemspec does not allow Sidekiq ${target.version}`);
+        return { RUBYLIB: peersRubyLib(inject("harness").fixturesDir, folders) };
+      };
       ctx.rubyScript = async (script, args = [], extra = {}) => {
         const r = await backend().runRuby(target, script, args, { env: { ...env(), ...extra } });
         if (r.code !== 0)

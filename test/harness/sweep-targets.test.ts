@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { releaseCommand } from "../../harness/local-backend.js";
+import { addonAllows, releaseCommand } from "../../harness/local-backend.js";
 import { MATRIX, SWEEP, selectedTargets, sweepTargets, targetForVersion } from "../../harness/versions.js";
 
 describe("release sweep selection", () => {
@@ -50,5 +50,17 @@ describe("releaseCommand", () => {
       BRIDGE_SIDEKIQ_RELEASE: "7.2.4",
     });
     expect(releaseCommand(root, "/opt/x", MATRIX[1]!, ["sidekiq"], {})).toEqual({ cmd: ["sidekiq"], env: {} });
+  });
+});
+
+describe("addonAllows (the gemspecs in shared/peers/ruby)", () => {
+  it("reads the add-on's gemspec requirement on sidekiq", () => {
+    expect(addonAllows("sidekiq-scheduler-6.0.2", "7.2.4")).toBe(false);
+    expect(addonAllows("sidekiq-scheduler-6.0.2", "7.3.10")).toBe(true);
+    expect(addonAllows("sidekiq-scheduler-6.0.2", "9.0.0")).toBe(false);
+    expect(addonAllows("sidekiq-throttled-1.5.2", "6.5.12")).toBe(true);
+    expect(addonAllows("sidekiq-throttled-2.1.0", "8.0.8")).toBe(true);
+    expect(addonAllows("sidekiq-unique-jobs-8.1.0", "6.5.12")).toBe(false);
+    expect(addonAllows("fugit-1.13.0", "6.5.12")).toBe(true);
   });
 });
