@@ -148,6 +148,8 @@ export class DockerBackend implements SidekiqBackend {
   }
 
   private container(target: SidekiqTarget): string {
+    // Its images carry Debian's releases only; the sweep runs on the local backend (harness/README.md).
+    if (target.release) throw new Error(`Sidekiq ${target.version} runs on the local backend only`);
     const id = this.containers[target.service];
     if (!id) throw new Error(`no container started for ${target.service} (Sidekiq ${target.version})`);
     return id;

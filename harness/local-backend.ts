@@ -3,11 +3,12 @@
 // /proc (Sidekiq's heartbeat reads /proc/self/status), so nothing stays
 // mounted when it exits, whatever way it exits.
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, openSync, closeSync, readFileSync, rmSync, existsSync } from "node:fs";
+import { cpSync, mkdirSync, openSync, closeSync, readFileSync, readdirSync, rmSync, existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { RubyResult, RunRubyOptions, SidekiqBackend, SidekiqProcess, StartSidekiqOptions } from "./backend.js";
 import type { Suite, SidekiqTarget } from "./versions.js";
+import { versionAtLeast } from "../src/wire/release-rules.js";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const FIXTURES_SRC = join(REPO_ROOT, "ruby-fixtures");
@@ -25,6 +26,12 @@ export const PEERS_SRC =
   resolve(REPO_ROOT, "../shared/peers/ruby");
 
 /**
+ * Upstream Sidekiq releases beyond Debian's (shared/peers/sidekiq/sidekiq-<version>),
+ * beside the add-on gems; SIDEKIQ_BRIDGE_RELEASES overrides.
+ */
+export const RELEASES_SRC = process.env.SIDEKIQ_BRIDGE_RELEASES ?? join(dirname(PEERS_SRC), "sidekiq");
+
+/**
  * The RUBYLIB that loads the named peer gems (folder names under
  * shared/peers/ruby, e.g. "sidekiq-unique-jobs-8.1.0"), as seen by Ruby whose
  * fixtures live at `fixturesDir`. Throws when a folder is missing: a test that
@@ -39,6 +46,28 @@ export function peersRubyLib(fixturesDir: string, folders: readonly string[]): s
     }
   }
   return folders.map((f) => `${fixturesDir}/peers/${f}/lib`).join(":");
+}
+
+/**
+ * Whether the add-on in `folder` (of shared/peers/ruby) allows Sidekiq
+ * `version`, by its gemspec's `add_dependency "sidekiq", ...` (no such line:
+ * any release). Throws on a requirement it cannot read.
+ */
+export function addonAllows(folder: string, version: string): boolean {
+  const dir = join(PEERS_SRC, folder);
+  const spec = existsSync(dir) ? readdirSync(dir).find((f) => f.endsWith(".gemspec")) : undefined;
+  if (!spec) return true;
+  const m = /add_dependency\s*\(?\s*["']sidekiq["']\s*,([^)\n]*)/.exec(readFileSync(join(dir, spec), "utf8"));
+  if (!m) return true;
+  return [...m[1]!.matchAll(/["']([<>=~!]+)\s*([\d.]+)["']/g)].every(([, op, min]) => {
+    const c = versionAtLeast(version, min!) ? (versionAtLeast(min!, version) ? 0 : 1) : -1;
+    if (op === ">=") return c >= 0;
+    if (op === ">") return c > 0;
+    if (op === "<") return c < 0;
+    if (op === "<=") return c <= 0;
+    if (op === "=") return c === 0;
+    throw new Error(`${spec}: cannot read the requirement "${op} ${min}" on sidekiq`);
+  });
 }
 
 /** Builds (or finds in the cache) the root filesystem for a suite; returns its path. */
@@ -74,6 +103,50 @@ export function installFixtures(root: string, runId: string): string {
   // The add-on gems ride along under peers/ (a few MB), so RUBYLIB can name them.
   if (existsSync(PEERS_SRC)) cpSync(PEERS_SRC, join(dest, "peers"), { recursive: true });
   return inside;
+}
+
+/**
+ * Copies the upstream releases `targets` run from (their folders of
+ * RELEASES_SRC, about 1.3 MB each) into this run's fixtures of `root`. A
+ * missing folder is left missing: the backend refuses to run that release.
+ */
+export function installReleases(root: string, inside: string, targets: readonly SidekiqTarget[]): void {
+  for (const t of targets) {
+    const src = t.release && join(RELEASES_SRC, t.release);
+    if (src && existsSync(src)) cpSync(src, join(root, inside, "releases", t.release!), { recursive: true });
+  }
+}
+
+/**
+ * `cmd` (["ruby", ...] or ["sidekiq", ...]) as it runs `target`. Debian's
+ * release: unchanged. An upstream release: its lib/ first on RUBYLIB (after
+ * its preloads), its own bin/sidekiq, and lib/release_check.rb loaded first,
+ * which aborts unless Sidekiq::VERSION is the release's (a RUBYLIB naming a
+ * missing folder would silently load Debian's). Throws when the folder is not
+ * in the root filesystem.
+ */
+export function releaseCommand(
+  root: string,
+  fixturesDir: string,
+  target: SidekiqTarget,
+  cmd: string[],
+  env: Record<string, string>,
+): { cmd: string[]; env: Record<string, string> } {
+  if (!target.release) return { cmd, env };
+  const dir = `${fixturesDir}/releases/${target.release}`;
+  if (!existsSync(join(root, dir, "lib/sidekiq/version.rb"))) {
+    throw new Error(
+      `Sidekiq ${target.version} is not in ${join(RELEASES_SRC, target.release)} (or was not installed in the ${target.suite} root filesystem): it is needed to run this release, and Debian's must not stand in for it`,
+    );
+  }
+  const rubylib = [peersRubyLib(fixturesDir, target.preload ?? []), `${dir}/lib`, env.RUBYLIB ?? ""];
+  const check = `-r${fixturesDir}/lib/release_check.rb`;
+  const [head, ...rest] = cmd;
+  if (head !== "ruby" && head !== "sidekiq") throw new Error(`cannot run ${head} on an upstream Sidekiq release`);
+  return {
+    cmd: head === "sidekiq" ? ["ruby", check, `${dir}/bin/sidekiq`, ...rest] : ["ruby", check, ...rest],
+    env: { ...env, RUBYLIB: rubylib.filter(Boolean).join(":"), BRIDGE_SIDEKIQ_RELEASE: target.version },
+  };
 }
 
 export function removeFixtures(root: string, inside: string): void {
@@ -153,9 +226,11 @@ export class LocalBackend implements SidekiqBackend {
     return root;
   }
 
-  /** argv that runs `cmd` inside the target's root filesystem with a private /proc. */
+  /** argv that runs `cmd` inside the target's root filesystem with a private /proc (on its release's sources). */
   private command(target: SidekiqTarget, cmd: string[], env: Record<string, string>): string[] {
-    return chrootArgv(this.root(target), cmd, env);
+    const root = this.root(target);
+    const r = releaseCommand(root, this.fixturesDir, target, cmd, env);
+    return chrootArgv(root, r.cmd, r.env);
   }
 
   runRuby(target: SidekiqTarget, script: string, args: string[] = [], opts: RunRubyOptions = {}): Promise<RubyResult> {

@@ -36,11 +36,7 @@ function captured(version: string, kind: string): CapturedRecord {
 
 /** Ruby's JobRetry, as the processor builds it, and a failure through its global handler. */
 const RUBY_RETRIER = `
-  require "sidekiq/capsule" if Bridge::SIDEKIQ_7
-  require "sidekiq/job_retry"
-  def bridge_retrier
-    Bridge::SIDEKIQ_7 ? Sidekiq::JobRetry.new(Sidekiq.default_configuration.default_capsule) : Sidekiq::JobRetry.new
-  end
+  def bridge_retrier = Bridge.job_retry
   def bridge_fail(jobstr, queue, message)
     bridge_retrier.global(jobstr, queue) { raise ArgumentError, message }
   rescue Sidekiq::JobRetry::Handled
@@ -359,11 +355,7 @@ describeEachSidekiq("server: JobRetry writes what Ruby's JobRetry writes", (sk) 
     const nodeLeft = (await sk.redis.zrange("dead", 0, -1)).map((m) => (JSON.parse(m) as { jid: string }).jid);
     await fillDead();
     const rubyLeft = await sk.ruby<string[]>(`${RUBY_RETRIER}
-      if Bridge::SIDEKIQ_7
-        Sidekiq.default_configuration[:dead_max_jobs] = 5
-      else
-        Sidekiq.options[:dead_max_jobs] = 5
-      end
+      Bridge.set_option(:dead_max_jobs, 5)
       bridge_retrier.send(:send_to_morgue, {"jid" => "new"})
       Sidekiq::DeadSet.new.map(&:jid).reverse`);
     expect(nodeLeft).toEqual(["j7", "j8", "j9", "new"]);

@@ -2,7 +2,7 @@
 // inside a release's root filesystem (or container) in the fixtures folder,
 // for `contract pull --ruby`, and the CLI run to completion.
 import { inject } from "vitest";
-import { chrootArgv } from "../../harness/local-backend.js";
+import { chrootArgv, releaseCommand } from "../../harness/local-backend.js";
 import { DOCKER_FIXTURES } from "../../harness/docker-backend.js";
 import type { SidekiqTarget } from "../../harness/versions.js";
 import { shellWord } from "../../src/contract/pull.js";
@@ -35,9 +35,11 @@ export function rubyCommand(
       .join(" ");
   }
   // sh -c 'cd DIR && exec ruby - "$@"' keeps the arguments the CLI appends.
+  const root = h.rootfs[target.suite]!;
   const cwd = dir ? `${h.fixturesDir}/${dir}` : h.fixturesDir;
-  const ruby = ["ruby", ...rubyArgs.map(shellWord), "-"].join(" ");
-  const argv = chrootArgv(h.rootfs[target.suite]!, ["sh", "-c", `cd ${cwd} && exec ${ruby} "$@"`, "ruby"], env);
+  const r = releaseCommand(root, h.fixturesDir, target, ["ruby", ...rubyArgs, "-"], env);
+  const ruby = r.cmd.slice(0, -1).map(shellWord).join(" ");
+  const argv = chrootArgv(root, ["sh", "-c", `cd ${cwd} && exec ${ruby} - "$@"`, "ruby"], r.env);
   return argv.map(shellWord).join(" ");
 }
 

@@ -9,12 +9,12 @@ import { join } from "node:path";
 import type { HarnessInfo } from "../../harness/backend.js";
 import { composeDown, composeUp, DOCKER_FIXTURES } from "../../harness/docker-backend.js";
 import { aptOptionsForBuilds, ensureDebianBaseImages, ensureDockerEngine } from "../../harness/docker-engine.js";
-import { installFixtures, removeFixtures, REPO_ROOT } from "../../harness/local-backend.js";
+import { installFixtures, installReleases, removeFixtures, REPO_ROOT } from "../../harness/local-backend.js";
 import { startServer } from "../../harness/servers.js";
 import { spawnSync } from "node:child_process";
 import { ensureDebianPackages, prepareRootfs } from "../../harness/prepare.js";
 import { writePassInfo } from "../../harness/results.js";
-import { selectedTargets } from "../../harness/versions.js";
+import { selectedTargets, sweepTargets } from "../../harness/versions.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -69,6 +69,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
       return async () => {};
     }
     if (backend === "docker") {
+      if (targets.some((t) => t.release))
+        throw new Error(
+          "SIDEKIQ_RELEASE runs on the local backend only: the Docker images carry Debian's releases (see harness/README.md)",
+        );
       const engine = await ensureDockerEngine(logDir);
       undo.push(() => engine.release());
       ensureDebianBaseImages(["bookworm", ...targets.map((t) => t.suite)]);
@@ -92,9 +96,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
       ensureDebianPackages({ "redis-server": "redis-server" });
       const rootfs = await prepareRootfs(targets);
       const fixturesDir = `/opt/sidekiq-bridge/${runId}`;
-      for (const root of Object.values(rootfs)) {
+      const releases = sweepTargets(targets);
+      for (const [suite, root] of Object.entries(rootfs)) {
         installFixtures(root, runId);
         undo.push(() => removeFixtures(root, fixturesDir));
+        // The upstream releases this run may name (the sweep's, SIDEKIQ_RELEASE's) in their suite.
+        installReleases(
+          root,
+          fixturesDir,
+          releases.filter((t) => t.suite === suite),
+        );
       }
       // SIDEKIQ_BRIDGE_SERVER=valkey runs the suite on Debian's Valkey instead of Redis.
       const redis = await startServer();

@@ -5,8 +5,8 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, inject, it } from "vitest";
 import type { SidekiqBackend, SidekiqProcess, StartSidekiqOptions } from "../../harness/backend.js";
 import { DockerBackend } from "../../harness/docker-backend.js";
-import { LocalBackend, peersRubyLib } from "../../harness/local-backend.js";
-import { MATRIX, type SidekiqTarget } from "../../harness/versions.js";
+import { addonAllows, LocalBackend, peersRubyLib } from "../../harness/local-backend.js";
+import { targetForVersion, type SidekiqTarget } from "../../harness/versions.js";
 
 let backendSingleton: SidekiqBackend | undefined;
 export function backend(): SidekiqBackend {
@@ -21,8 +21,7 @@ export function backend(): SidekiqBackend {
 }
 
 export function selected(): SidekiqTarget[] {
-  const versions = inject("harness").versions;
-  return MATRIX.filter((t) => versions.includes(t.version));
+  return inject("harness").versions.map((v) => targetForVersion(v));
 }
 
 /** A database index no other suite of this run uses. */
@@ -135,6 +134,27 @@ function declareEachSidekiq(
     title,
     selected().filter((t) => (only ? only(t) : true)),
   );
+  declareForTargets(declare, title, targets, body);
+}
+
+/**
+ * One `describe` block per target of the release sweep
+ * (`sweepTargets(selected())`), in every pass it runs in: the sweep's subject is the release.
+ */
+export function describeEachRelease(
+  title: string,
+  targets: readonly SidekiqTarget[],
+  body: (ctx: SidekiqContext) => void,
+): void {
+  declareForTargets(describe, title, targets, body);
+}
+
+function declareForTargets(
+  declare: (name: string, fn: () => void) => void,
+  title: string,
+  targets: readonly SidekiqTarget[],
+  body: (ctx: SidekiqContext) => void,
+): void {
   if (targets.length === 0) {
     // A file whose releases were all deselected still says so (a skip, which CI counts).
     describe(`${title} (no selected Sidekiq release applies)`, () => {
@@ -153,7 +173,14 @@ function declareEachSidekiq(
         clients.push(c);
         return c;
       };
-      ctx.peers = (...folders) => ({ RUBYLIB: peersRubyLib(inject("harness").fixturesDir, folders) });
+      ctx.peers = (...folders) => {
+        // An upstream release loads only the add-ons whose gemspecs allow it (Debian's
+        // releases keep the suite's own choices, e.g. sidekiq-cron beside 6.4.1).
+        const refused = target.release ? folders.filter((f) => !addonAllows(f, target.version)) : [];
+        if (refused.length > 0)
+          throw new Error(`${refused.join(", ")}: the gemspec does not allow Sidekiq ${target.version}`);
+        return { RUBYLIB: peersRubyLib(inject("harness").fixturesDir, folders) };
+      };
       ctx.rubyScript = async (script, args = [], extra = {}) => {
         const r = await backend().runRuby(target, script, args, { env: { ...env(), ...extra } });
         if (r.code !== 0)

@@ -10,6 +10,8 @@ const LONG_FILES = [
   "interop-tests/cron-poller.test.ts",
   "interop-tests/unique-jobs.test.ts",
   "interop-tests/server.test.ts",
+  // Ten releases one after another, about 4 minutes.
+  "interop-tests/release-sweep.test.ts",
   "interop-tests/migration.test.ts",
   "interop-tests/iterable.test.ts",
   "interop-tests/cli.test.ts",

@@ -16,6 +16,25 @@ module Bridge
     end
   end
 
+  # Sidekiq::JobRetry as each release's processor builds it (6.4: no
+  # argument; 6.5: the Sidekiq module is the configuration; 7+: a capsule).
+  def self.job_retry
+    require "sidekiq/capsule" if SIDEKIQ_7
+    require "sidekiq/job_retry"
+    if SIDEKIQ_7 then Sidekiq::JobRetry.new(Sidekiq.default_configuration.default_capsule)
+    elsif Gem::Version.new(Sidekiq::VERSION) >= Gem::Version.new("6.5") then Sidekiq::JobRetry.new(Sidekiq)
+    else Sidekiq::JobRetry.new
+    end
+  end
+
+  # A setting where each release keeps it (6.4: Sidekiq.options; 6.5: Sidekiq[]; 7+: the configuration).
+  def self.set_option(key, value)
+    if SIDEKIQ_7 then Sidekiq.default_configuration[key] = value
+    elsif Sidekiq.respond_to?(:[]=) then Sidekiq[key] = value
+    else Sidekiq.options[key] = value
+    end
+  end
+
   def self.redis(&block)
     Sidekiq.redis(&block)
   end

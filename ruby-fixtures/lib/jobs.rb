@@ -68,6 +68,18 @@ begin
   require "active_job"
   # Sidekiq ships its own adapter (7.3.3+); prefer it over Rails' older copy.
   own = File.join(File.dirname($LOADED_FEATURES.grep(%r{/sidekiq\.rb\z}).first.to_s), "active_job/queue_adapters/sidekiq_adapter.rb")
+  # 7.3.3-7.3.x: that adapter subclasses Sidekiq::ActiveJob::Wrapper, which
+  # sidekiq/rails.rb defines beside its Rails engine; with no railties in these
+  # root filesystems, the wrapper is defined here as that file does.
+  source = File.exist?(own) ? File.read(own) : ""
+  if source.include?("< Sidekiq::ActiveJob::Wrapper") && !source.match?(/^\s*class Wrapper$/)
+    module Sidekiq::ActiveJob
+      class Wrapper
+        include Sidekiq::Job
+        def perform(job_data) = ::ActiveJob::Base.execute(job_data.merge("provider_job_id" => jid))
+      end
+    end
+  end
   File.exist?(own) ? require(own) : require("active_job/queue_adapters/sidekiq_adapter")
   ActiveJob::Base.queue_adapter = :sidekiq
   ActiveJob::Base.logger = Logger.new(nil)

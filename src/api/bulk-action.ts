@@ -40,7 +40,7 @@ import { DEFAULT_DEAD_MAX_JOBS, DEFAULT_DEAD_TIMEOUT_SECONDS } from "../wire/sid
 import { explain, isOutOfMemory, RedisOutOfMemoryError } from "../redis/availability.js";
 import type { ApiContext } from "./context.js";
 import { hasFilter, matchesFilter, parseStored, viewOf, type JobFilter } from "./job-entry.js";
-import type { DeadSetConfig } from "./morgue.js";
+import { killLimits, type DeadSetConfig } from "./morgue.js";
 import { walkByScan, walkByScore, type Member } from "./bulk-walk.js";
 import { decrementRetryCount, type BulkResult, type EntryAction, type JobSetName } from "./sorted-entry.js";
 
@@ -315,8 +315,9 @@ async function runMove(
     for (const p of planned) args.push(p.member.bytes ?? p.member.raw);
   } else if (action === "kill") {
     const nowS = ctx.now() / 1000;
-    const timeout = config.deadTimeoutSeconds ?? DEFAULT_DEAD_TIMEOUT_SECONDS;
-    const maxJobs = config.deadMaxJobs ?? DEFAULT_DEAD_MAX_JOBS;
+    const limits = killLimits(ctx, config);
+    const timeout = limits.deadTimeoutSeconds ?? DEFAULT_DEAD_TIMEOUT_SECONDS;
+    const maxJobs = limits.deadMaxJobs ?? DEFAULT_DEAD_MAX_JOBS;
     args.push("kill", rubyFloatToS(nowS), rubyFloatToS(nowS - timeout), -maxJobs);
     for (const p of planned) args.push(p.member.bytes ?? p.member.raw);
   } else {

@@ -2,8 +2,9 @@
 // (api.rb), for every set that kills a job into it. By the API release's rule
 // (`api.deadSetKill`): 7.3.5+ `ZADD dead <now> <message>`, then
 // MULTI{ZREMRANGEBYSCORE dead -inf <now-timeout>; ZREMRANGEBYRANK dead 0 -<max>};
-// before 7.3.5 the three in one MULTI. Ruby's death handlers are not run: the
-// API has none.
+// before 7.3.5 the three in one MULTI. 7.0.0 - 7.3.4 trim by Sidekiq's default
+// limits whatever is configured (`api.deadSetKillLimits`). Ruby's death
+// handlers are not run: the API has none.
 import type { ChainableCommander } from "ioredis";
 import { execReplies } from "../redis/replies.js";
 import { DEAD_KEY } from "../wire/keys.js";
@@ -18,6 +19,11 @@ export interface DeadSetConfig {
   deadTimeoutSeconds?: number;
   /** `dead_max_jobs` (default 10,000). */
   deadMaxJobs?: number;
+}
+
+/** The limits this API release's `DeadSet#kill` trims by (`api.deadSetKillLimits`). */
+export function killLimits(ctx: ApiContext, config: DeadSetConfig): DeadSetConfig {
+  return releaseRules(ctx.rules).api.deadSetKillLimits === "defaults" ? {} : config;
 }
 
 /** Queues the trim's two commands on `tx`. */
@@ -38,13 +44,14 @@ export async function killIntoDeadSet(
   opts: { trim?: boolean } = {},
 ): Promise<void> {
   const nowS = ctx.now() / 1000;
+  const limits = killLimits(ctx, config);
   if (releaseRules(ctx.rules).api.deadSetKill === "zadd-then-trim") {
     await ctx.redis.zadd(DEAD_KEY, rubyFloatToS(nowS), raw);
-    if (opts.trim !== false) await trimDeadSet(ctx, config);
+    if (opts.trim !== false) await trimDeadSet(ctx, limits);
     return;
   }
   const tx = ctx.redis.multi().zadd(DEAD_KEY, rubyFloatToS(nowS), raw);
-  execReplies(await queueTrim(tx, config, nowS).exec(), "kill");
+  execReplies(await queueTrim(tx, limits, nowS).exec(), "kill");
 }
 
 /** `DeadSet#trim`: MULTI{ZREMRANGEBYSCORE dead -inf <now - timeout>; ZREMRANGEBYRANK dead 0 -<max>}. */

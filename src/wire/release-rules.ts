@@ -171,6 +171,13 @@ export interface ApiRules {
   readonly processCleanupLock: boolean;
   /** 7.3.5: `DeadSet#kill` ZADDs, then trims unless `trim: false` (one MULTI of ZADD and both trims before). */
   readonly deadSetKill: "multi" | "zadd-then-trim";
+  /**
+   * The limits `DeadSet#kill` trims by. 7.0.0: `Sidekiq::Config::DEFAULTS`
+   * (10,000 jobs, 180 days) whatever the configuration says (7.0.9 api.rb:799-800);
+   * 7.3.5: the configured `dead_max_jobs` / `dead_timeout_in_seconds` again, as
+   * 6.x read them (`Sidekiq[:dead_max_jobs]`, 6.5.12 api.rb:876).
+   */
+  readonly deadSetKillLimits: "configured" | "defaults";
   /** 7.0.0: the Busy page lists processes by hostname in natural order (by identity before). */
   readonly busyByHostname: boolean;
 }
@@ -274,6 +281,7 @@ function build(version: string): ReleaseRules {
       latency: since("8.1.1") ? "enqueued-or-created-typed" : since("8.0.0") ? "enqueued-typed" : "enqueued-seconds",
       processCleanupLock: since("6.5.2"),
       deadSetKill: since("7.3.5") ? "zadd-then-trim" : "multi",
+      deadSetKillLimits: since("7.0.0") && !since("7.3.5") ? "defaults" : "configured",
       busyByHostname: since("7.0.0"),
     },
     iteration: {

@@ -57,6 +57,7 @@ const CHANGES: Record<string, Flat> = {
     "api.latency": "enqueued-seconds",
     "api.processCleanupLock": false,
     "api.deadSetKill": "multi",
+    "api.deadSetKillLimits": "configured",
     "api.busyByHostname": false,
     "iteration.cancellation": false,
     "iteration.expireOnce": false,
@@ -73,6 +74,7 @@ const CHANGES: Record<string, Flat> = {
   "6.5.2": { "retry.retryAt": "now+delay+jitter", "retry.retryIn": "strategy", "api.processCleanupLock": true },
   "7.0.0": {
     "api.busyByHostname": true,
+    "api.deadSetKillLimits": "defaults",
     "client.strictArgs": "raise",
     "activeJob.defaultRails": "7.1",
     "metrics.enabled": true,
@@ -90,7 +92,7 @@ const CHANGES: Record<string, Flat> = {
   "7.2.1": { "payload.backtraceBase64": "strict" },
   "7.2.3": { "launcher.workMulti": true },
   "7.3.3": { "iteration.cancellation": true },
-  "7.3.5": { "api.deadSetKill": "zadd-then-trim" },
+  "7.3.5": { "api.deadSetKill": "zadd-then-trim", "api.deadSetKillLimits": "configured" },
   "8.0.0": {
     "payload.time": "millis",
     "activeJob.wrapperClass": "Sidekiq::ActiveJob::Wrapper",
