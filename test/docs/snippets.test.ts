@@ -5,10 +5,18 @@
 // does not export, or passes the wrong arguments, fails here with its file
 // and line.
 import { beforeAll, describe, expect, it } from "vitest";
-import { allBlocks, checkBlocks, extractBlocks, type Block, type Checked, where } from "./snippets.js";
+import {
+  allBlocks,
+  checkBlocks,
+  excerptMismatches,
+  extractBlocks,
+  type Block,
+  type Checked,
+  where,
+} from "./snippets.js";
 
 /** At most this many blocks may be left unchecked, each saying why in its fence. */
-const MAX_UNCHECKED = 5;
+const MAX_UNCHECKED = 2;
 
 /** Two blocks that must fail, checked in the same program as the docs: the check is not a no-op. */
 const BROKEN = extractBlocks(
@@ -42,7 +50,9 @@ let broken: Checked[];
 
 describe("documentation snippets", () => {
   it("type-check against the public API", () => {
-    const problems = checked.filter((c) => !c.block.attrs.has("no-check")).flatMap((c) => c.problems);
+    const problems = checked
+      .filter((c) => !c.block.attrs.has("no-check") && !c.block.attrs.has("excerpt"))
+      .flatMap((c) => c.problems);
     expect(problems).toEqual([]);
   });
 
@@ -51,6 +61,23 @@ describe("documentation snippets", () => {
     for (const f of ["README.md", "docs/WEB.md", "docs/MIGRATION.md", "docs/OBSERVABILITY.md"])
       expect(files, f).toContain(f);
     expect(docs.length).toBeGreaterThanOrEqual(20);
+  });
+
+  it("that quote source (excerpt=path) hold its lines, in its order", () => {
+    const excerpts = docs.filter((b) => b.attrs.has("excerpt"));
+    expect(excerpts.length).toBeGreaterThanOrEqual(3);
+    const drift = excerpts.flatMap((b) =>
+      excerptMismatches(b.code, b.attrs.get("excerpt")!).map(
+        (l) => `${where(b)}: not in ${b.attrs.get("excerpt")}: ${l}`,
+      ),
+    );
+    expect(drift).toEqual([]);
+    expect(excerptMismatches("export class Slots {\n// ...\n  get running(): number {", "src/server/slots.ts")).toEqual(
+      [],
+    );
+    expect(excerptMismatches("  get running(): number {\nexport class Slots {", "src/server/slots.ts")).toEqual([
+      "export class Slots {",
+    ]);
   });
 
   it(`leave at most ${MAX_UNCHECKED} blocks unchecked, each with its reason`, () => {

@@ -11,6 +11,9 @@
 //                     reader's own code, declared for it from givens.ts
 //   no-check=why      not checked, for the reason given (a handful at most; a
 //                     reason with spaces is quoted: no-check="an excerpt")
+//   excerpt=path      lines of that source file, in its order (lines between
+//                     them left out; "// ..." marks where): checked against
+//                     the file instead of type-checked, so it cannot drift
 // The modules are never written to disk: they live in the compiler host, at
 // paths under test/docs/ so that node_modules resolves as for the tests.
 import { readdirSync, readFileSync } from "node:fs";
@@ -23,7 +26,26 @@ import { FRAMEWORK_TYPES, GIVENS } from "./givens.js";
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** The fence attributes a block may carry. */
-const ATTRIBUTES = new Set(["runnable", "assumes", "no-check"]);
+const ATTRIBUTES = new Set(["runnable", "assumes", "no-check", "excerpt"]);
+
+/**
+ * The lines of an `excerpt=path` block not found in that file in order
+ * (compared without their indentation; blank lines and "// ..." skipped).
+ */
+export function excerptMismatches(code: string, path: string): string[] {
+  const source = readFileSync(join(ROOT, path), "utf8")
+    .split("\n")
+    .map((l) => l.trim());
+  let at = 0;
+  const missing: string[] = [];
+  for (const line of code.split("\n").map((l) => l.trim())) {
+    if (line === "" || line === "// ...") continue;
+    const found = source.indexOf(line, at);
+    if (found < 0) missing.push(line);
+    else at = found + 1;
+  }
+  return missing;
+}
 const LANGUAGES: Readonly<Record<string, "ts" | "js">> = { ts: "ts", typescript: "ts", js: "js", javascript: "js" };
 
 /** The Markdown files whose blocks are checked: README, bench's, and docs/ but the generated API reference. */
