@@ -1,13 +1,15 @@
 // The plug-in interface: how an add-on (sidekiq-cron, sidekiq-unique-jobs,
-// IterableJob...) joins a Node worker without the core knowing it, the way a
-// gem attaches to Sidekiq through `Sidekiq.configure_server`. The worker
-// (src/worker/) installs every add-on of the registry (registry.ts) that is
-// turned on, handing it the seams below; the CLI, `migrate audit` and the
-// payload-marker check read the same entries. docs/ADDONS.md walks through one.
+// sidekiq-throttled...) joins a Node worker without the core knowing it, the
+// way a gem attaches to Sidekiq through `Sidekiq.configure_server`. An entry
+// (registry.ts) is data: its name, flag, markers, dashboard tab and commands,
+// whose pages and modules load on first use. What runs lives beside it and
+// loads only where used: its install (installers.ts, the worker's) and its
+// audit check (audits.ts, `migrate audit`'s). The worker installs every
+// add-on that is turned on, handing it the seams below. docs/ADDONS.md walks
+// through one.
 import type { ClientMiddleware } from "../client/middleware.js";
 import type { WorkerConfig } from "../config/resolve.js";
 import type { Logger } from "../logging/logger.js";
-import type { AuditCheck } from "../migration/audit-check.js";
 import type { WorkerEventName, WorkerListener } from "../server/events.js";
 import type { JobGate } from "../server/job-gate.js";
 import type { ErrorHandler } from "../server/job-observer.js";
@@ -38,6 +40,13 @@ export interface AddonSeams {
   /** Whether a class is registered as an ActiveJob class (routed by `wrapped`). */
   isActiveJobClass(className: string): boolean;
 }
+
+/**
+ * Plugs an add-on into a worker; `option` is its WorkerOptions value (`true`
+ * when on by default). It lives in the add-on's install.ts, which only the
+ * worker loads (src/addon/installers.ts): its entry stays data.
+ */
+export type AddonInstaller<Option> = (seams: AddonSeams, option: Exclude<Option, false | undefined>) => void;
 
 /** A command of `sidekiq-bridge <name>`: a module with its summary, help and run. */
 export interface CommandModule {
@@ -78,16 +87,12 @@ export interface Addon<Option = unknown, Name extends string = string> {
   readonly markers?: ReadonlyArray<{ readonly field: string; readonly what: string; readonly breaks: string }>;
   /** Other top-level payload fields the gem writes (so `migrate audit` does not list them as unknown). */
   readonly payloadKeys?: readonly string[];
-  /** Plugs the add-on into a worker; `option` is its WorkerOptions value (`true` when on by default). */
-  install?(seams: AddonSeams, option: Exclude<Option, false | undefined>): void;
   /**
    * The name of its server middleware in the worker's chain (middleware-chain.ts
    * `named`): a user who adds it by hand (`worker.use(...)`) runs the add-on,
    * as Sidekiq's `server_middleware.exists?` tells.
    */
   readonly middleware?: string;
-  /** What `migrate audit` reads and says about this add-on, per queue. */
-  readonly audit?: AuditCheck;
   /** Its dashboard tab: the navigation link and its routes (pages loaded on first use). */
   readonly web?: WebTab;
   /** Commands it adds to `sidekiq-bridge`, each loaded only when run. */

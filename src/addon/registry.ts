@@ -1,12 +1,10 @@
-// The add-ons a worker, the CLI and `migrate audit` know: one line each.
-// Adding an add-on means its folder (with an addon.ts, see addon.ts and
-// docs/ADDONS.md) and its line here; its WorkerOptions entry, its flag, its
-// payload markers, its audit check and its commands follow from the entry.
+// The add-ons a worker, the CLI, the dashboard and `migrate audit` know: one
+// entry each, all data (addon.ts). Adding an add-on means its folder (with an
+// addon.ts, see docs/ADDONS.md), its line here, and where it runs or audits,
+// its line in installers.ts and audits.ts; its WorkerOptions entry, its flag,
+// its payload markers, its tab and its commands follow from the entry.
 import { cronAddon } from "../cron/addon.js";
-import { iterableAddon } from "../iterable/addon.js";
 import { proBatchesAddon } from "../pro-batches/addon.js";
-import type { AuditCheck } from "../migration/audit-check.js";
-import { contractAuditCheck } from "../contract/audit-check.js";
 import { tracingAddon } from "../tracing/addon.js";
 import { uniqueJobsAddon } from "../unique-jobs/addon.js";
 import { throttledAddon } from "../throttled/addon.js";
@@ -16,7 +14,6 @@ import type { Addon, CommandModule } from "./addon.js";
 export const ADDONS = [
   cronAddon,
   uniqueJobsAddon,
-  iterableAddon,
   proBatchesAddon,
   tracingAddon,
   sidekiqSchedulerAddon,
@@ -33,11 +30,6 @@ export type AddonOptions = {
 /** Every add-on as the plain interface, for code that treats them alike. */
 export function addons(): ReadonlyArray<Addon<unknown>> {
   return ADDONS as ReadonlyArray<Addon<never>> as ReadonlyArray<Addon<unknown>>;
-}
-
-/** The add-ons' `migrate audit` checks, in registry order, then the job contract's. */
-export function auditChecks(): AuditCheck[] {
-  return [...addons().flatMap((a) => (a.audit ? [a.audit] : [])), contractAuditCheck];
 }
 
 /** The commands add-ons contribute to `sidekiq-bridge`, by name. */

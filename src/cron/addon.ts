@@ -1,10 +1,10 @@
 // sidekiq-cron as an add-on: its poller runs beside the managers (on by
-// default: it idles while Redis holds no cron jobs), `sidekiq-bridge cron`
-// manages its jobs, and `migrate audit` names the queues cron feeds.
+// default: it idles while Redis holds no cron jobs; install.ts), `sidekiq-bridge
+// cron` manages its jobs, and `migrate audit` names the queues cron feeds
+// (audit.ts). This entry loads neither: the dashboard reads it for its tab.
 import type { Addon } from "../addon/addon.js";
 import { lazy } from "../web/route.js";
-import { cronAudit } from "./audit.js";
-import { CronPoller, type CronPollerOptions } from "./poller.js";
+import type { CronPollerOptions } from "./poller.js";
 import { cronWebSettings } from "./web/settings.js";
 
 /** The cron poller's settings on a worker (`cron: { pollInterval: 10 }`); the connection comes from the worker. */
@@ -18,21 +18,6 @@ export const cronAddon: Addon<boolean | CronSettings, "cron"> = {
   gem: "sidekiq-cron",
   onByDefault: true,
   flag: { name: "no-cron", help: "do not run sidekiq-cron's poller (on by default; idle without cron jobs)" },
-  install(seams, option) {
-    const settings = option === true ? {} : option;
-    seams.service(
-      (ctx) =>
-        new CronPoller({
-          isActiveJob: (c) => seams.isActiveJobClass(c),
-          ...settings,
-          redis: ctx.redis,
-          client: ctx.client,
-          logger: ctx.logger,
-          identity: ctx.identity,
-        }),
-    );
-  },
-  audit: cronAudit,
   // The gem's Web UI tab, on its routes.
   web: {
     path: "/cron",

@@ -6,7 +6,7 @@
 // check (sidekiq-unique-jobs' locks, IterableJob cursors, sidekiq-cron's
 // feeds): see audit-check.ts. Read-only.
 import type { Redis } from "ioredis";
-import { auditChecks } from "../addon/registry.js";
+import { auditChecks } from "./audit-checks.js";
 import type { JobRecord } from "../wire/job-record.js";
 import { queueKey } from "../wire/keys.js";
 import type { AuditCheck, Findings, JobPlace, NodeAddons } from "./audit-check.js";

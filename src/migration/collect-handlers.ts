@@ -1,6 +1,8 @@
 // What a handlers module registers, read without a Redis connection, for
 // `migrate audit`: the classes Node can run and the add-ons it turns on.
-import { addons, auditChecks } from "../addon/registry.js";
+import { addons } from "../addon/registry.js";
+import { addonAuditCheckOf } from "../addon/audits.js";
+import { auditChecks } from "./audit-checks.js";
 import type { NodeHandlers } from "./audit-report.js";
 
 export function emptyHandlers(): NodeHandlers {
@@ -24,7 +26,7 @@ export async function collectHandlers(
   if (mod && typeof mod === "object")
     for (const a of addons()) {
       const option = (mod as Record<string, unknown>)[a.name];
-      if (option !== undefined && option !== false) a.audit?.onOption?.(option, into);
+      if (option !== undefined && option !== false) addonAuditCheckOf(a.name)?.onOption?.(option, into);
     }
   const exp =
     mod && typeof mod === "object" && "default" in mod && mod.default !== undefined ? mod.default : moduleExport;

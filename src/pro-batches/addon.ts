@@ -5,7 +5,6 @@
 // finish, and its callbacks would never run). This entry only marks those
 // jobs: a worker hands them back to Ruby, and `migrate audit` blocks their queues.
 import type { Addon } from "../addon/addon.js";
-import { proBatchesAudit } from "./audit.js";
 
 export const proBatchesAddon: Addon<never, "proBatches"> = {
   name: "proBatches",
@@ -19,5 +18,4 @@ export const proBatchesAddon: Addon<never, "proBatches"> = {
         "Node cannot update a Sidekiq Pro batch (its formats are closed), so the batch would never see the job finish and its callbacks would never run",
     },
   ],
-  audit: proBatchesAudit,
 };

@@ -5,8 +5,7 @@
 // `scheduler`, which is Sidekiq's own poller of scheduled jobs and retries.
 import type { Addon } from "../addon/addon.js";
 import { lazy } from "../web/route.js";
-import { schedulerAudit } from "./audit.js";
-import { SidekiqSchedulerPoller, type SidekiqSchedulerSettings } from "./poller.js";
+import type { SidekiqSchedulerSettings } from "./poller.js";
 
 const pages = () => import("./web/pages.js");
 const actions = () => import("./web/actions.js");
@@ -22,22 +21,6 @@ export const sidekiqSchedulerAddon: Addon<boolean | SidekiqSchedulerSettings, "s
   enable: "on by default (sidekiqScheduler: true or its options; off with --no-sidekiq-scheduler)",
   // The gem pushes a schedule's config less its rufus keys: `rails_env` rides along in the payload.
   payloadKeys: ["rails_env"],
-  install(seams, option) {
-    const settings = option === true ? {} : option;
-    if (settings.enabled === false) return;
-    seams.service(
-      (ctx) =>
-        new SidekiqSchedulerPoller({
-          isActiveJob: (c) => seams.isActiveJobClass(c),
-          ...settings,
-          redis: ctx.redis,
-          client: ctx.client,
-          logger: ctx.logger,
-          identity: ctx.identity,
-        }),
-    );
-  },
-  audit: schedulerAudit,
   // The gem's Web UI tab, on its routes.
   web: {
     path: "/recurring-jobs",

@@ -4,9 +4,7 @@
 // gives Node the throttles of the Ruby classes' `sidekiq_throttle`, checked
 // with the gem's own scripts after each fetch and released after each job.
 import type { Addon } from "../addon/addon.js";
-import { throttledAudit } from "./audit.js";
-import { resolveThrottled, type ThrottledOptions } from "./options.js";
-import { Throttles } from "./throttles.js";
+import type { ThrottledOptions } from "./options.js";
 
 export const throttledAddon: Addon<boolean | ThrottledOptions, "throttled"> = {
   name: "throttled",
@@ -18,14 +16,4 @@ export const throttledAddon: Addon<boolean | ThrottledOptions, "throttled"> = {
   },
   enable:
     "the worker option throttled: { classes: { ... } } (or `export const throttled = { classes: { ... } }` from the handlers module)",
-  install(seams, option) {
-    const t = new Throttles(resolveThrottled(option), seams.logger);
-    seams.service(t.service);
-    seams.gate(t.gate);
-    if (!t.any) return;
-    seams.useServer(t.middleware);
-    seams.on("job:success", t.jobEnded);
-    seams.on("job:failure", t.jobEnded);
-  },
-  audit: throttledAudit,
 };

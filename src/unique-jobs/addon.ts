@@ -4,10 +4,8 @@
 // and `migrate audit` blocks queues whose jobs carry locks.
 import type { Addon } from "../addon/addon.js";
 import { lazy } from "../web/route.js";
-import { uniqueJobsAudit } from "./audit.js";
 import { resolveConfig, type UniqueJobsOptions } from "./config.js";
 import { UNIQUE_JOBS_MIDDLEWARE } from "./marker.js";
-import { uniqueJobs } from "./server.js";
 
 /** The fields the gem's client middleware writes into a payload (SidekiqUniqueJobs::Job.prepare and the lock options). */
 const UNIQUE_JOBS_PAYLOAD_KEYS = [
@@ -58,13 +56,7 @@ export const uniqueJobsAddon: Addon<boolean | UniqueJobsOptions, "uniqueJobs"> =
     },
   ],
   payloadKeys: UNIQUE_JOBS_PAYLOAD_KEYS,
-  install(seams, option) {
-    const u = uniqueJobs({ logger: seams.logger, ...(option === true ? {} : option) });
-    seams.useServer(u.middleware);
-    seams.onDeath(u.onDeath);
-  },
   middleware: UNIQUE_JOBS_MIDDLEWARE,
-  audit: uniqueJobsAudit,
   // The gem's Web UI tab.
   web: {
     path: "/locks",

@@ -10,6 +10,7 @@ import { addons, type AddonOptions } from "../addon/registry.js";
 import { Client } from "../client/client.js";
 import type { ClientMiddleware } from "../client/middleware.js";
 import { MiddlewareChain } from "../server/middleware-chain.js";
+import { installerOf } from "../addon/installers.js";
 import { resolveWorkerConfig, type WorkerConfig } from "../config/resolve.js";
 import type { CoreWorkerOptions } from "../config/worker-options.js";
 import { type IterableJob, type IterableOptions, iterableHandler } from "../iterable/iterable.js";
@@ -139,7 +140,7 @@ export class Worker {
     for (const addon of addons()) {
       const option = given[addon.name];
       if (option === false || (option === undefined && !addon.onByDefault)) continue;
-      addon.install?.(seams, option ?? true);
+      installerOf(addon.name)?.(seams, option ?? true);
       this.installed.push(addon);
     }
     return clientMiddleware;
@@ -170,7 +171,7 @@ export class Worker {
   /** One line at start: the add-ons this worker runs, and whose marked jobs it hands back. */
   private logAddons(markers: readonly PayloadMarker[]): void {
     const running = addons()
-      .filter((a) => this.runs(a) && (a.install || a.middleware))
+      .filter((a) => this.runs(a) && (installerOf(a.name) || a.middleware))
       .map((a) => a.gem);
     const handedBack = [...new Set(markers.filter((m) => m.handBack).map((m) => m.addon))];
     this.logger.info(`add-ons: ${running.length ? running.join(", ") : "none"}`, {

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { addonCommands, addons } from "../../src/addon/registry.js";
 import { help } from "../../src/cli/worker-command.js";
 import { sidekiqSchedulerAddon } from "../../src/scheduler/addon.js";
+import { installSidekiqScheduler } from "../../src/scheduler/install.js";
 import { SidekiqSchedulerPoller } from "../../src/scheduler/poller.js";
 
 describe("the sidekiq-scheduler add-on", () => {
@@ -23,11 +24,11 @@ describe("the sidekiq-scheduler add-on", () => {
       service: (f: (ctx: never) => unknown) => services.push(f({ redis: {}, client: {}, logger: console } as never)),
       isActiveJobClass: () => false,
     };
-    sidekiqSchedulerAddon.install!(seams as never, true);
+    installSidekiqScheduler(seams as never, true);
     expect(services).toHaveLength(1);
     expect(services[0]).toBeInstanceOf(SidekiqSchedulerPoller);
     expect((services[0] as SidekiqSchedulerPoller).name).toBe("sidekiq-scheduler");
-    sidekiqSchedulerAddon.install!(seams as never, { enabled: false });
+    installSidekiqScheduler(seams as never, { enabled: false });
     expect(services).toHaveLength(1);
   });
 
