@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { Redis } from "ioredis";
 import { Client } from "../src/client/client.js";
-import { Poller } from "../src/server/scheduled.js";
+import { ScheduledPoller } from "../src/server/scheduled.js";
 import { Worker } from "../src/worker/worker.js";
 import type { Logger } from "../src/logging/logger.js";
 import { recoverOrphans, recoverPromoting, restorePromoting } from "../src/server/recovery.js";
@@ -25,8 +25,8 @@ function poller(
   client: Client,
   identity: string,
   extra: { batchSize?: number; logger?: Logger } = {},
-): Poller {
-  return new Poller({
+): ScheduledPoller {
+  return new ScheduledPoller({
     redis,
     client,
     identity,
@@ -219,7 +219,7 @@ describe("scheduled poller: batched promotion against a real Redis", () => {
       pipe.zadd("schedule", (Date.now() / 1000 - 300 + i).toFixed(6), payload(i, "killed", Date.now()));
     await pipe.exec();
     // A child process (the built package) pops a batch of 100, then dies with SIGKILL while preparing it.
-    // Poller is internal, so its module is imported directly rather than through the package entry.
+    // ScheduledPoller is internal, so its module is imported directly rather than through the package entry.
     const built = (m: string) => JSON.stringify(fileURLToPath(new URL(`../dist/${m}`, import.meta.url)));
     const child = spawnSync(
       process.execPath,
@@ -230,13 +230,13 @@ describe("scheduled poller: batched promotion against a real Redis", () => {
       import { hostname } from "node:os";
       import { Redis } from "ioredis";
       import { Client } from ${built("client/client.js")};
-      import { Poller } from ${built("server/scheduled.js")};
+      import { ScheduledPoller } from ${built("server/scheduled.js")};
       import { profileForVersion } from ${built("wire/dialect.js")};
       const redis = new Redis(${JSON.stringify(url)});
       const client = new Client({ redis, dialect: "8.1.7", validate: false });
       client.use(async () => { process.kill(process.pid, "SIGKILL"); await new Promise(() => {}); });
       const quiet = { debug() {}, info() {}, warn() {}, error() {} };
-      await new Poller({ redis, client, identity: hostname() + ":" + process.pid + ":0a0a0a0a0a0a", profile: () => profileForVersion("8.1.7"),
+      await new ScheduledPoller({ redis, client, identity: hostname() + ":" + process.pid + ":0a0a0a0a0a0a", profile: () => profileForVersion("8.1.7"),
         retry: () => ({ profile: profileForVersion("8.1.7") }), logger: quiet }).enqueue();
     `,
       ],

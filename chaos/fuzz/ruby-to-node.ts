@@ -18,7 +18,7 @@ import { migrateTimestamps, type TimestampTarget } from "../../src/migration/con
 import { exportToFile } from "../../src/migration/dump.js";
 import { importFromFile } from "../../src/migration/restore.js";
 import { handleFailure } from "../../src/server/job-retry.js";
-import { Poller } from "../../src/server/scheduled.js";
+import { ScheduledPoller } from "../../src/server/scheduled.js";
 import { profileForVersion, type WireProfile } from "../../src/wire/dialect.js";
 import { JobRecord } from "../../src/wire/job-record.js";
 import { releaseRules } from "../../src/wire/release-rules.js";
@@ -93,14 +93,14 @@ async function drainQueues(redis: Redis): Promise<Queues> {
 class NodeOps {
   readonly api: SidekiqApi;
   readonly client: Client;
-  readonly poller: Poller;
+  readonly poller: ScheduledPoller;
   constructor(
     readonly redis: Redis,
     readonly profile: WireProfile,
   ) {
     this.client = new Client({ redis, dialect: profile.version, validate: false, strictArgs: "warn", warn: () => {} });
     this.api = new SidekiqApi({ redis, apiVersion: profile.version, client: this.client });
-    this.poller = new Poller({
+    this.poller = new ScheduledPoller({
       redis,
       client: this.client,
       profile: () => profile,

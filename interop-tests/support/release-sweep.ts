@@ -9,7 +9,7 @@ import { JobRecord, profileForVersion, releaseRules } from "../../src/wire/index
 import { SidekiqApi } from "../../src/api/sidekiq-api.js";
 import { Client } from "../../src/client/client.js";
 import { SidekiqArgumentError } from "../../src/client/errors.js";
-import { Poller } from "../../src/server/scheduled.js";
+import { ScheduledPoller } from "../../src/server/scheduled.js";
 
 export interface FailureCase {
   name: string;
@@ -165,7 +165,7 @@ export async function nodeRulesView(
           throw e;
         },
       );
-    const poller = new Poller({
+    const poller = new ScheduledPoller({
       redis: { scard: async () => 12 } as unknown as Redis,
       client: c,
       profile: () => profileForVersion(version),

@@ -28,7 +28,7 @@ import { Manager } from "./manager.js";
 import type { PayloadMarker } from "./payload-marker.js";
 import type { ServerMiddleware } from "./processor.js";
 import { identityHost, recoverOrphans } from "./recovery.js";
-import { Poller } from "./scheduled.js";
+import { ScheduledPoller } from "./scheduled.js";
 import { detectFeatures } from "./server-features.js";
 import { checkEvictionPolicy } from "../redis/eviction-policy.js";
 import type { Service, ServiceFactory } from "./service.js";
@@ -74,7 +74,7 @@ export class Launcher {
   private heartbeat?: Heartbeat;
   /** The fleet's release, known once running. */
   profile?: WireProfile;
-  private poller?: Poller;
+  private poller?: ScheduledPoller;
   private readonly services: Service[] = [];
   private recoveryTimer?: NodeJS.Timeout;
   private stopped?: Promise<StopResult>;
@@ -169,7 +169,7 @@ export class Launcher {
     this.o.events?.emit("heartbeat", {});
     if (config.scheduled.enabled) {
       const { pollIntervalAverage, averageScheduledPollInterval } = config.scheduled;
-      this.poller = new Poller({
+      this.poller = new ScheduledPoller({
         redis: conn.redis,
         identity: this.o.identity,
         client: this.o.client,

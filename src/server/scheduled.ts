@@ -88,7 +88,7 @@ const byQueue = (plans: readonly Planned[]) => groupBy(plans, (p) => p.push.queu
 /** The pass in progress for each identity in this process. */
 const passes = new Map<string, Promise<number>>();
 
-export class Poller {
+export class ScheduledPoller {
   private done = false;
   private wake?: () => void;
   private loop?: Promise<void>;

@@ -9,7 +9,7 @@ import {
   PROMOTING_REGISTRY,
   WIP_REGISTRY,
 } from "../../src/wire/bridge-keys.js";
-import { DEFAULT_BATCH_SIZE, Poller } from "../../src/server/scheduled.js";
+import { DEFAULT_BATCH_SIZE, ScheduledPoller } from "../../src/server/scheduled.js";
 import type { Client } from "../../src/client/client.js";
 import { profileForVersion } from "../../src/wire/index.js";
 
@@ -41,15 +41,15 @@ describe("promoting sets", () => {
         retry: () => ({ profile: profileForVersion("8.1.7") }),
         logger: quiet,
       };
-      expect(new Poller({ ...opts, identity: "h:1:abcabcabcabc" }).promotingKey("schedule")).toBe(
+      expect(new ScheduledPoller({ ...opts, identity: "h:1:abcabcabcabc" }).promotingKey("schedule")).toBe(
         "bridge:promoting:h:1:abcabcabcabc|schedule",
       );
-      expect(new Poller(opts).promotingKey("retry")).toMatch(
+      expect(new ScheduledPoller(opts).promotingKey("retry")).toMatch(
         new RegExp(`^bridge:promoting:.+:${process.pid}:[0-9a-f]{12}\\|retry$`),
       );
       expect(DEFAULT_BATCH_SIZE).toBe(100);
       for (const bad of [0, -1, 1.5, Number.NaN])
-        expect(() => new Poller({ ...opts, batchSize: bad })).toThrow(RangeError);
+        expect(() => new ScheduledPoller({ ...opts, batchSize: bad })).toThrow(RangeError);
     } finally {
       redis.disconnect();
     }
