@@ -1,9 +1,10 @@
-// The public API is the documented one: docs/API.md is generated from the
-// package's entry points (npm run api:docs), and the export map in
+// The public API is the documented one: docs/API.md (an index) and a page per
+// entry point in docs/api/ are generated from the package's entry points
+// (npm run api:docs), and the export map in
 // package.json points at exactly those entry points' build.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
-import { API_MD, collectApi, ENTRY_POINTS, renderApi, type Entry } from "../../scripts/api-report.js";
+import { collectApi, ENTRY_POINTS, renderApi, type Entry } from "../../scripts/api-report.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
   exports: Record<string, Record<string, string> | string>;
@@ -15,8 +16,12 @@ describe("public API", () => {
     api = collectApi(); // one TypeScript program for every check
   }, 120_000);
 
-  it("docs/API.md is what npm run api:docs writes from the entry points (regenerate it when a public name changes)", () => {
-    expect(readFileSync(API_MD, "utf8")).toBe(renderApi(api));
+  it("docs/API.md and docs/api/ are what npm run api:docs writes from the entry points (regenerate them when a public name changes)", () => {
+    const pages = renderApi(api);
+    for (const [path, text] of pages)
+      expect(readFileSync(new URL(`../../docs/${path}`, import.meta.url), "utf8"), path).toBe(text);
+    const written = readdirSync(new URL("../../docs/api/", import.meta.url)).map((f) => `api/${f}`);
+    expect(written.sort()).toEqual([...pages.keys()].filter((p) => p !== "API.md").sort());
   }, 120_000);
 
   it("every public name has TSDoc", () => {
