@@ -118,6 +118,8 @@ export async function nodeFailures(
 export interface RulesView {
   cleanupLock: boolean;
   latencyNoEnqueued: number;
+  /** The wall clock (epoch seconds) read just before and just after the latency was taken. */
+  latencyWindow: [number, number];
   /** Ruby's scheduled push with a caller's enqueued_at, then Node's: is it kept? */
   scheduledKeepsEnqueuedAt: [boolean, boolean];
   strictArgs: "pushed" | "raised";
@@ -174,9 +176,17 @@ export async function nodeRulesView(
       random: () => 0.5,
       averageScheduledPollInterval: 5,
     });
+    const before = api.now() / 1000;
     const latencyNoEnqueued = await api.queue("sweep-noenq").latency();
+    const latencyWindow: [number, number] = [before, api.now() / 1000];
     return {
-      view: { cleanupLock, latencyNoEnqueued, strictArgs, pollInterval12: await poller.randomPollInterval() },
+      view: {
+        cleanupLock,
+        latencyNoEnqueued,
+        latencyWindow,
+        strictArgs,
+        pollInterval12: await poller.randomPollInterval(),
+      },
       laterJid,
     };
   } finally {
@@ -196,4 +206,22 @@ export interface HeartbeatView {
   work: string[];
   busy: number;
   body: string;
+}
+
+/**
+ * Whether two latencies of the same job, each taken between two clock
+ * readings, agree: both 0 (a rule that gives none), or the times they put the
+ * job at (reading minus latency) overlap, give or take a millisecond of
+ * rounding. Read at different moments, the latencies themselves differ by
+ * however long lay between the two reads.
+ */
+export function sameLatency(a: Pick<RulesView, "latencyNoEnqueued" | "latencyWindow">, b: typeof a): boolean {
+  if (a.latencyNoEnqueued === 0 || b.latencyNoEnqueued === 0) return a.latencyNoEnqueued === b.latencyNoEnqueued;
+  const span = (v: typeof a): [number, number] => [
+    v.latencyWindow[0] - v.latencyNoEnqueued - 0.002,
+    v.latencyWindow[1] - v.latencyNoEnqueued + 0.002,
+  ];
+  const [a0, a1] = span(a);
+  const [b0, b1] = span(b);
+  return a0 <= b1 && b0 <= a1;
 }

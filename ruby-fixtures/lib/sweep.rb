@@ -84,7 +84,9 @@ module Sweep
     Bridge.redis { |r| r.del("process_cleanup") }
     Sidekiq::ProcessSet.new # cleans up on creation, under the lock from 6.5.2
     out["cleanupLock"] = Bridge.redis { |r| r.exists("process_cleanup") } == 1
+    before = Time.now.to_f
     out["latencyNoEnqueued"] = Sidekiq::Queue.new("sweep-noenq").latency
+    out["latencyWindow"] = [before, Time.now.to_f]
     jid = Sidekiq::Client.push("class" => "RecordJob", "queue" => "sweep-later", "args" => [1],
       "at" => Time.now.to_f + 600, "enqueued_at" => 1_700_000_000.0)
     out["scheduledKeepsEnqueuedAt"] = [jid, node_later].map { |j| JSON.parse(member("schedule", j)[0]).key?("enqueued_at") }
