@@ -20,9 +20,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { Registry } from "prom-client";
 import { instrumentWorker } from "../src/metrics/prometheus.js";
-import { WorkerEvents } from "../src/server/events.js";
 import { JobLogger } from "../src/logging/job-logger.js";
-import { JobWatch } from "../src/server/job-watch.js";
 import { LazyAbort } from "../src/server/lazy-abort.js";
 import { consoleLogger } from "../src/logging/logger.js";
 import { processJob, type ProcessorDeps, type ServerMiddleware } from "../src/server/processor.js";
@@ -64,14 +62,7 @@ const sink = new Writable({ write: (_c, _e, cb) => cb() });
 
 async function variant(name: string): Promise<{ deps: ProcessorDeps; done: () => void; traced: boolean }> {
   const on = (part: string) => name === "all" || name.startsWith(part);
-  const events = new WorkerEvents();
   const logger = consoleLogger({ level: on("logs") ? "info" : "warn", format: "json", stream: sink });
-  const jobLogger = new JobWatch({
-    lines: new JobLogger({ logger, skip: !on("logs") }),
-    events,
-    errorHandlers: [],
-    logger,
-  });
   const middleware: ServerMiddleware[] = [];
   let done = () => {};
   if (on("tracing")) {
@@ -87,16 +78,17 @@ async function variant(name: string): Promise<{ deps: ProcessorDeps; done: () =>
       tracingServerMiddleware({ api, tracerProvider: name === "tracing-sampled" ? sampledTracer : tracer }),
     );
   }
-  if (on("metrics")) {
-    const fake = { on: (e: never, fn: never) => events.on(e, fn), slots: () => [] } as unknown as Worker;
-    await instrumentWorker(fake, { registry: new Registry() });
-  }
   const deps = offlineProcessorDeps({
     handlers: { NoopJob: () => {} },
     logger,
     middleware,
-    observer: jobLogger,
+    lines: new JobLogger({ logger, skip: !on("logs") }),
   });
+  if (on("metrics")) {
+    const { events } = deps.runtime;
+    const fake = { on: (e: never, fn: never) => events.on(e, fn), slots: () => [] } as unknown as Worker;
+    await instrumentWorker(fake, { registry: new Registry() });
+  }
   return { deps, done, traced: on("tracing") };
 }
 

@@ -1,13 +1,16 @@
 // ProcessorDeps for running processJob on ready payloads in one process,
 // with no Redis: a unit test of the handler's ctx and a bench of the
 // processor's per-job cost. Only jobs that succeed may run (the retry path
-// needs Redis); stats and the running-job map are fresh.
-import type { Redis } from "ioredis";
-import { Stats } from "../src/server/execution-stats.js";
-import type { JobObserver } from "../src/server/job-observer.js";
-import type { RetryConfig } from "../src/server/job-retry.js";
+// needs Redis); the runtime, stats and the running-job map are fresh.
+import type { Client } from "../src/client/client.js";
+import { resolveWorkerConfig } from "../src/config/resolve.js";
+import { JobLogger, type JobLines } from "../src/logging/job-logger.js";
 import type { Logger } from "../src/logging/logger.js";
+import type { OwnedRedis } from "../src/redis/connection.js";
+import { Stats } from "../src/server/execution-stats.js";
+import type { RetryConfig } from "../src/server/job-retry.js";
 import type { ProcessorDeps, ServerMiddleware } from "../src/server/processor.js";
+import { Runtime } from "../src/server/runtime.js";
 import type { JobHandler } from "../src/server/types.js";
 
 export function offlineProcessorDeps(o: {
@@ -16,20 +19,25 @@ export function offlineProcessorDeps(o: {
   logger: Logger;
   middleware?: ServerMiddleware[];
   stopping?: () => boolean;
-  /** What watches each run (server/job-watch.ts: the job logger's lines, the events, the error handlers). */
-  observer?: JobObserver;
+  /** Each job's start/done/fail lines (default: the job logger, its lines skipped). */
+  lines?: JobLines;
 }): ProcessorDeps {
+  const runtime = new Runtime({
+    config: resolveWorkerConfig({ redis: "redis://127.0.0.1:1" }),
+    identity: "offline:1:0",
+    conn: { redis: undefined, owned: false } as unknown as OwnedRedis,
+    client: undefined as unknown as Client,
+    logger: o.logger,
+    lines: o.lines ?? new JobLogger({ logger: o.logger, skip: true }),
+  });
+  for (const [k, handler] of Object.entries(o.handlers)) runtime.handlers.set(k, { handler, options: {} });
+  for (const mw of o.middleware ?? []) runtime.useServer(mw);
   return {
-    redis: undefined as unknown as Redis,
-    handlers: new Map(Object.entries(o.handlers).map(([k, handler]) => [k, { handler, options: {} }])),
-    activeJobHandlers: new Map(),
-    middleware: o.middleware ?? [],
+    runtime,
     retry: undefined as unknown as RetryConfig,
     stats: new Stats(),
-    unknownClass: "retry",
     logger: o.logger,
     work: new Map(),
     stopping: o.stopping ?? (() => false),
-    ...(o.observer ? { observer: o.observer } : {}),
   };
 }

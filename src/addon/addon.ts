@@ -18,7 +18,11 @@ import type { ServiceFactory } from "../server/service.js";
 import type { DeathHandler } from "../server/types.js";
 import type { WebTab } from "../web/route.js";
 
-/** What an add-on may plug into, once, while the worker is assembled. */
+/**
+ * What an add-on may plug into, once, while the worker is assembled: the
+ * worker's runtime (server/runtime.ts, Sidekiq::Config) seen through this
+ * interface, the object the launcher and its processors hold.
+ */
 export interface AddonSeams {
   /** The worker's resolved, frozen config. */
   readonly config: WorkerConfig;

@@ -3,7 +3,7 @@
 // fetch its `fetch`, the poller its `scheduled`, the retry path its `retry`),
 // so nothing copies options field by field from layer to layer.
 import { type Capsule, makeCapsule } from "../server/capsule.js";
-import type { UnknownClassPolicy } from "../server/processor.js";
+import type { UnknownClassPolicy } from "../server/types.js";
 import { isLogLevel, type LogFormat, type LogLevel } from "../logging/logger.js";
 import { networkTimeoutFor, type RedisSource } from "../redis/connection.js";
 import type { DialectLike } from "../wire/dialect.js";

@@ -7,7 +7,7 @@
 // by the add-ons themselves (src/addon/registry.ts).
 import type { CapsuleConfig } from "../server/capsule.js";
 import type { ErrorHandler } from "../server/job-observer.js";
-import type { UnknownClassPolicy } from "../server/processor.js";
+import type { UnknownClassPolicy } from "../server/types.js";
 import type { DeathHandler } from "../server/types.js";
 import type { LogFormat, LoggerLike, LogLevel } from "../logging/logger.js";
 import type { RedisSource } from "../redis/connection.js";

@@ -2,10 +2,8 @@
 // beside its managers (one per capsule): the heartbeat, the scheduled poller,
 // the services add-ons contribute (pollers), the recovery of dead processes'
 // working lists, and the signals. Quiet stops fetching and the services;
-// stop waits, hands back, clears. It reads the resolved WorkerConfig and
-// knows no add-on by name.
-import type { Client } from "../client/client.js";
-import type { WorkerConfig } from "../config/resolve.js";
+// stop waits, hands back, clears. It holds the worker's runtime (runtime.ts)
+// by reference and knows no add-on by name.
 import { permissionLogFilter } from "../redis/acl.js";
 import { BRIDGE_LABEL } from "../wire/bridge-label.js";
 import {
@@ -16,53 +14,20 @@ import {
   TIMED_OUT,
   whenReady,
 } from "../redis/availability.js";
-import type { OwnedRedis } from "../redis/connection.js";
 import type { WireProfile } from "../wire/dialect.js";
 import { Heartbeat, type WorkEntry } from "./heartbeat.js";
 import type { RetryConfig } from "./job-retry.js";
-import type { WorkerEvents } from "./events.js";
-import type { JobGate } from "./job-gate.js";
-import type { JobObserver } from "./job-observer.js";
 import type { Logger } from "../logging/logger.js";
 import { Manager } from "./manager.js";
-import type { PayloadMarker } from "./payload-marker.js";
-import type { ServerMiddleware } from "./processor.js";
 import { identityHost, recoverOrphans } from "./recovery.js";
 import { ScheduledPoller } from "./scheduled.js";
 import { detectFeatures } from "./server-features.js";
 import { checkEvictionPolicy } from "../redis/eviction-policy.js";
-import type { Service, ServiceFactory } from "./service.js";
+import type { Service } from "./service.js";
+import type { Runtime } from "./runtime.js";
 import { handleOsSignals, onRemoteSignal } from "./signals.js";
 import { incompleteStopLine, silenceReason, SHUTDOWN_GRACE_MS, type StopResult } from "./stop-result.js";
 import { Stats } from "./execution-stats.js";
-import type { DeathHandler, RegisteredHandler } from "./types.js";
-
-/** What was plugged into the worker: handlers, middleware, death handlers, services, markers. */
-export interface Registry {
-  handlers: ReadonlyMap<string, RegisteredHandler>;
-  activeJobHandlers: ReadonlyMap<string, RegisteredHandler>;
-  middleware: readonly ServerMiddleware[];
-  deathHandlers: DeathHandler[];
-  /** Pollers and the like, run beside the managers. */
-  services: readonly ServiceFactory[];
-  /** Payload fields of add-ons this worker does not run: a job carrying one is warned about. */
-  markers: readonly PayloadMarker[];
-  /** Asked before each job runs (sidekiq-throttled's check). */
-  gates: readonly JobGate[];
-}
-
-/** What the launcher is handed: the resolved config, the connection, and what was plugged in. */
-export interface LauncherOptions {
-  config: WorkerConfig;
-  conn: OwnedRedis;
-  client: Client;
-  identity: string;
-  registry: Registry;
-  logger: Logger;
-  /** Job lines, job events and error handlers (Sidekiq's job logger). */
-  observer?: JobObserver | undefined;
-  events?: WorkerEvents | undefined;
-}
 
 type State = "new" | "running" | "quiet" | "stopping" | "stopped";
 
@@ -86,7 +51,7 @@ export class Launcher {
   readonly logger: Logger;
   private signalsHandled = false;
 
-  constructor(private readonly o: LauncherOptions) {
+  constructor(private readonly o: Runtime) {
     // A command the Redis user may not run: one error line naming the permission, once.
     const denied = permissionLogFilter(o.conn.redis.options?.username);
     const quietAfterGivingUp =
@@ -122,18 +87,17 @@ export class Launcher {
 
   /** The retry rules once the fleet's release is known: the config's, the death handlers, the error handlers. */
   private retryConfig(profile: WireProfile): RetryConfig {
-    const observer = this.o.observer;
     return {
       profile,
       ...this.o.config.retry,
-      deathHandlers: this.o.registry.deathHandlers,
-      onHandlerError: (e, c) => observer?.handleException(e, { context: c.context, job: c.job }),
+      deathHandlers: this.o.deathHandlers,
+      onHandlerError: (e, c) => this.o.handleException(e, { context: c.context, job: c.job }),
     };
   }
 
   async run(): Promise<void> {
     if (this.state !== "new") throw new Error(`worker already ${this.state}`);
-    const { config, conn, registry } = this.o;
+    const { config, conn } = this.o;
     try {
       // Fail fast, with the reason, when Redis is not there at all.
       await whenReady(conn.redis, config.connectWaitMs);
@@ -166,7 +130,7 @@ export class Launcher {
       logger: { error: (m) => this.logger.error(m), warn: (m) => this.logger.warn(m) },
     });
     await this.heartbeat.start(); // the first beat, then one every beatSeconds
-    this.o.events?.emit("heartbeat", {});
+    this.o.events.emit("heartbeat", {});
     if (config.scheduled.enabled) {
       const { pollIntervalAverage, averageScheduledPollInterval } = config.scheduled;
       this.poller = new ScheduledPoller({
@@ -188,7 +152,7 @@ export class Launcher {
       identity: this.o.identity,
       logger: this.logger,
     };
-    for (const make of registry.services) {
+    for (const make of this.o.services) {
       const service = make(context);
       this.services.push(service);
       await service.start();
@@ -202,34 +166,22 @@ export class Launcher {
       this.recoveryTimer = setInterval(() => void this.recover(false), config.fetch.recoveryIntervalMs);
       this.recoveryTimer.unref();
     }
-    this.o.events?.emit("startup", {});
+    this.o.events.emit("startup", {});
     for (const capsule of config.capsules) {
       const m = new Manager({
-        redis: conn.redis,
+        runtime: this.o,
         capsule,
-        identity: this.o.identity,
-        reliable: config.fetch.reliable,
         features,
-        fetchLanes: config.fetch.lanes,
-        fetchAhead: config.fetch.ahead,
         logger: this.logger,
         watch: this.watch,
-        events: this.o.events,
         nextTid: () => (++this.tidSeq).toString(36),
         processor: {
-          redis: conn.redis,
-          handlers: registry.handlers,
-          activeJobHandlers: registry.activeJobHandlers,
-          middleware: registry.middleware,
-          markers: registry.markers,
-          gates: registry.gates,
+          runtime: this.o,
           retry,
           stats: this.stats,
-          unknownClass: config.unknownClass,
           logger: this.logger,
           work: this.work,
           stopping: () => this.state !== "running",
-          observer: this.o.observer,
         },
       });
       this.managers.push(m);
@@ -267,7 +219,7 @@ export class Launcher {
   private async quietBy(deadline: number): Promise<void | typeof TIMED_OUT> {
     if (this.state !== "running") return;
     this.state = "quiet";
-    this.o.events?.emit("quiet", {});
+    this.o.events.emit("quiet", {});
     // Each manager hands back the jobs it fetched ahead.
     const returned = this.managers.map((m) => m.quiet());
     this.o.logger.info("Terminating quiet threads");
@@ -301,8 +253,8 @@ export class Launcher {
     // Quiet's Redis calls (the poller's last pass, a beat) overlap the wait for jobs.
     const quieted = this.quietBy(deadline);
     this.state = "stopping";
-    this.o.events?.emit("stopping", {});
-    this.o.events?.emit("shutdown", {});
+    this.o.events.emit("stopping", {});
+    this.o.events.emit("shutdown", {});
     if (this.recoveryTimer) clearInterval(this.recoveryTimer);
     const stops = await Promise.all(this.managers.map((m) => m.stop(jobsDeadline, deadline)));
     for (const s of stops) {
@@ -338,7 +290,7 @@ export class Launcher {
     if (!result.clean)
       this.o.logger.error(incompleteStopLine(result, why, this.o.config.fetch.reliable, answerMayCome));
     this.o.logger.info("Bye!");
-    this.o.events?.emit("exit", {});
+    this.o.events.emit("exit", {});
     return result;
   }
 

@@ -13,30 +13,19 @@ import { FetchAhead } from "./fetch-ahead.js";
 import { defaultFetchLanes, FetchLanes, laneBatch, spareLanes } from "./fetch-lanes.js";
 import { LazyAbort } from "./lazy-abort.js";
 import { Slots } from "./slots.js";
-import type { WorkerEvents } from "./events.js";
+import type { Runtime } from "./runtime.js";
 import type { Logger } from "../logging/logger.js";
 import { type ProcessorDeps, type ProcessResult, processJob } from "./processor.js";
 import { ReliableFetch } from "./reliable-fetch.js";
 import type { ServerFeatures } from "./server-features.js";
 
 export interface ManagerOptions {
-  redis: Redis;
+  /** The worker's runtime, by reference: the connection, the identity, the fetch options, the events. */
+  runtime: Runtime;
   capsule: Capsule;
-  identity: string;
-  reliable: boolean;
   features: ServerFeatures;
-  /** Fetch connections (default: defaultFetchLanes). */
-  fetchLanes?: number;
-  /**
-   * Fetch the next batch while the slots are still busy with short jobs
-   * (fetch-ahead.ts). Only safe with reliable fetch: a job fetched
-   * ahead waits in this process's working hash, where recovery finds it.
-   */
-  fetchAhead?: boolean;
   processor: ProcessorDeps;
   logger: Logger;
-  /** fetch and fetch:error events (round-trip times for metrics). */
-  events?: WorkerEvents | undefined;
   /** Thread ids, unique across the process's managers. */
   nextTid: () => string;
   /** Reports an outage of the fetch connections once, with the worker's others. */
@@ -91,28 +80,30 @@ export class Manager {
   /** Opens the fetch lanes, registers the working lists and starts fetching. */
   async start(): Promise<void> {
     const cap = this.o.capsule;
-    const ahead = this.o.reliable && this.o.fetchAhead === true;
+    const { reliable, lanes: fetchLanes, ahead: fetchAhead } = this.o.runtime.config.fetch;
+    const ahead = reliable && fetchAhead === true;
     const lanes = Math.max(
       1,
-      Math.min(this.o.fetchLanes ?? defaultFetchLanes(cap.concurrency, this.o.reliable, ahead), cap.concurrency),
+      Math.min(fetchLanes ?? defaultFetchLanes(cap.concurrency, reliable, ahead), cap.concurrency),
     );
     const perLane = laneBatch(cap.concurrency, lanes, ahead);
     // Each lane may have one batch waiting for slots.
     this.ahead.limit = ahead ? lanes * perLane : 0;
     const acks = new AckQueue();
-    const basic = (blocking: Redis) => new BasicFetch(this.o.redis, blocking, cap, this.o.features);
-    await this.lanes.open(lanes, this.o.redis, this.o.watch, async (blocking, lane) => {
-      if (!this.o.reliable) return basic(blocking);
-      const rf = new ReliableFetch(this.o.redis, blocking, cap, this.o.identity, this.o.features, acks);
+    const redis = this.o.runtime.conn.redis;
+    const basic = (blocking: Redis) => new BasicFetch(redis, blocking, cap, this.o.features);
+    await this.lanes.open(lanes, redis, this.o.watch, async (blocking, lane) => {
+      if (!reliable) return basic(blocking);
+      const rf = new ReliableFetch(redis, blocking, cap, this.o.runtime.identity, this.o.features, acks);
       if (lane === 0) await rf.register();
       return rf;
     });
     this.state = "running";
     this.loops = this.lanes.fetchers.map((f) => this.fetchLoop(f, perLane));
     // A number of lanes set by hand is kept (one lane keeps strict order across batches).
-    const spares = this.o.fetchLanes === undefined ? spareLanes(cap.concurrency, this.o.reliable, lanes) : 0;
+    const spares = fetchLanes === undefined ? spareLanes(cap.concurrency, reliable, lanes) : 0;
     if (spares > 0)
-      this.lanes.spareOnSlow(spares, this.o.redis, this.o.watch, basic, (f) => {
+      this.lanes.spareOnSlow(spares, redis, this.o.watch, basic, (f) => {
         if (this.state === "running") this.loops.push(this.fetchLoop(f, perLane, true));
       });
   }
@@ -184,7 +175,7 @@ export class Manager {
     while (this.inFlight.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     if (this.inFlight.size > 0)
       result.problems.push(
-        `${this.inFlight.size} finished jobs were not acknowledged (${this.o.reliable ? "recovery runs them again" : "they are done"})`,
+        `${this.inFlight.size} finished jobs were not acknowledged (${this.o.runtime.config.fetch.reliable ? "recovery runs them again" : "they are done"})`,
       );
     return result;
   }
@@ -269,11 +260,11 @@ export class Manager {
         const seconds = (performance.now() - sent) / 1000;
         // A full batch of several came back without waiting for jobs: its time is the network's.
         if (want > 1 && fetched.length === want) this.lanes.noteRoundTrip(seconds * 1000);
-        this.o.events?.emit("fetch", { capsule: cap.name, seconds, jobs: fetched.length });
+        this.o.runtime.events.emit("fetch", { capsule: cap.name, seconds, jobs: fetched.length });
       } catch (e) {
         this.ahead.fetched(want, undefined);
         if (this.state === "running") {
-          this.o.events?.emit("fetch:error", { capsule: cap.name, error: e });
+          this.o.runtime.events.emit("fetch:error", { capsule: cap.name, error: e });
           this.lanes.reclaimNeeded = true;
           // An outage is reported once, by the connection watch.
           if (!isConnectionError(e)) this.o.logger.warn("fetch failed; retrying", { error: (e as Error).message });

@@ -2,7 +2,6 @@
 // dead set as the raw string), route by class (or `wrapped` for ActiveJob),
 // server middleware, the handler, stats, and the retry path on failure.
 import { inspect } from "node:util";
-import type { Redis } from "ioredis";
 import { JobRecord } from "../wire/job-record.js";
 import type { JsonValue } from "../wire/json-scan.js";
 import { applyFailure } from "../wire/retry-fields.js";
@@ -11,55 +10,33 @@ import { activeJobArguments } from "./activejob-args.js";
 import type { UnitOfWork } from "./fetch.js";
 import type { LazyAbort } from "./lazy-abort.js";
 import { handleFailure, sendToDead, type RetryConfig } from "./job-retry.js";
-import type { JobObserver, JobRun } from "./job-observer.js";
+import type { JobRun } from "./job-observer.js";
+import type { Runtime } from "./runtime.js";
 import type { Logger } from "../logging/logger.js";
 import { markerOf, type PayloadMarker } from "./payload-marker.js";
-import { admit, type JobGate } from "./job-gate.js";
+import { admit } from "./job-gate.js";
 import type { Stats } from "./execution-stats.js";
 import type { WorkEntry } from "./heartbeat.js";
-import { describeError, JobRetrySkip, type JobContext, type RegisteredHandler } from "./types.js";
+import { describeError, JobRetrySkip, type JobContext } from "./types.js";
 
-/** What server middleware sees: jid, class, queue and the payload. */
-export interface ServerMiddlewareContext {
-  jid: string;
-  className: string;
-  queue: string;
-  /** The payload; changes here are seen by the handler's ctx.record, never stored. */
-  job: JobRecord;
-  /** The worker's Redis connection. */
-  redis: Redis;
-}
-
-/** Server middleware: wraps each job's run; call `next()` to run it (Sidekiq's server middleware). */
-export type ServerMiddleware = (ctx: ServerMiddlewareContext, next: () => Promise<void>) => Promise<void> | void;
+import type { ServerMiddleware, ServerMiddlewareContext } from "./types.js";
+export type { ServerMiddleware, ServerMiddlewareContext, UnknownClassPolicy } from "./types.js";
 
 /**
- * What to do with a job whose class has no handler here:
- * "retry" (Sidekiq's behaviour: a NameError through the retry path),
- * "requeue" (hand it back to its queue for another process, with a bounded
- * backoff), or "dead" (straight to the dead set).
+ * What a processor is given: the worker's runtime, by reference (handlers,
+ * middleware, markers, gates, the job watch, the unknown-class policy), and
+ * what its launcher keeps for the process (retry rules, stats, running jobs).
  */
-export type UnknownClassPolicy = "retry" | "requeue" | "dead";
-
 export interface ProcessorDeps {
-  redis: Redis;
-  handlers: ReadonlyMap<string, RegisteredHandler>;
-  activeJobHandlers: ReadonlyMap<string, RegisteredHandler>;
-  middleware: readonly ServerMiddleware[];
-  /** Payload fields of add-ons this worker does not run (see payload-marker.ts). */
-  markers?: readonly PayloadMarker[];
-  /** Asked before each job runs (see job-gate.ts). */
-  gates?: readonly JobGate[];
+  runtime: Runtime;
   retry: RetryConfig;
   stats: Stats;
-  unknownClass: UnknownClassPolicy;
+  /** The launcher's logger (silent once a shutdown gave up on Redis). */
   logger: Logger;
   /** Running jobs by tid, read by the heartbeat. */
   work: Map<string, WorkEntry>;
   /** The worker is quieting or stopping (handlers read it as ctx.stopping). */
   stopping?: () => boolean;
-  /** The start/done/fail lines, job events and error handlers. */
-  observer?: JobObserver | undefined;
 }
 
 /**
@@ -80,7 +57,7 @@ const markerLogged = new WeakMap<readonly PayloadMarker[], Set<string>>();
  * back (or, where the user opted out, run), with one line per marker and class.
  */
 function checkMarkers(record: JobRecord, className: string, jid: string, deps: ProcessorDeps): "hand-back" | "run" {
-  const markers = deps.markers!;
+  const markers = deps.runtime.markers;
   const marker = markerOf(record, markers);
   if (!marker) return "run";
   let logged = markerLogged.get(markers);
@@ -162,13 +139,15 @@ export async function processJob(
   abort: LazyAbort,
   deps: ProcessorDeps,
 ): Promise<ProcessResult> {
-  const { logger } = deps;
+  const { logger, runtime: rt } = deps;
+  const redis = rt.conn.redis;
+  const watch = rt.jobWatch;
   let record: JobRecord;
   let className: string;
   let jid: string;
   let isActiveJob: boolean;
   if (uow.job === null) {
-    await sendToDead(deps.redis, uow.raw, deps.retry);
+    await sendToDead(redis, uow.raw, deps.retry);
     logger.error("Invalid JSON for job: its bytes are not UTF-8", { queue: uow.queueName, bytes: uow.raw.length });
     return "ack";
   }
@@ -185,7 +164,7 @@ export async function processJob(
     jid = record.getString("jid") ?? "";
   } catch (e) {
     // Malformed payloads go to the morgue as they are, as Sidekiq's processor does.
-    await sendToDead(deps.redis, uow.raw, deps.retry);
+    await sendToDead(redis, uow.raw, deps.retry);
     logger.error("Invalid JSON for job", {
       queue: uow.queueName,
       error: (e as Error).message,
@@ -194,21 +173,21 @@ export async function processJob(
     return "ack";
   }
 
-  if (deps.markers?.length && checkMarkers(record, className, jid, deps) === "hand-back") return "hand-back";
-  const registered = (isActiveJob ? deps.activeJobHandlers : deps.handlers).get(className);
-  if (!registered && deps.unknownClass === "requeue") {
+  if (rt.markers.length && checkMarkers(record, className, jid, deps) === "hand-back") return "hand-back";
+  const registered = (isActiveJob ? rt.activeJobHandlers : rt.handlers).get(className);
+  if (!registered && rt.config.unknownClass === "requeue") {
     logger.warn("No handler for job class; handed back to its queue", { class: className, jid, queue: uow.queueName });
     return "hand-back";
   }
   // After the no-handler hand-back: a gate (a throttle) takes nothing for a job this worker will not run.
-  if (deps.gates?.length) {
-    let verdict = admit(deps.gates, { jid, className, queue: uow.queueName, record, raw: jobstr, redis: deps.redis });
+  if (rt.gates.length) {
+    let verdict = admit(rt.gates, { jid, className, queue: uow.queueName, record, raw: jobstr, redis: redis });
     if (typeof verdict !== "string") verdict = await verdict;
     if (verdict !== "run") return verdict === "done" ? "ack" : "hand-back";
   }
 
   deps.work.set(tid, { tid, queue: uow.queueName, payload: jobstr, runAt: Math.floor(Date.now() / 1000) });
-  const run: JobRun | undefined = deps.observer?.start({ jid, className, queue: uow.queueName, tid, record });
+  const run: JobRun = watch.start({ jid, className, queue: uow.queueName, tid, record });
   const started = performance.now();
   try {
     if (!registered) throw new UnknownJobClassError(`uninitialized constant ${className}`);
@@ -216,18 +195,18 @@ export async function processJob(
       ? activeJobArguments(record.raw("args") ?? "null")
       : ((record.get("args") ?? []) as JsonValue[]);
     const ctx = new HandlerContext(jid, className, uow.queueName, record, jobstr, run, logger, abort, deps);
-    if (deps.middleware.length === 0) await registered.handler(args as never, ctx);
+    if (rt.serverMiddleware.entries.length === 0) await registered.handler(args as never, ctx);
     else
       await chain(
-        deps.middleware,
-        { jid, className, queue: uow.queueName, job: record, redis: deps.redis },
+        rt.serverMiddleware.entries,
+        { jid, className, queue: uow.queueName, job: record, redis: redis },
         async () => {
           await registered.handler(args as never, ctx);
         },
       );
     const ms = performance.now() - started;
     deps.stats.record(className, ms, true);
-    if (run) deps.observer!.success(run, ms);
+    watch.success(run, ms);
     return "ack";
   } catch (error) {
     if (abort.aborted) {
@@ -237,11 +216,11 @@ export async function processJob(
     const ms = performance.now() - started;
     if (error instanceof JobRetrySkip) {
       deps.stats.recordSkip(className, ms);
-      if (run) deps.observer!.failure(run, ms, error, false);
+      watch.failure(run, ms, error, false);
       return "ack";
     }
     deps.stats.record(className, ms, false);
-    if (run) deps.observer!.failure(run, ms, error);
+    watch.failure(run, ms, error);
     const err = describeError(error);
     logger.warn("Job raised exception", {
       tid,
@@ -254,19 +233,19 @@ export async function processJob(
     try {
       // The retry rewrite starts from the job as fetched: middleware changes are not stored.
       const original = JobRecord.parse(jobstr);
-      if (!registered && deps.unknownClass === "dead") {
+      if (!registered && rt.config.unknownClass === "dead") {
         applyFailure(original, { ...err, backtrace: err.backtrace }, deps.retry.profile);
-        await sendToDead(deps.redis, original.toString(), deps.retry);
-        if (run) deps.observer!.outcome(run, "dead", error);
+        await sendToDead(redis, original.toString(), deps.retry);
+        watch.outcome(run, "dead", error);
         logger.warn("No handler for job class; sent to the dead set", { class: className, jid });
         return "ack";
       }
-      const { outcome, retryAt } = await handleFailure(deps.redis, original, error, {
+      const { outcome, retryAt } = await handleFailure(redis, original, error, {
         queue: uow.queueName,
         handler: registered?.options,
         config: deps.retry,
       });
-      if (run) deps.observer!.outcome(run, outcome, error, retryAt);
+      watch.outcome(run, outcome, error, retryAt);
       if (!registered) logger.warn(`No handler for job class; ${outcome}`, { class: className, jid });
       return "ack";
     } catch (e) {

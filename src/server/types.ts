@@ -78,3 +78,25 @@ export function describeError(e: unknown): FailureSource {
     backtrace: [],
   };
 }
+
+/** What server middleware sees: jid, class, queue and the payload. */
+export interface ServerMiddlewareContext {
+  jid: string;
+  className: string;
+  queue: string;
+  /** The payload; changes here are seen by the handler's ctx.record, never stored. */
+  job: JobRecord;
+  /** The worker's Redis connection. */
+  redis: Redis;
+}
+
+/** Server middleware: wraps each job's run; call `next()` to run it (Sidekiq's server middleware). */
+export type ServerMiddleware = (ctx: ServerMiddlewareContext, next: () => Promise<void>) => Promise<void> | void;
+
+/**
+ * What to do with a job whose class has no handler here:
+ * "retry" (Sidekiq's behaviour: a NameError through the retry path),
+ * "requeue" (hand it back to its queue for another process, with a bounded
+ * backoff), or "dead" (straight to the dead set).
+ */
+export type UnknownClassPolicy = "retry" | "requeue" | "dead";

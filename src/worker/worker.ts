@@ -1,35 +1,31 @@
 // The worker: what a user creates to run Sidekiq jobs in Node, and the
 // composition root of a worker process. It resolves the options once into a
-// frozen WorkerConfig (src/config/), installs the add-ons that are turned on
-// (src/addon/registry.ts: cron by default, unique-jobs when asked), plugs the
-// job logger into the processor's observer seam, holds the registered
-// handlers and middleware, and hands all of it to the launcher (src/server/),
-// which knows no add-on by name.
-import type { Addon, AddonSeams } from "../addon/addon.js";
+// frozen WorkerConfig (src/config/), builds the one runtime object every part
+// holds (server/runtime.ts, Sidekiq::Config), installs into it the add-ons
+// that are turned on (src/addon/registry.ts), and hands it to the launcher
+// (src/server/), which knows no add-on by name.
+import type { Addon } from "../addon/addon.js";
 import { addons, type AddonOptions } from "../addon/registry.js";
 import { Client } from "../client/client.js";
-import type { ClientMiddleware } from "../client/middleware.js";
-import { MiddlewareChain } from "../server/middleware-chain.js";
+import type { MiddlewareChain } from "../server/middleware-chain.js";
 import { installerOf } from "../addon/installers.js";
 import { resolveWorkerConfig, type WorkerConfig } from "../config/resolve.js";
 import type { CoreWorkerOptions } from "../config/worker-options.js";
 import { type IterableJob, type IterableOptions, iterableHandler } from "../iterable/iterable.js";
 import { JobLogger } from "../logging/job-logger.js";
-import { JobWatch } from "../server/job-watch.js";
-import { consoleLogger, type Logger, safeLogger, toLogger } from "../logging/logger.js";
+import { consoleLogger, safeLogger, toLogger } from "../logging/logger.js";
 import { aclRefusal } from "../redis/availability.js";
-import { connectRedis, type OwnedRedis } from "../redis/connection.js";
+import { connectRedis } from "../redis/connection.js";
 import { warnIfUntimed } from "../redis/network.js";
-import { type WorkerEventName, WorkerEvents, type WorkerListener } from "../server/events.js";
+import type { WorkerEventName, WorkerListener } from "../server/events.js";
 import { newIdentity } from "../server/heartbeat.js";
-import type { JobGate } from "../server/job-gate.js";
 import type { ErrorHandler } from "../server/job-observer.js";
-import { Launcher, type Registry } from "../server/launcher.js";
+import { Launcher } from "../server/launcher.js";
+import { Runtime } from "../server/runtime.js";
 import type { PayloadMarker } from "../server/payload-marker.js";
 import type { ServerMiddleware } from "../server/processor.js";
-import type { ServiceFactory } from "../server/service.js";
 import type { StopResult } from "../server/stop-result.js";
-import type { DeathHandler, HandlerOptions, JobHandler, RegisteredHandler } from "../server/types.js";
+import type { DeathHandler, HandlerOptions, JobHandler } from "../server/types.js";
 import type { JsonValue } from "../wire/json-scan.js";
 import type { JobRecord } from "../wire/job-record.js";
 
@@ -49,101 +45,53 @@ export class Worker {
   readonly identity = newIdentity();
   /** The options, resolved once and frozen. */
   readonly config: WorkerConfig;
-  private readonly conn: OwnedRedis;
-  private readonly handlers = new Map<string, RegisteredHandler>();
-  private readonly activeJobHandlers = new Map<string, RegisteredHandler>();
+  /** Sidekiq::Config: what the launcher, its managers and processors and the add-ons hold by reference. */
+  private readonly runtime: Runtime;
   /** Sidekiq's `server_middleware`: add, remove, exists, insertBefore, insertAfter. */
-  readonly serverMiddleware = new MiddlewareChain<ServerMiddleware>();
-  private readonly deathHandlers: DeathHandler[] = [];
-  private readonly services: ServiceFactory[] = [];
-  private readonly gates: JobGate[] = [];
-  private readonly registry: Registry;
+  readonly serverMiddleware: MiddlewareChain<ServerMiddleware>;
   /** The add-ons installed from the options. */
   private readonly installed: Array<Addon<unknown>> = [];
   private readonly launcher: Launcher;
-  private readonly client: Client;
-  private readonly logger: Logger;
-  private readonly events = new WorkerEvents();
-  private readonly errorHandlers: ErrorHandler[];
-  private readonly jobWatch: JobWatch;
   private closing = false;
 
   constructor(options: WorkerOptions) {
-    this.config = resolveWorkerConfig(options);
-    this.conn = connectRedis(options.redis);
-    const logging = this.config.logging;
-    this.logger = options.logger
+    const config = (this.config = resolveWorkerConfig(options));
+    const conn = connectRedis(options.redis);
+    const logging = config.logging;
+    const logger = options.logger
       ? safeLogger(toLogger(options.logger))
       : consoleLogger({ level: logging.level, format: logging.format });
-    if (!this.conn.owned) warnIfUntimed(this.conn.redis, (m) => this.logger.warn(m));
-    this.deathHandlers.push(...(options.deathHandlers ?? []));
-    this.errorHandlers = [...(options.errorHandlers ?? [])];
-    this.events.onListenerError = (e, event) =>
-      this.logger.error(`a "${event}" listener threw; ignored`, { error: (e as Error)?.message ?? String(e) });
-    this.jobWatch = new JobWatch({
-      lines: new JobLogger({
-        logger: this.logger,
-        skip: logging.skipDefaultJobLogging,
-        ...(logging.loggedJobAttributes ? { loggedJobAttributes: logging.loggedJobAttributes } : {}),
-      }),
-      events: this.events,
-      errorHandlers: this.errorHandlers,
-      logger: this.logger,
-    });
-    this.watchConnection();
-    const clientMiddleware = this.installAddons(options);
-    this.client = new Client({
-      redis: this.conn.redis,
+    if (!conn.owned) warnIfUntimed(conn.redis, (m) => logger.warn(m));
+    const client = new Client({
+      redis: conn.redis,
       ...(options.dialect !== undefined ? { dialect: options.dialect } : {}),
       ...(options.autoFallback !== undefined ? { autoFallback: options.autoFallback } : {}),
-      ...(clientMiddleware.length ? { middleware: clientMiddleware } : {}),
       // Payloads the poller moves were checked when they were written.
       validate: false,
     });
-    this.registry = {
-      handlers: this.handlers,
-      activeJobHandlers: this.activeJobHandlers,
-      middleware: this.serverMiddleware.entries,
-      deathHandlers: this.deathHandlers,
-      services: this.services,
-      markers: [],
-      gates: this.gates,
-    };
-    this.launcher = new Launcher({
-      config: this.config,
-      conn: this.conn,
-      client: this.client,
-      identity: this.identity,
-      registry: this.registry,
-      logger: this.logger,
-      observer: this.jobWatch,
-      events: this.events,
+    const lines = new JobLogger({
+      logger,
+      skip: logging.skipDefaultJobLogging,
+      ...(logging.loggedJobAttributes ? { loggedJobAttributes: logging.loggedJobAttributes } : {}),
     });
+    this.runtime = new Runtime({ config, identity: this.identity, conn, client, logger, lines });
+    this.serverMiddleware = this.runtime.serverMiddleware;
+    this.runtime.deathHandlers.push(...(options.deathHandlers ?? []));
+    this.runtime.errorHandlers.push(...(options.errorHandlers ?? []));
+    this.watchConnection();
+    this.installAddons(options);
+    this.launcher = new Launcher(this.runtime);
   }
 
-  /** Installs each add-on whose option is on (or that is on by default); returns the client middleware they add. */
-  private installAddons(options: WorkerOptions): ClientMiddleware[] {
-    const clientMiddleware: ClientMiddleware[] = [];
-    const seams: AddonSeams = {
-      config: this.config,
-      logger: this.logger,
-      useServer: (mw) => void this.serverMiddleware.add(mw),
-      useClient: (mw) => void clientMiddleware.push(mw),
-      onDeath: (h) => void this.deathHandlers.push(h),
-      onError: (h) => void this.errorHandlers.push(h),
-      on: (event, fn) => void this.events.on(event, fn),
-      service: (factory) => void this.services.push(factory),
-      gate: (g) => void this.gates.push(g),
-      isActiveJobClass: (c) => this.activeJobHandlers.has(c),
-    };
+  /** Installs each add-on whose option is on (or that is on by default), handing it the runtime. */
+  private installAddons(options: WorkerOptions): void {
     const given = options as unknown as Record<string, unknown>;
     for (const addon of addons()) {
       const option = given[addon.name];
       if (option === false || (option === undefined && !addon.onByDefault)) continue;
-      installerOf(addon.name)?.(seams, option ?? true);
+      installerOf(addon.name)?.(this.runtime, option ?? true);
       this.installed.push(addon);
     }
-    return clientMiddleware;
   }
 
   /** Whether the worker runs an add-on: installed from the options, or its middleware added by hand. */
@@ -174,30 +122,30 @@ export class Worker {
       .filter((a) => this.runs(a) && (installerOf(a.name) || a.middleware))
       .map((a) => a.gem);
     const handedBack = [...new Set(markers.filter((m) => m.handBack).map((m) => m.addon))];
-    this.logger.info(`add-ons: ${running.length ? running.join(", ") : "none"}`, {
+    this.runtime.logger.info(`add-ons: ${running.length ? running.join(", ") : "none"}`, {
       ...(handedBack.length ? { handing_back_jobs_of: handedBack } : {}),
     });
   }
 
   /** Listens to a worker event (see WorkerEventMap); a listener that throws is logged and skipped. */
   on<E extends WorkerEventName>(event: E, fn: WorkerListener<E>): this {
-    this.events.on(event, fn);
+    this.runtime.events.on(event, fn);
     return this;
   }
 
   off<E extends WorkerEventName>(event: E, fn: WorkerListener<E>): this {
-    this.events.off(event, fn);
+    this.runtime.events.off(event, fn);
     return this;
   }
 
   once<E extends WorkerEventName>(event: E, fn: WorkerListener<E>): this {
-    this.events.once(event, fn);
+    this.runtime.events.once(event, fn);
     return this;
   }
 
   /** Adds a Sidekiq error handler: `(error, { context, job })`. */
   onError(handler: ErrorHandler): this {
-    this.errorHandlers.push(handler);
+    this.runtime.errorHandlers.push(handler);
     return this;
   }
 
@@ -210,20 +158,21 @@ export class Worker {
   private watchConnection(): void {
     let lost = false;
     let lastError: unknown;
-    const redis = this.conn.redis;
+    const { events, conn } = this.runtime;
+    const redis = conn.redis;
     redis.on("error", (e: unknown) => {
       lastError = e;
     });
     redis.on("close", () => {
       if (lost || this.closing) return;
       lost = true;
-      this.events.emit("redis:lost", lastError === undefined ? {} : { error: lastError });
+      events.emit("redis:lost", lastError === undefined ? {} : { error: lastError });
     });
     redis.on("ready", () => {
       if (!lost) return;
       lost = false;
       lastError = undefined;
-      this.events.emit("redis:regained", {});
+      events.emit("redis:regained", {});
     });
   }
 
@@ -233,7 +182,7 @@ export class Worker {
     handler: JobHandler<A>,
     options: HandlerOptions = {},
   ): this {
-    this.handlers.set(className, { handler: handler as JobHandler<never>, options });
+    this.runtime.handlers.set(className, { handler: handler as JobHandler<never>, options });
     return this;
   }
 
@@ -243,7 +192,7 @@ export class Worker {
     handler: JobHandler<A>,
     options: HandlerOptions = {},
   ): this {
-    this.activeJobHandlers.set(jobClass, { handler: handler as JobHandler<never>, options });
+    this.runtime.activeJobHandlers.set(jobClass, { handler: handler as JobHandler<never>, options });
     return this;
   }
 
@@ -257,10 +206,10 @@ export class Worker {
     options: HandlerOptions & IterableOptions = {},
   ): this {
     const deps = {
-      redis: () => this.conn.redis,
+      redis: () => this.runtime.conn.redis,
       version: () => this.launcher.profile!.version,
-      pushBack: (record: JobRecord) => this.client.pushRecord(record),
-      logger: this.logger,
+      pushBack: (record: JobRecord) => this.runtime.client.pushRecord(record),
+      logger: this.runtime.logger,
       timeout: this.config.timeout,
     };
     return this.register(className, iterableHandler(className, job, options, deps), options);
@@ -273,7 +222,7 @@ export class Worker {
   }
 
   onDeath(handler: DeathHandler): this {
-    this.deathHandlers.push(handler);
+    this.runtime.deathHandlers.push(handler);
     return this;
   }
 
@@ -291,12 +240,12 @@ export class Worker {
   async start(): Promise<void> {
     // Known only now: the handlers module may have added an add-on's middleware by hand.
     const markers = this.unclaimedMarkers();
-    this.registry.markers = markers;
+    this.runtime.markers = markers;
     try {
       await this.launcher.run();
     } catch (e) {
       // A command the Redis user may not run: one line naming the permission.
-      throw aclRefusal(this.conn.redis, e) ?? e;
+      throw aclRefusal(this.runtime.conn.redis, e) ?? e;
     }
     this.logAddons(markers);
   }
