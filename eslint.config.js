@@ -4,7 +4,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "src/wire/generated/**", "docs/api/**"] },
+  { ignores: ["dist/**", "node_modules/**", "src/core/wire/generated/**", "docs/api/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -48,7 +48,11 @@ export default tseslint.config(
     // Generated types and the unique-jobs gem's Lua, copied as the gem ships
     // it, are exempt.
     files: ["src/**"],
-    ignores: ["src/wire/generated/**", "src/unique-jobs/lua-v8.ts", "src/unique-jobs/lua-v9.ts"],
+    ignores: [
+      "src/core/wire/generated/**",
+      "src/addons/sidekiq-unique-jobs/lua-v8.ts",
+      "src/addons/sidekiq-unique-jobs/lua-v9.ts",
+    ],
     rules: { "max-lines": ["warn", { max: 400, skipBlankLines: false, skipComments: false }] },
   },
   {

@@ -19,8 +19,8 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import { startRedis } from "../harness/redis-server.js";
-import { WORKER_NODE_FLAGS } from "../src/cli/node-flags.js";
-import { Client } from "../src/client/client.js";
+import { WORKER_NODE_FLAGS } from "../src/tools/cli/node-flags.js";
+import { Client } from "../src/core/client/client.js";
 import { countCommands, readCommandStats, resetCommandStats } from "./measure/commandstats.js";
 
 const n = Number(process.argv[2] ?? 20_000);
@@ -31,7 +31,7 @@ else await parent();
 
 async function child(): Promise<void> {
   const { writeSync } = await import("node:fs");
-  const { Worker } = await import("../src/worker/worker.js");
+  const { Worker } = await import("../src/core/worker/worker.js");
   const gc = (globalThis as { gc?: () => void }).gc!;
   const say = (s: string) => writeSync(1, `${s}\n`);
   const quiet = { debug() {}, info() {}, warn: console.error, error: console.error };

@@ -17,11 +17,11 @@ import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import { startRedis } from "../harness/redis-server.js";
-import { SidekiqApi } from "../src/api/sidekiq-api.js";
-import type { BulkSummary } from "../src/api/bulk-action.js";
-import type { EntryAction, JobSetName } from "../src/api/sorted-entry.js";
-import { Client } from "../src/client/client.js";
-import type { ClientMiddleware } from "../src/client/middleware.js";
+import { SidekiqApi } from "../src/core/api/sidekiq-api.js";
+import type { BulkSummary } from "../src/core/api/bulk-action.js";
+import type { EntryAction, JobSetName } from "../src/core/api/sorted-entry.js";
+import { Client } from "../src/core/client/client.js";
+import type { ClientMiddleware } from "../src/core/client/middleware.js";
 
 const TARGET_S = 13;
 const TARGET_RSS_MB = 150;

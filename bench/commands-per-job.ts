@@ -8,9 +8,9 @@
 //   BENCH_FETCH=reliable BENCH_CONCURRENCY=10 npx tsx bench/commands-per-job.ts
 import { Redis } from "ioredis";
 import { startRedis } from "../harness/redis-server.js";
-import { Client } from "../src/client/client.js";
-import { Worker } from "../src/worker/worker.js";
-import type { Logger } from "../src/logging/logger.js";
+import { Client } from "../src/core/client/client.js";
+import { Worker } from "../src/core/worker/worker.js";
+import type { Logger } from "../src/core/logging/logger.js";
 import { countCommands, readCommandStats, resetCommandStats } from "./measure/commandstats.js";
 
 const n = Number(process.argv[2] ?? 20_000);

@@ -9,9 +9,9 @@
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { startRedis } from "../harness/redis-server.js";
-import { Client } from "../src/client/client.js";
-import { ContractChecker } from "../src/contract/checker.js";
-import { readContractFile } from "../src/contract/document.js";
+import { Client } from "../src/core/client/client.js";
+import { ContractChecker } from "../src/tools/contract/checker.js";
+import { readContractFile } from "../src/tools/contract/document.js";
 import { median } from "./measure/summary.js";
 
 const PUSHES = Number(process.env.BENCH_PUSHES ?? 20_000);

@@ -1,5 +1,5 @@
 // Peak RSS of a worker draining N no-op jobs at concurrency C: the real CLI
-// (`node <its flags> dist/cli/main.js worker`) and an application embedding
+// (`node <its flags> dist/tools/cli/main.js worker`) and an application embedding
 // the Worker (bench/rss/embedded-worker.mjs) with and without node flags. The
 // jobs are staged first where the idle worker cannot see them, then released
 // with one RENAME; the worker reports VmHWM itself at the last job. RSS
@@ -12,8 +12,8 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { REPO_ROOT } from "../harness/local-backend.js";
 import { startRedis } from "../harness/redis-server.js";
-import { WORKER_NODE_FLAGS } from "../src/cli/node-flags.js";
-import { Client } from "../src/client/client.js";
+import { WORKER_NODE_FLAGS } from "../src/tools/cli/node-flags.js";
+import { Client } from "../src/core/client/client.js";
 
 const n = Number(process.argv[2] ?? 50_000);
 const concurrency = Number(process.argv[3] ?? 10);
@@ -24,7 +24,7 @@ interface Variant {
 }
 const cli = (flags: readonly string[]): string[] => [
   ...flags,
-  join(REPO_ROOT, "dist/cli/main.js"),
+  join(REPO_ROOT, "dist/tools/cli/main.js"),
   "worker",
   "-q",
   "bench",

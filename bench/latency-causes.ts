@@ -20,12 +20,12 @@ import { Session } from "node:inspector/promises";
 import { fileURLToPath } from "node:url";
 import { monitorEventLoopDelay, PerformanceObserver, performance } from "node:perf_hooks";
 import { startRedis } from "../harness/redis-server.js";
-import { Client } from "../src/client/client.js";
-import { Worker } from "../src/worker/worker.js";
-import { nowMs } from "../src/wire/timestamps.js";
+import { Client } from "../src/core/client/client.js";
+import { Worker } from "../src/core/worker/worker.js";
+import { nowMs } from "../src/core/wire/timestamps.js";
 import { AUX_CPU, pinnedArgv, pinPid, REDIS_CPU, TEST_CPU } from "./lib/cpu.js";
 import { percentile } from "./measure/summary.js";
-import type { Logger } from "../src/logging/logger.js";
+import type { Logger } from "../src/core/logging/logger.js";
 
 const [seconds, rate, warmup] = [60, 1000, 10].map((d, i) => Number(process.argv[2 + i] ?? d)) as [
   number,

@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { ensureDebianPackages } from "../harness/prepare.js";
 import { startRedis, type RedisServer } from "../harness/redis-server.js";
-import { Client } from "../src/client/client.js";
+import { Client } from "../src/core/client/client.js";
 import { loadConfig } from "./config.js";
 import { Child } from "./lib/child.js";
 import { AUX_CPU, canPin, pinPid, placement, REDIS_CPU } from "./lib/cpu.js";
@@ -30,7 +30,7 @@ import type { BenchRedis, SystemUnderTest } from "./systems/types.js";
 import { summarize } from "./measure/summary.js";
 import { measureRssFloor, type RssFloor } from "./measure/rss-floor.js";
 import { BENCH_DIR, REPO_ROOT } from "./lib/build.js";
-import { WORKER_NODE_FLAGS } from "../src/cli/node-flags.js";
+import { WORKER_NODE_FLAGS } from "../src/tools/cli/node-flags.js";
 
 const cfg = loadConfig();
 const started = Date.now();

@@ -9,13 +9,13 @@
 // To compare trees, bundle it (bench/lib/build.ts `bundle`, BENCH_BRIDGE_SRC=<other>/src) and run the bundles in turn.
 import { Writable } from "node:stream";
 import { Registry } from "prom-client";
-import { instrumentWorker } from "../src/metrics/prometheus.js";
-import { WorkerEvents } from "../src/server/events.js";
-import { JobLogger } from "../src/logging/job-logger.js";
-import { JobWatch } from "../src/server/job-watch.js";
-import { consoleLogger, formatJson } from "../src/logging/logger.js";
-import type { Worker } from "../src/worker/worker.js";
-import { JobRecord } from "../src/wire/job-record.js";
+import { instrumentWorker } from "../src/tools/metrics/prometheus.js";
+import { WorkerEvents } from "../src/core/server/events.js";
+import { JobLogger } from "../src/core/logging/job-logger.js";
+import { JobWatch } from "../src/core/server/job-watch.js";
+import { consoleLogger, formatJson } from "../src/core/logging/logger.js";
+import type { Worker } from "../src/core/worker/worker.js";
+import { JobRecord } from "../src/core/wire/job-record.js";
 import { median } from "./measure/summary.js";
 
 const JOBS = Number(process.env.BENCH_HOT_JOBS ?? 100_000);

@@ -19,13 +19,13 @@ import {
   TraceIdRatioBasedSampler,
 } from "@opentelemetry/sdk-trace-base";
 import { Registry } from "prom-client";
-import { instrumentWorker } from "../src/metrics/prometheus.js";
-import { JobLogger } from "../src/logging/job-logger.js";
-import { LazyAbort } from "../src/server/lazy-abort.js";
-import { consoleLogger } from "../src/logging/logger.js";
-import { processJob, type ProcessorDeps, type ServerMiddleware } from "../src/server/processor.js";
-import type { Worker } from "../src/worker/worker.js";
-import { tracingServerMiddleware } from "../src/tracing/opentelemetry.js";
+import { instrumentWorker } from "../src/tools/metrics/prometheus.js";
+import { JobLogger } from "../src/core/logging/job-logger.js";
+import { LazyAbort } from "../src/core/server/lazy-abort.js";
+import { consoleLogger } from "../src/core/logging/logger.js";
+import { processJob, type ProcessorDeps, type ServerMiddleware } from "../src/core/server/processor.js";
+import type { Worker } from "../src/core/worker/worker.js";
+import { tracingServerMiddleware } from "../src/tools/tracing/opentelemetry.js";
 import { offlineProcessorDeps } from "../harness/processor-deps.js";
 import { median } from "./measure/summary.js";
 

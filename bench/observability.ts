@@ -25,11 +25,11 @@ import {
 import { Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { startRedis } from "../harness/redis-server.js";
-import { Client } from "../src/client/client.js";
-import { instrumentWorker } from "../src/metrics/prometheus.js";
-import { consoleLogger } from "../src/logging/logger.js";
-import { Worker } from "../src/worker/worker.js";
-import { tracingClientMiddleware, tracingServerMiddleware } from "../src/tracing/opentelemetry.js";
+import { Client } from "../src/core/client/client.js";
+import { instrumentWorker } from "../src/tools/metrics/prometheus.js";
+import { consoleLogger } from "../src/core/logging/logger.js";
+import { Worker } from "../src/core/worker/worker.js";
+import { tracingClientMiddleware, tracingServerMiddleware } from "../src/tools/tracing/opentelemetry.js";
 import { median } from "./measure/summary.js";
 
 const JOBS = Number(process.env.BENCH_OBS_JOBS ?? 20_000);

@@ -15,14 +15,14 @@
 // unique-lock-scenarios.ts): what the old master acknowledged meanwhile is lost.
 import { Redis } from "ioredis";
 import { silentLogger } from "../interop-tests/support/claim-poller.js";
-import { Client } from "../src/client/client.js";
-import { CronApi } from "../src/cron/cron-api.js";
-import { CronPoller } from "../src/cron/poller.js";
-import { connectRedis } from "../src/redis/connection.js";
-import { SidekiqSchedulerPoller } from "../src/scheduler/poller.js";
-import { SchedulerApi } from "../src/scheduler/scheduler-api.js";
-import { newIdentity } from "../src/server/process-info.js";
-import { ADDON_CLAIMS } from "../src/wire/bridge-keys.js";
+import { Client } from "../src/core/client/client.js";
+import { CronApi } from "../src/addons/sidekiq-cron/cron-api.js";
+import { CronPoller } from "../src/addons/sidekiq-cron/poller.js";
+import { connectRedis } from "../src/core/redis/connection.js";
+import { SidekiqSchedulerPoller } from "../src/addons/sidekiq-scheduler/poller.js";
+import { SchedulerApi } from "../src/addons/sidekiq-scheduler/scheduler-api.js";
+import { newIdentity } from "../src/core/server/process-info.js";
+import { ADDON_CLAIMS } from "../src/core/wire/bridge-keys.js";
 import { sleep, startSentinelSetup, until, type ScenarioResult } from "./scenarios.js";
 
 const DIALECT = "8.1.7";

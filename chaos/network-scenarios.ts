@@ -11,7 +11,7 @@ import type { SidekiqBackend, SidekiqProcess } from "../harness/backend.js";
 import { startFaultProxy, type FaultProxy } from "../harness/fault-proxy.js";
 import { startRedis } from "../harness/redis-server.js";
 import type { SidekiqTarget } from "../harness/versions.js";
-import { Client } from "../src/client/client.js";
+import { Client } from "../src/core/client/client.js";
 import { count, runsSettled, type ScenarioResult, sleep, spawnNodeWorker, stopChild, until } from "./scenarios.js";
 
 /** `reset`, `cut`: the next reply carrying a job is reset (RST) or cut in the middle of its payload (then silent). */

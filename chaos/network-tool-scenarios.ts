@@ -9,12 +9,12 @@ import { startFaultProxy } from "../harness/fault-proxy.js";
 import { peersRubyLib } from "../harness/local-backend.js";
 import { freePort, startRedis } from "../harness/redis-server.js";
 import type { SidekiqTarget } from "../harness/versions.js";
-import { CronApi } from "../src/cron/cron-api.js";
-import { enqueuedKey } from "../src/cron/keys.js";
-import { moveJobs } from "../src/migration/move.js";
-import { connectRedis } from "../src/redis/connection.js";
-import { startWebServer } from "../src/web/server.js";
-import { Worker } from "../src/worker/worker.js";
+import { CronApi } from "../src/addons/sidekiq-cron/cron-api.js";
+import { enqueuedKey } from "../src/addons/sidekiq-cron/keys.js";
+import { moveJobs } from "../src/tools/migration/move.js";
+import { connectRedis } from "../src/core/redis/connection.js";
+import { startWebServer } from "../src/tools/web/server.js";
+import { Worker } from "../src/core/worker/worker.js";
 import { type ScenarioResult, sleep, until } from "./scenarios.js";
 
 export type PollerSystem = "node-cron" | "ruby-cron" | "ruby-scheduler";

@@ -5,15 +5,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { Client } from "../src/client/client.js";
-import type { RedisSource } from "../src/redis/connection.js";
+import { Client } from "../src/core/client/client.js";
+import type { RedisSource } from "../src/core/redis/connection.js";
 import { redisServerBinary } from "../harness/redis-server.js";
 import { writeFileSync } from "node:fs";
 import type { SidekiqBackend } from "../harness/backend.js";
 import { REPO_ROOT } from "../harness/local-backend.js";
 import { freePort, startRedis, type RedisServer } from "../harness/redis-server.js";
 import type { SidekiqTarget } from "../harness/versions.js";
-import { WIP_REGISTRY } from "../src/wire/bridge-keys.js";
+import { WIP_REGISTRY } from "../src/core/wire/bridge-keys.js";
 
 export interface ScenarioResult {
   scenario: string;
@@ -66,7 +66,7 @@ export function spawnNodeWorker(
   const child = spawn(
     process.execPath,
     [
-      "dist/cli/main.js",
+      "dist/tools/cli/main.js",
       "worker",
       ...queues.flatMap((q) => ["-q", q]),
       "-c",

@@ -6,7 +6,7 @@
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 import type { Redis } from "ioredis";
-import { PROMOTING_REGISTRY, WIP_REGISTRY } from "../src/wire/bridge-keys.js";
+import { PROMOTING_REGISTRY, WIP_REGISTRY } from "../src/core/wire/bridge-keys.js";
 import { aofTrail, type AofEvent } from "./soak-aof.js";
 
 /** What the soak recorded while it ran. Pushes: one entry per push call, in `sent` order. */

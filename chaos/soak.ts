@@ -22,9 +22,9 @@ import { installFixtures, LocalBackend, removeFixtures } from "../harness/local-
 import { ensureDebianPackages, prepareRootfs } from "../harness/prepare.js";
 import { startRedis } from "../harness/redis-server.js";
 import { selectedTargets } from "../harness/versions.js";
-import { Client } from "../src/client/client.js";
-import { CronApi } from "../src/cron/cron-api.js";
-import { enqueuedKey } from "../src/cron/keys.js";
+import { Client } from "../src/core/client/client.js";
+import { CronApi } from "../src/addons/sidekiq-cron/cron-api.js";
+import { enqueuedKey } from "../src/addons/sidekiq-cron/keys.js";
 import { buildCli, count, sleep, spawnNodeWorker, startDurableRedis, stopChild, until } from "./scenarios.js";
 import { explainLost, unrecorded, type SoakRecord } from "./soak-explain.js";
 import { lostJobsReport, lostSplit } from "./soak-report.js";

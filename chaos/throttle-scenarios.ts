@@ -12,7 +12,7 @@ import { rmSync } from "node:fs";
 import { Redis } from "ioredis";
 import { startFaultProxy } from "../harness/fault-proxy.js";
 import { startRedis, type RedisServer } from "../harness/redis-server.js";
-import { WIP_REGISTRY } from "../src/wire/bridge-keys.js";
+import { WIP_REGISTRY } from "../src/core/wire/bridge-keys.js";
 import {
   count,
   enqueue,

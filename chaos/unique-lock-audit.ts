@@ -3,8 +3,8 @@
 // and queued until_executed jobs whose lock is gone (a duplicate push would
 // be let in). Gem 8 keys: `<digest>[:RUN]:LOCKED`, `uniquejobs:digests`.
 import type { Redis } from "ioredis";
-import { CHANGELOG, DIGESTS, EXPIRING_DIGESTS } from "../src/unique-jobs/locksmith.js";
-import { WIP_REGISTRY } from "../src/wire/bridge-keys.js";
+import { CHANGELOG, DIGESTS, EXPIRING_DIGESTS } from "../src/addons/sidekiq-unique-jobs/locksmith.js";
+import { WIP_REGISTRY } from "../src/core/wire/bridge-keys.js";
 import type { Ledger } from "./unique-lock-workload.js";
 
 async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {

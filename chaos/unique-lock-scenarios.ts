@@ -10,10 +10,10 @@
 import type { ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
 import { Redis } from "ioredis";
-import type { RedisSource } from "../src/redis/connection.js";
+import type { RedisSource } from "../src/core/redis/connection.js";
 import { startRedis, type RedisServer } from "../harness/redis-server.js";
 import { startFaultProxy } from "../harness/fault-proxy.js";
-import { CHANGELOG } from "../src/unique-jobs/locksmith.js";
+import { CHANGELOG } from "../src/addons/sidekiq-unique-jobs/locksmith.js";
 import { cleanup, heldLocks, locksLeft, pending, unlockedJobs } from "./unique-lock-audit.js";
 import { LEDGER, pushWave, QUEUE, readLedger, tally, type Pushed } from "./unique-lock-workload.js";
 import {

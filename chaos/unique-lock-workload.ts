@@ -3,9 +3,9 @@
 // pushed job completed, which ran twice, and which two runs of one lock held
 // at the same time (what the lock exists to prevent).
 import type { Redis } from "ioredis";
-import { Client } from "../src/client/client.js";
-import type { RedisSource } from "../src/redis/connection.js";
-import { uniqueJobsClient } from "../src/unique-jobs/index.js";
+import { Client } from "../src/core/client/client.js";
+import type { RedisSource } from "../src/core/redis/connection.js";
+import { uniqueJobsClient } from "../src/addons/sidekiq-unique-jobs/index.js";
 
 export const QUEUE = "uq";
 export const LEDGER = "uj:ledger";

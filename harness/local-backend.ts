@@ -8,7 +8,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { RubyResult, RunRubyOptions, SidekiqBackend, SidekiqProcess, StartSidekiqOptions } from "./backend.js";
 import type { Suite, SidekiqTarget } from "./versions.js";
-import { versionAtLeast } from "../src/wire/release-rules.js";
+import { versionAtLeast } from "../src/core/wire/release-rules.js";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const FIXTURES_SRC = join(REPO_ROOT, "ruby-fixtures");

@@ -2,16 +2,16 @@
 // with no Redis: a unit test of the handler's ctx and a bench of the
 // processor's per-job cost. Only jobs that succeed may run (the retry path
 // needs Redis); the runtime, stats and the running-job map are fresh.
-import type { Client } from "../src/client/client.js";
-import { resolveWorkerConfig } from "../src/config/resolve.js";
-import { JobLogger, type JobLines } from "../src/logging/job-logger.js";
-import type { Logger } from "../src/logging/logger.js";
-import type { OwnedRedis } from "../src/redis/connection.js";
-import { Stats } from "../src/server/execution-stats.js";
-import type { RetryConfig } from "../src/server/job-retry.js";
-import type { ProcessorDeps, ServerMiddleware } from "../src/server/processor.js";
-import { Runtime } from "../src/server/runtime.js";
-import type { JobHandler } from "../src/server/types.js";
+import type { Client } from "../src/core/client/client.js";
+import { resolveWorkerConfig } from "../src/core/config/resolve.js";
+import { JobLogger, type JobLines } from "../src/core/logging/job-logger.js";
+import type { Logger } from "../src/core/logging/logger.js";
+import type { OwnedRedis } from "../src/core/redis/connection.js";
+import { Stats } from "../src/core/server/execution-stats.js";
+import type { RetryConfig } from "../src/core/server/job-retry.js";
+import type { ProcessorDeps, ServerMiddleware } from "../src/core/server/processor.js";
+import { Runtime } from "../src/core/server/runtime.js";
+import type { JobHandler } from "../src/core/server/types.js";
 
 export function offlineProcessorDeps(o: {
   /** Handlers by job class. */

@@ -1,5 +1,5 @@
 // The real-Sidekiq matrix: which Debian suite carries which Sidekiq release.
-import type { Dialect } from "../src/wire/dialect.js";
+import type { Dialect } from "../src/core/wire/dialect.js";
 
 export type Suite = "bookworm" | "trixie" | "forky";
 

@@ -1,5 +1,5 @@
 // The bridge under a Redis user limited to its documented ACL line
-// (src/redis/acl.ts, docs/OPERATING.md "Redis ACL"): the worker with both
+// (src/core/redis/acl.ts, docs/OPERATING.md "Redis ACL"): the worker with both
 // fetches and every add-on, the client, the dashboard with a bulk action, the
 // CLI and the migration tools, with real Ruby Sidekiq beside it under the
 // same line plus its own extras. Redis logs every refusal (ACL LOG): none may
@@ -15,18 +15,18 @@ import type { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { REPO_ROOT } from "../harness/local-backend.js";
 import { serverKind } from "../harness/servers.js";
-import { Client } from "../src/client/client.js";
-import { CronApi } from "../src/cron/index.js";
-import { arrayEnumerator } from "../src/iterable/iterable.js";
-import type { Logger } from "../src/logging/logger.js";
-import { instrumentWorker, registerFleetMetrics } from "../src/metrics/prometheus.js";
-import { SidekiqApi } from "../src/api/sidekiq-api.js";
-import { RedisPermissionError } from "../src/redis/acl.js";
-import { connectRedis } from "../src/redis/connection.js";
-import { tracingClientMiddleware, tracingServerMiddleware } from "../src/tracing/opentelemetry.js";
-import { uniqueJobsClient } from "../src/unique-jobs/index.js";
-import { startWebServer } from "../src/web/server.js";
-import { Worker } from "../src/worker/worker.js";
+import { Client } from "../src/core/client/client.js";
+import { CronApi } from "../src/addons/sidekiq-cron/index.js";
+import { arrayEnumerator } from "../src/core/iterable/iterable.js";
+import type { Logger } from "../src/core/logging/logger.js";
+import { instrumentWorker, registerFleetMetrics } from "../src/tools/metrics/prometheus.js";
+import { SidekiqApi } from "../src/core/api/sidekiq-api.js";
+import { RedisPermissionError } from "../src/core/redis/acl.js";
+import { connectRedis } from "../src/core/redis/connection.js";
+import { tracingClientMiddleware, tracingServerMiddleware } from "../src/tools/tracing/opentelemetry.js";
+import { uniqueJobsClient } from "../src/addons/sidekiq-unique-jobs/index.js";
+import { startWebServer } from "../src/tools/web/server.js";
+import { Worker } from "../src/core/worker/worker.js";
 import { startAclRedis, without, type AclRedis } from "./support/acl.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 
@@ -43,7 +43,7 @@ function captureLogger(): Logger & { lines: string[] } {
 
 /** The built CLI, run to its end. */
 function cli(args: string[], url: string): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ["dist/cli/main.js", ...args, "--redis", url], {
+  const r = spawnSync(process.execPath, ["dist/tools/cli/main.js", ...args, "--redis", url], {
     cwd: REPO_ROOT,
     encoding: "utf8",
     timeout: 60_000,

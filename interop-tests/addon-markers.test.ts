@@ -4,10 +4,10 @@
 // process then runs it; `runWithout` opts out; `migrate audit` blocks such a
 // queue and lists top-level keys that no known middleware writes.
 import { afterEach, expect, it } from "vitest";
-import type { Logger } from "../src/logging/logger.js";
-import { auditQueues } from "../src/migration/audit.js";
-import { emptyHandlers } from "../src/migration/collect-handlers.js";
-import { Worker } from "../src/worker/worker.js";
+import type { Logger } from "../src/core/logging/logger.js";
+import { auditQueues } from "../src/tools/migration/audit.js";
+import { emptyHandlers } from "../src/tools/migration/collect-handlers.js";
+import { Worker } from "../src/core/worker/worker.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 
 function captureLogger(): Logger & { lines: string[] } {

@@ -1,14 +1,14 @@
-// Sidekiq::API for Node (src/api/) against real Ruby Sidekiq, per release:
+// Sidekiq::API for Node (src/core/api/) against real Ruby Sidekiq, per release:
 // Stats and latency equal Ruby's on the same data; Node's retry / kill /
 // delete / add_to_queue on Ruby-written entries leave Redis as Ruby's own
 // actions do; ProcessSet and WorkSet agree on a live Ruby server and a Node
 // Worker; Node's quiet/stop make both go quiet and stop.
 import { beforeEach, expect, it } from "vitest";
-import { EmbeddedProcessError, ProcessNotFoundError } from "../src/api/process-hash.js";
-import { SidekiqApi } from "../src/api/sidekiq-api.js";
-import { Client } from "../src/client/client.js";
-import { Worker } from "../src/worker/worker.js";
-import { JobRecord, RawJson, rubyFloatToS } from "../src/wire/index.js";
+import { EmbeddedProcessError, ProcessNotFoundError } from "../src/core/api/process-hash.js";
+import { SidekiqApi } from "../src/core/api/sidekiq-api.js";
+import { Client } from "../src/core/client/client.js";
+import { Worker } from "../src/core/worker/worker.js";
+import { JobRecord, RawJson, rubyFloatToS } from "../src/core/wire/index.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 
 /** Ruby prelude: the payload time unit of the release (8.x integer ms, else float s). */

@@ -4,7 +4,7 @@
 // the same entries; and a bulk retry racing Ruby's retry_all on the same set
 // leaves every job in its queue exactly once, as Ruby's Sidekiq::API reads it.
 import { beforeEach, expect, it } from "vitest";
-import { SidekiqApi } from "../src/api/sidekiq-api.js";
+import { SidekiqApi } from "../src/core/api/sidekiq-api.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 
 const RB = `

@@ -2,7 +2,7 @@
 // against its dialect's schema and have the shape of the committed golden capture.
 import { readFileSync } from "node:fs";
 import { expect, it } from "vitest";
-import { JobRecord, validateRaw, validateRecord, type RecordKind } from "../src/wire/index.js";
+import { JobRecord, validateRaw, validateRecord, type RecordKind } from "../src/core/wire/index.js";
 import { capture, type CaptureDocument } from "../harness/capture.js";
 import { backend, describeEachSidekiq } from "./support/harness.js";
 

@@ -6,8 +6,8 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { SidekiqApi } from "../src/api/sidekiq-api.js";
-import { JobRecord } from "../src/wire/index.js";
+import { SidekiqApi } from "../src/core/api/sidekiq-api.js";
+import { JobRecord } from "../src/core/wire/index.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 import { REPO_ROOT } from "../harness/local-backend.js";
 

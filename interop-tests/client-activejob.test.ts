@@ -1,9 +1,9 @@
 // A Node-enqueued ActiveJob is performed by a real ActiveJob::Base
 // subclass (ruby-fixtures/lib/jobs.rb AjRecordJob) through Sidekiq.
 import { expect, it } from "vitest";
-import { aj } from "../src/client/activejob.js";
-import { Client } from "../src/client/client.js";
-import { JobRecord } from "../src/wire/index.js";
+import { aj } from "../src/core/client/activejob.js";
+import { Client } from "../src/core/client/client.js";
+import { JobRecord } from "../src/core/wire/index.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 
 interface AjReceived {

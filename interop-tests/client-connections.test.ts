@@ -2,7 +2,7 @@
 // several shards) and follows Sidekiq's retry-once rule after READONLY.
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Client } from "../src/client/client.js";
+import { Client } from "../src/core/client/client.js";
 import { makeTestCerts, type TestCerts } from "../harness/tls.js";
 import { freePort, startRedis, type RedisServer } from "../harness/redis-server.js";
 import { backend, describeEachSidekiq } from "./support/harness.js";

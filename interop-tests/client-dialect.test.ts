@@ -1,8 +1,8 @@
 // Dialect "auto" writes what the live fleet reads, proven by the stored bytes.
 import { describe, expect, it } from "vitest";
-import { Client } from "../src/client/client.js";
-import { DialectDetectionError } from "../src/client/errors.js";
-import { JobRecord } from "../src/wire/index.js";
+import { Client } from "../src/core/client/client.js";
+import { DialectDetectionError } from "../src/core/client/errors.js";
+import { JobRecord } from "../src/core/wire/index.js";
 import { allocateDb, backend, describeEachSidekiq, selected, waitFor } from "./support/harness.js";
 import { inject } from "vitest";
 import { Redis } from "ioredis";

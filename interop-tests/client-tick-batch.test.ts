@@ -2,7 +2,7 @@
 // per queue (push_bulk's shape). Ruby must see exactly what a raw_push per job
 // would leave: every job, in call order, in its own queue, the queues known.
 import { expect, it } from "vitest";
-import { Client } from "../src/client/client.js";
+import { Client } from "../src/core/client/client.js";
 import { describeEachSidekiq } from "./support/harness.js";
 
 describeEachSidekiq("client: single pushes of one tick", (sk) => {

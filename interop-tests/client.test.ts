@@ -1,7 +1,7 @@
 // Node enqueues, real Ruby Sidekiq workers perform.
 import { expect, it } from "vitest";
-import { Client } from "../src/client/client.js";
-import { RubyFloat, JobRecord } from "../src/wire/index.js";
+import { Client } from "../src/core/client/client.js";
+import { RubyFloat, JobRecord } from "../src/core/wire/index.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
 
 interface Received {

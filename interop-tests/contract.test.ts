@@ -7,12 +7,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { ActiveJobDefinition, aj } from "../src/client/activejob.js";
-import type { Client as DefinitionClient } from "../src/client/client-types.js";
-import { Client } from "../src/client/client.js";
-import type { RubyJsonValue } from "../src/wire/ruby-json.js";
-import { ContractChecker, ContractError } from "../src/contract/checker.js";
-import { readContractFile, type JobContract } from "../src/contract/document.js";
+import { ActiveJobDefinition, aj } from "../src/core/client/activejob.js";
+import type { Client as DefinitionClient } from "../src/core/client/client-types.js";
+import { Client } from "../src/core/client/client.js";
+import type { RubyJsonValue } from "../src/core/wire/ruby-json.js";
+import { ContractChecker, ContractError } from "../src/tools/contract/checker.js";
+import { readContractFile, type JobContract } from "../src/tools/contract/document.js";
 import { describeEachSidekiq } from "./support/harness.js";
 import { cli, CONTRACT_FILES, rubyCommand } from "./support/contract.js";
 

@@ -5,10 +5,10 @@
 // period, last_enqueue_time, and the once-per-fire-time lock.
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Client } from "../src/client/client.js";
-import { CronApi, CronPoller } from "../src/cron/index.js";
-import { Worker } from "../src/worker/worker.js";
-import type { Logger } from "../src/logging/logger.js";
+import { Client } from "../src/core/client/client.js";
+import { CronApi, CronPoller } from "../src/addons/sidekiq-cron/index.js";
+import { Worker } from "../src/core/worker/worker.js";
+import type { Logger } from "../src/core/logging/logger.js";
 import { startRedis, type RedisServer } from "../harness/redis-server.js";
 
 describe("cron poller: bad input and the poller's rules", () => {

@@ -5,10 +5,10 @@
 // push raising right after its claim), skips that fire time for good. One
 // Sidekiq release: the claim's format is the gem's, not Sidekiq's.
 import { expect, it } from "vitest";
-import { Client } from "../src/client/client.js";
-import { CronPoller } from "../src/cron/index.js";
-import { newIdentity } from "../src/server/process-info.js";
-import { ADDON_CLAIMS } from "../src/wire/bridge-keys.js";
+import { Client } from "../src/core/client/client.js";
+import { CronPoller } from "../src/addons/sidekiq-cron/index.js";
+import { newIdentity } from "../src/core/server/process-info.js";
+import { ADDON_CLAIMS } from "../src/core/wire/bridge-keys.js";
 import { cronRuby } from "./support/cron.js";
 import { describeEachSidekiq } from "./support/harness.js";
 import { killClaimPoller, silentLogger } from "./support/claim-poller.js";

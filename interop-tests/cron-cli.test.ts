@@ -2,8 +2,8 @@
 // Ruby sees after each action. The command runs in-process (its `run`), with
 // stdout and stderr captured.
 import { afterEach, beforeEach, expect, it, vi } from "vitest";
-import { run } from "../src/cron/cli-command.js";
-import { auditQueues, emptyHandlers } from "../src/migration/audit.js";
+import { run } from "../src/addons/sidekiq-cron/cli-command.js";
+import { auditQueues, emptyHandlers } from "../src/tools/migration/audit.js";
 import { cronRuby } from "./support/cron.js";
 import { describeEachSidekiq } from "./support/harness.js";
 

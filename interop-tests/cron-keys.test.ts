@@ -4,8 +4,8 @@
 // disables, destroys and enqueues what Ruby wrote. sidekiq-cron 2.3 needs Ruby
 // 3.3: Sidekiq 7.3.2 (trixie) and 8.1.7 (forky).
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { Client } from "../src/client/client.js";
-import { CronApi, type CronJobInput } from "../src/cron/index.js";
+import { Client } from "../src/core/client/client.js";
+import { CronApi, type CronJobInput } from "../src/addons/sidekiq-cron/index.js";
 import { cronRuby } from "./support/cron.js";
 import { describeEachSidekiq } from "./support/harness.js";
 

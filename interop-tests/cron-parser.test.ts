@@ -1,4 +1,4 @@
-// sidekiq-cron's cron syntax in Node (src/cron/schedule.ts, croner underneath)
+// sidekiq-cron's cron syntax in Node (src/addons/fugit/cron.ts, croner underneath)
 // against fugit 1.13 run in Ruby: for every expression of the corpus, the same
 // validity, and from each starting instant the same previous fire time and the
 // same next three. Run where et-orbi 1.4 is installed (forky: Sidekiq 8.1.7);
@@ -17,7 +17,7 @@
 // fugit skips the gap and fires at both occurrences.
 import { Cron } from "croner";
 import { expect, it } from "vitest";
-import { CronSchedule } from "../src/cron/schedule.js";
+import { CronSchedule } from "../src/addons/fugit/cron.js";
 import { CRON_EXPRESSIONS, CRON_STARTS } from "./fixtures/cron-expressions.js";
 import { CRON_PEERS } from "./support/cron.js";
 import { describeEachSidekiq } from "./support/harness.js";

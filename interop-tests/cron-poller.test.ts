@@ -5,9 +5,9 @@
 // date_as_argument, last_enqueue_time and history trimming agree, and (on
 // Sidekiq 8.1.7, which has Rails) ActiveJob classes run on Ruby.
 import { expect, it } from "vitest";
-import { CronApi } from "../src/cron/index.js";
-import { Worker } from "../src/worker/worker.js";
-import type { Logger } from "../src/logging/logger.js";
+import { CronApi } from "../src/addons/sidekiq-cron/index.js";
+import { Worker } from "../src/core/worker/worker.js";
+import type { Logger } from "../src/core/logging/logger.js";
 import { CRON_PEERS, cronRuby } from "./support/cron.js";
 import { describeEachSidekiqConcurrently } from "./support/harness.js";
 

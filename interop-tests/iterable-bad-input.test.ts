@@ -5,7 +5,7 @@
 // keeps running.
 import { randomBytes } from "node:crypto";
 import { expect, it } from "vitest";
-import type { Logger } from "../src/logging/logger.js";
+import type { Logger } from "../src/core/logging/logger.js";
 import { describeEachSidekiq, type SidekiqContext, waitFor } from "./support/harness.js";
 import { hooks, iterated, nodeWorker, startRuby } from "./support/iterable-twin.js";
 

@@ -1,7 +1,7 @@
 // Node's writer must produce the bytes Ruby's JSON.generate produces: Ruby
 // parses what Node wrote and generates it again, and nothing may change.
 import { expect, it } from "vitest";
-import { RubyFloat, toRubyJson, versionAtLeast, type RubyJsonValue } from "../src/wire/index.js";
+import { RubyFloat, toRubyJson, versionAtLeast, type RubyJsonValue } from "../src/core/wire/index.js";
 import { mulberry32 } from "../chaos/fuzz/prng.js";
 import { describeEachSidekiq } from "./support/harness.js";
 

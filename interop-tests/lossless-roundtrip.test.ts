@@ -1,7 +1,7 @@
 // A payload Ruby wrote survives Node's rewrite, and a real
 // Ruby worker receives the very same args, value and Ruby class.
 import { expect, it } from "vitest";
-import { applyFailure, JobRecord, secondsString, profileForVersion } from "../src/wire/index.js";
+import { applyFailure, JobRecord, secondsString, profileForVersion } from "../src/core/wire/index.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 
 const ARGS_RUBY = `[2**64 + 1, 1.0, -0.5, "é\\u2028", {"a" => [], "b" => {}}, nil, true]`;

@@ -10,15 +10,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { Client } from "../src/client/client.js";
-import { Worker } from "../src/worker/worker.js";
-import type { Logger } from "../src/logging/logger.js";
-import { JobRecord, newJid, rubyFloatToS } from "../src/wire/index.js";
-import type { AuditReport } from "../src/migration/audit.js";
-import type { MoveReport } from "../src/migration/move.js";
-import { convertPayloadTimes, migrateTimestamps, type TimestampReport } from "../src/migration/convert-timestamps.js";
-import type { ExportSummary } from "../src/migration/dump.js";
-import type { ImportSummary } from "../src/migration/restore.js";
+import { Client } from "../src/core/client/client.js";
+import { Worker } from "../src/core/worker/worker.js";
+import type { Logger } from "../src/core/logging/logger.js";
+import { JobRecord, newJid, rubyFloatToS } from "../src/core/wire/index.js";
+import type { AuditReport } from "../src/tools/migration/audit.js";
+import type { MoveReport } from "../src/tools/migration/move.js";
+import {
+  convertPayloadTimes,
+  migrateTimestamps,
+  type TimestampReport,
+} from "../src/tools/migration/convert-timestamps.js";
+import type { ExportSummary } from "../src/tools/migration/dump.js";
+import type { ImportSummary } from "../src/tools/migration/restore.js";
 import { REPO_ROOT } from "../harness/local-backend.js";
 import { describeEachSidekiq, FIRST_PASS, waitFor, type SidekiqContext } from "./support/harness.js";
 import type { RedisServer } from "../harness/redis-server.js";
@@ -28,8 +32,8 @@ import { startServer } from "../harness/servers.js";
 // before any suite spawns it; building here again would rewrite dist/ under other suites.
 beforeAll(() => {
   for (const f of ["main", "migrate-command", "export-command", "import-command"]) {
-    if (!existsSync(join(REPO_ROOT, "dist/cli", `${f}.js`)))
-      throw new Error(`dist/cli/${f}.js is missing: the global setup should have built it (npm run build)`);
+    if (!existsSync(join(REPO_ROOT, "dist/tools/cli", `${f}.js`)))
+      throw new Error(`dist/tools/cli/${f}.js is missing: the global setup should have built it (npm run build)`);
   }
 });
 
@@ -45,7 +49,7 @@ interface CliResult<T> {
 function cli<T = unknown>(url: string, args: string[]): Promise<CliResult<T>> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["dist/cli/main.js", ...args], {
+    const child = spawn(process.execPath, ["dist/tools/cli/main.js", ...args], {
       cwd: REPO_ROOT,
       env: { ...process.env, REDIS_URL: url },
       stdio: ["ignore", "pipe", "pipe"],

@@ -4,9 +4,14 @@
 import { createServer } from "node:http";
 import { Registry } from "prom-client";
 import { expect, it } from "vitest";
-import { SidekiqApi } from "../src/api/sidekiq-api.js";
-import { instrumentWorker, metricsHandler, registerFleetMetrics, serveMetrics } from "../src/metrics/prometheus.js";
-import { Worker } from "../src/worker/worker.js";
+import { SidekiqApi } from "../src/core/api/sidekiq-api.js";
+import {
+  instrumentWorker,
+  metricsHandler,
+  registerFleetMetrics,
+  serveMetrics,
+} from "../src/tools/metrics/prometheus.js";
+import { Worker } from "../src/core/worker/worker.js";
 import { freePort } from "../harness/redis-server.js";
 import { startCli } from "./support/cli-process.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";

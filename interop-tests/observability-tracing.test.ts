@@ -13,9 +13,9 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { beforeAll, expect, it } from "vitest";
-import { Client } from "../src/client/client.js";
-import { Worker } from "../src/worker/worker.js";
-import { tracingClientMiddleware, tracingServerMiddleware } from "../src/tracing/opentelemetry.js";
+import { Client } from "../src/core/client/client.js";
+import { Worker } from "../src/core/worker/worker.js";
+import { tracingClientMiddleware, tracingServerMiddleware } from "../src/tools/tracing/opentelemetry.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 
 const OTEL_PEERS = [

@@ -170,9 +170,9 @@ describe("the packed tarball", () => {
       "CHANGELOG.md",
       "dist/index.js",
       "dist/index.d.ts",
-      "dist/wire/public.js",
-      "dist/web/index.js",
-      "dist/cli/main.js",
+      "dist/core/wire/public.js",
+      "dist/tools/web/index.js",
+      "dist/tools/cli/main.js",
       "schema/dialects.json",
       "schema/v8/job.schema.json",
     ])

@@ -3,9 +3,9 @@
 // keywords, a scheduled job, a queue_as proc, records that are gone (discard_on
 // and rescue_from ActiveJob::DeserializationError), and a plain Sidekiq job.
 import { beforeAll, expect, it } from "vitest";
-import { aj } from "../src/client/activejob.js";
-import { Client } from "../src/client/client.js";
-import { startWebServer } from "../src/web/server.js";
+import { aj } from "../src/core/client/activejob.js";
+import { Client } from "../src/core/client/client.js";
+import { startWebServer } from "../src/tools/web/server.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 import { RAILS_APP, railsApp, stablePayload } from "./support/rails-app.js";
 

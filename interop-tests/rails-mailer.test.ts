@@ -2,10 +2,10 @@
 // on Sidekiq 8. The payload equals the one Rails' own deliver_later writes, byte
 // for byte but for the per-run fields, and Rails delivers the same mail it renders.
 import { beforeAll, expect, it } from "vitest";
-import { aj } from "../src/client/activejob.js";
-import { Client } from "../src/client/client.js";
-import { ContractError } from "../src/contract/checker.js";
-import { pullContract } from "../src/contract/pull.js";
+import { aj } from "../src/core/client/activejob.js";
+import { Client } from "../src/core/client/client.js";
+import { ContractError } from "../src/tools/contract/checker.js";
+import { pullContract } from "../src/tools/contract/pull.js";
 import { rubyCommand } from "./support/contract.js";
 import { describeEachSidekiq } from "./support/harness.js";
 import { RAILS_APP, railsApp, stableMail, stablePayload } from "./support/rails-app.js";

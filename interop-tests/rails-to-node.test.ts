@@ -3,11 +3,11 @@
 // to the JavaScript values docs/RAILS.md lists; Node's encoders for them go
 // through Rails' own ActiveJob::Arguments and come back byte for byte.
 import { beforeAll, expect, it } from "vitest";
-import { aj, serializeArgument } from "../src/client/activejob.js";
-import { AjDuration, AjModule, AjRange, AjSerialized, GlobalIdRef } from "../src/wire/activejob-values.js";
-import { parseJsonKeepingFloats } from "../src/wire/json-scan.js";
-import { toRubyJson, type RubyJsonValue } from "../src/wire/ruby-json.js";
-import { Worker } from "../src/worker/worker.js";
+import { aj, serializeArgument } from "../src/core/client/activejob.js";
+import { AjDuration, AjModule, AjRange, AjSerialized, GlobalIdRef } from "../src/core/wire/activejob-values.js";
+import { parseJsonKeepingFloats } from "../src/core/wire/json-scan.js";
+import { toRubyJson, type RubyJsonValue } from "../src/core/wire/ruby-json.js";
+import { Worker } from "../src/core/worker/worker.js";
 import { describeEachSidekiq } from "./support/harness.js";
 import { RAILS_APP, railsApp } from "./support/rails-app.js";
 

@@ -4,11 +4,11 @@
 // few Ruby processes per release: one `sidekiq` server and a handful of evals
 // that batch their checks (harness/README.md, "The release sweep").
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { Client } from "../src/client/client.js";
-import { Worker } from "../src/worker/worker.js";
-import { SidekiqApi } from "../src/api/sidekiq-api.js";
-import { describeError } from "../src/server/types.js";
-import { releaseRules, versionAtLeast } from "../src/wire/index.js";
+import { Client } from "../src/core/client/client.js";
+import { Worker } from "../src/core/worker/worker.js";
+import { SidekiqApi } from "../src/core/api/sidekiq-api.js";
+import { describeError } from "../src/core/server/types.js";
+import { releaseRules, versionAtLeast } from "../src/core/wire/index.js";
 import type { SidekiqProcess } from "../harness/backend.js";
 import { sweepTargets } from "../harness/versions.js";
 import { beatNow, describeEachRelease, selected, waitFor } from "./support/harness.js";
@@ -319,8 +319,8 @@ describeEachRelease("release sweep", sweepTargets(selected()), (sk) => {
     expect(seen.node).toMatchObject({ identity: w.identity, concurrency: 4, queues: ["sweep-n"], busy: 1 });
     // The Node process writes the fields this release's own process writes, in the
     // same places (hash field or info); and `version` where 6.x writes none
-    // (src/server/process-info.ts: it names the bridge), and the 8.1.2 `concurrency`
-    // field in every profile (src/server/heartbeat.ts: older readers ignore it).
+    // (src/core/server/process-info.ts: it names the bridge), and the 8.1.2 `concurrency`
+    // field in every profile (src/core/server/heartbeat.ts: older readers ignore it).
     const extra = versionAtLeast(version, "7.0.0") ? [] : ["version"];
     const field = rules.launcher.concurrencyField ? [] : ["concurrency"];
     expect(Object.keys(seen.node).sort()).toEqual([...Object.keys(seen.ruby), ...extra].sort());

@@ -6,13 +6,13 @@ import { hostname } from "node:os";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { Redis } from "ioredis";
-import { Client } from "../src/client/client.js";
-import { ScheduledPoller } from "../src/server/scheduled.js";
-import { Worker } from "../src/worker/worker.js";
-import type { Logger } from "../src/logging/logger.js";
-import { recoverOrphans, recoverPromoting, restorePromoting } from "../src/server/recovery.js";
-import { PROMOTING_REGISTRY, promotingKey } from "../src/wire/bridge-keys.js";
-import { JobRecord, profileForVersion } from "../src/wire/index.js";
+import { Client } from "../src/core/client/client.js";
+import { ScheduledPoller } from "../src/core/server/scheduled.js";
+import { Worker } from "../src/core/worker/worker.js";
+import type { Logger } from "../src/core/logging/logger.js";
+import { recoverOrphans, recoverPromoting, restorePromoting } from "../src/core/server/recovery.js";
+import { PROMOTING_REGISTRY, promotingKey } from "../src/core/wire/bridge-keys.js";
+import { JobRecord, profileForVersion } from "../src/core/wire/index.js";
 import { allocateDb, describeEachSidekiq, waitFor } from "./support/harness.js";
 
 /** The first argument of a payload. */

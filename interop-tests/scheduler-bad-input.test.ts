@@ -7,9 +7,9 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, type RedisServer } from "../harness/redis-server.js";
-import { Client } from "../src/client/client.js";
-import type { Logger } from "../src/logging/logger.js";
-import { SidekiqSchedulerPoller } from "../src/scheduler/poller.js";
+import { Client } from "../src/core/client/client.js";
+import type { Logger } from "../src/core/logging/logger.js";
+import { SidekiqSchedulerPoller } from "../src/addons/sidekiq-scheduler/poller.js";
 
 describe("sidekiq-scheduler: bad input", () => {
   let server: RedisServer;

@@ -5,11 +5,11 @@
 // enqueue_job raising past handle_errors right after its claim), skips that
 // trigger for good. One Sidekiq release: the claim's format is the gem's.
 import { expect, it } from "vitest";
-import { Client } from "../src/client/client.js";
-import { SidekiqSchedulerPoller } from "../src/scheduler/poller.js";
-import { SchedulerApi } from "../src/scheduler/scheduler-api.js";
-import { newIdentity } from "../src/server/process-info.js";
-import { ADDON_CLAIMS } from "../src/wire/bridge-keys.js";
+import { Client } from "../src/core/client/client.js";
+import { SidekiqSchedulerPoller } from "../src/addons/sidekiq-scheduler/poller.js";
+import { SchedulerApi } from "../src/addons/sidekiq-scheduler/scheduler-api.js";
+import { newIdentity } from "../src/core/server/process-info.js";
+import { ADDON_CLAIMS } from "../src/core/wire/bridge-keys.js";
 import { killClaimPoller, silentLogger } from "./support/claim-poller.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 import { schedulerRuby } from "./support/scheduler.js";

@@ -2,7 +2,7 @@
 // real Sidekiq's own config loader (Sidekiq::CLI#parse_config: YAML, symbol
 // keys, the environment's section merged over the top) gives the gem.
 import { expect, it } from "vitest";
-import { schedulerSettingsFromSidekiqYml } from "../src/scheduler/sidekiq-yml.js";
+import { schedulerSettingsFromSidekiqYml } from "../src/addons/sidekiq-scheduler/sidekiq-yml.js";
 import { describeEachSidekiq } from "./support/harness.js";
 
 const YML = `

@@ -4,10 +4,10 @@
 // toggled on either side is respected by both; bad entries are logged once
 // each and the others keep firing.
 import { expect, it } from "vitest";
-import type { Logger } from "../src/logging/logger.js";
-import { SchedulerApi } from "../src/scheduler/scheduler-api.js";
-import { formatEoTime, parseDuration, parsePointInTime, timingFor } from "../src/scheduler/timing.js";
-import { Worker } from "../src/worker/worker.js";
+import type { Logger } from "../src/core/logging/logger.js";
+import { SchedulerApi } from "../src/addons/sidekiq-scheduler/scheduler-api.js";
+import { formatEoTime, parseDuration, parsePointInTime, timingFor } from "../src/addons/sidekiq-scheduler/timing.js";
+import { Worker } from "../src/core/worker/worker.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
 import { renderRecurringJobs, schedulerRuby, startRubyScheduler } from "./support/scheduler.js";
 

@@ -1,9 +1,9 @@
 // The worker over an ACL login and over TLS, and it never prints the password.
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Client } from "../src/client/client.js";
-import { Worker } from "../src/worker/worker.js";
-import type { Logger } from "../src/logging/logger.js";
+import { Client } from "../src/core/client/client.js";
+import { Worker } from "../src/core/worker/worker.js";
+import type { Logger } from "../src/core/logging/logger.js";
 import { freePort, startRedis, type RedisServer } from "../harness/redis-server.js";
 import { makeTestCerts, type TestCerts } from "../harness/tls.js";
 

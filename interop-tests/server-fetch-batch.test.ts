@@ -7,13 +7,13 @@
 // short jobs hold every slot; those jobs go back to the head of their queue
 // when they wait too long or the worker quiets.
 import { expect, it } from "vitest";
-import { Worker } from "../src/worker/worker.js";
-import { makeCapsule } from "../src/server/capsule.js";
-import { AckQueue } from "../src/server/ack-queue.js";
-import { BasicFetch } from "../src/server/basic-fetch.js";
-import { ReliableFetch } from "../src/server/reliable-fetch.js";
-import { WIP_REGISTRY, wipKey, workingHashKey } from "../src/wire/bridge-keys.js";
-import { detectFeatures, featuresOf } from "../src/server/server-features.js";
+import { Worker } from "../src/core/worker/worker.js";
+import { makeCapsule } from "../src/core/server/capsule.js";
+import { AckQueue } from "../src/core/server/ack-queue.js";
+import { BasicFetch } from "../src/core/server/basic-fetch.js";
+import { ReliableFetch } from "../src/core/server/reliable-fetch.js";
+import { WIP_REGISTRY, wipKey, workingHashKey } from "../src/core/wire/bridge-keys.js";
+import { detectFeatures, featuresOf } from "../src/core/server/server-features.js";
 import { describeEachSidekiq, itFirstPass, waitFor, type SidekiqContext } from "./support/harness.js";
 
 const pushBulk = (sk: SidekiqContext, klass: string, queue: string, n: number) =>

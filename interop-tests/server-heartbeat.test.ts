@@ -3,11 +3,11 @@
 // its real Web UI (rendered with Rack::MockRequest) read what Heartbeat and
 // Stats write. beat() is called directly: no waiting for timers.
 import { beforeAll, expect, it } from "vitest";
-import { BRIDGE_LABEL } from "../src/wire/bridge-label.js";
-import { Heartbeat, newIdentity, type RemoteSignal, type WorkEntry } from "../src/server/heartbeat.js";
-import { bridgeVersionString } from "../src/server/process-info.js";
-import { Stats } from "../src/server/execution-stats.js";
-import { intSeconds, nowMs, profileForVersion } from "../src/wire/index.js";
+import { BRIDGE_LABEL } from "../src/core/wire/bridge-label.js";
+import { Heartbeat, newIdentity, type RemoteSignal, type WorkEntry } from "../src/core/server/heartbeat.js";
+import { bridgeVersionString } from "../src/core/server/process-info.js";
+import { Stats } from "../src/core/server/execution-stats.js";
+import { intSeconds, nowMs, profileForVersion } from "../src/core/wire/index.js";
 import { describeEachSidekiq } from "./support/harness.js";
 
 const HOST = "node-bridge-host";

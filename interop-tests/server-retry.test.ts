@@ -5,8 +5,8 @@
 import { readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
 import { expect, it } from "vitest";
-import { handleFailure, sendToDead, type RetryConfig } from "../src/server/job-retry.js";
-import { describeError, type HandlerOptions } from "../src/server/types.js";
+import { handleFailure, sendToDead, type RetryConfig } from "../src/core/server/job-retry.js";
+import { describeError, type HandlerOptions } from "../src/core/server/types.js";
 import {
   decodeBacktrace,
   JobRecord,
@@ -14,7 +14,7 @@ import {
   validateRaw,
   versionAtLeast,
   type RecordKind,
-} from "../src/wire/index.js";
+} from "../src/core/wire/index.js";
 import { describeEachSidekiq, type SidekiqContext } from "./support/harness.js";
 import { startMonitor } from "../harness/monitor.js";
 

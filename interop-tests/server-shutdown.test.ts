@@ -1,8 +1,8 @@
 // SIGTERM to the real `sidekiq-bridge worker` binary during 200
 // in-flight jobs: each one finishes or goes back to its queue; none is lost.
 import { expect, it } from "vitest";
-import { Client } from "../src/client/client.js";
-import { JobRecord } from "../src/wire/index.js";
+import { Client } from "../src/core/client/client.js";
+import { JobRecord } from "../src/core/wire/index.js";
 import { startCli } from "./support/cli-process.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 

@@ -13,12 +13,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { noise } from "../chaos/shutdown-scenarios.js";
 import { REPO_ROOT } from "../harness/local-backend.js";
 import { freePort, type RedisServer, startRedis } from "../harness/redis-server.js";
-import { Client } from "../src/client/client.js";
-import { RedisUnavailableError } from "../src/redis/availability.js";
-import { EXIT_INCOMPLETE } from "../src/server/signals.js";
-import { SHUTDOWN_GRACE_MS } from "../src/server/stop-result.js";
-import type { Logger } from "../src/logging/logger.js";
-import { Worker } from "../src/worker/worker.js";
+import { Client } from "../src/core/client/client.js";
+import { RedisUnavailableError } from "../src/core/redis/availability.js";
+import { EXIT_INCOMPLETE } from "../src/core/server/signals.js";
+import { SHUTDOWN_GRACE_MS } from "../src/core/server/stop-result.js";
+import type { Logger } from "../src/core/logging/logger.js";
+import { Worker } from "../src/core/worker/worker.js";
 
 const MAIN = join(REPO_ROOT, "dist", "cli", "main.js");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,8 +1,8 @@
 // Ruby enqueues, a Node worker processes, as one more Sidekiq process.
 import { expect, it } from "vitest";
-import { Client } from "../src/client/client.js";
-import { Worker, type WorkerOptions } from "../src/worker/worker.js";
-import { JobRecord } from "../src/wire/index.js";
+import { Client } from "../src/core/client/client.js";
+import { Worker, type WorkerOptions } from "../src/core/worker/worker.js";
+import { JobRecord } from "../src/core/wire/index.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext, beatNow } from "./support/harness.js";
 
 interface Ran {

@@ -3,7 +3,7 @@
 // writer's integer seconds (below 1e11) are read as the right date by every
 // release after the rewrite, never as January 1970.
 import { expect, it } from "vitest";
-import { migratePayloadTimes } from "../src/wire/time-unit-rewrite.js";
+import { migratePayloadTimes } from "../src/core/wire/time-unit-rewrite.js";
 import { describeEachSidekiq } from "./support/harness.js";
 
 describeEachSidekiq("wire: payload times rewritten for the fleet's release, read by Ruby", (sk) => {

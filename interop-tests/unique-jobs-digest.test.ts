@@ -2,9 +2,9 @@
 // Ruby (SidekiqUniqueJobs::Job.prepare on the payload Ruby parsed), for 200
 // generated argument lists: unicode, big integers, floats, nested hashes.
 import { expect, it } from "vitest";
-import { lockDigest, type DigestAlgorithm } from "../src/unique-jobs/digest.js";
-import { fpconvFloat } from "../src/unique-jobs/fpconv.js";
-import { RubyFloat, rubyFloatToS, toRubyJson, type RubyJsonValue } from "../src/wire/ruby-json.js";
+import { lockDigest, type DigestAlgorithm } from "../src/addons/sidekiq-unique-jobs/digest.js";
+import { fpconvFloat } from "../src/addons/sidekiq-unique-jobs/fpconv.js";
+import { RubyFloat, rubyFloatToS, toRubyJson, type RubyJsonValue } from "../src/core/wire/ruby-json.js";
 import { describeEachSidekiq } from "./support/harness.js";
 
 /** Deterministic generator (mulberry32), so a failure names a reproducible case. */

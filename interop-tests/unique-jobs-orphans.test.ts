@@ -5,8 +5,8 @@
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../harness/local-backend.js";
-import type { Worker } from "../src/worker/worker.js";
-import { JobRecord } from "../src/wire/index.js";
+import type { Worker } from "../src/core/worker/worker.js";
+import { JobRecord } from "../src/core/wire/index.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 import { captureLogger, gemsFor, nodeUniqueWorker, uniqueRuby, useRubyUniqueServer } from "./support/unique-jobs.js";
 
@@ -39,7 +39,7 @@ describeEachSidekiq(
           const child = spawn(
             process.execPath,
             [
-              "dist/cli/main.js",
+              "dist/tools/cli/main.js",
               "worker",
               "-q",
               "orphanq",

@@ -3,9 +3,9 @@
 // with a Node worker (or client) and once all in Ruby, and the gem's own view
 // of its keys and changelog must be the same afterwards.
 import { describe, expect, it } from "vitest";
-import { Client } from "../src/client/client.js";
-import type { Worker } from "../src/worker/worker.js";
-import { uniqueJobsClient, UniqueJobsConflict } from "../src/unique-jobs/index.js";
+import { Client } from "../src/core/client/client.js";
+import type { Worker } from "../src/core/worker/worker.js";
+import { uniqueJobsClient, UniqueJobsConflict } from "../src/addons/sidekiq-unique-jobs/index.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
 import {
   captureLogger,

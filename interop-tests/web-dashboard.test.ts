@@ -8,9 +8,9 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { Client } from "../src/client/client.js";
-import { Worker } from "../src/worker/worker.js";
-import { startWebServer, type WebServer } from "../src/web/server.js";
+import { Client } from "../src/core/client/client.js";
+import { Worker } from "../src/core/worker/worker.js";
+import { startWebServer, type WebServer } from "../src/tools/web/server.js";
 import { launchBrowser, num, SCREENSHOTS, type TestBrowser } from "./support/browser.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 

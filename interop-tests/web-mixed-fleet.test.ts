@@ -9,9 +9,9 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { SidekiqProcess } from "../harness/backend.js";
 import type { SidekiqTarget } from "../harness/versions.js";
-import { Client } from "../src/client/client.js";
-import { Worker } from "../src/worker/worker.js";
-import { startWebServer, type WebServer } from "../src/web/server.js";
+import { Client } from "../src/core/client/client.js";
+import { Worker } from "../src/core/worker/worker.js";
+import { startWebServer, type WebServer } from "../src/tools/web/server.js";
 import { launchBrowser, num, SCREENSHOTS, type TestBrowser } from "./support/browser.js";
 import { allocateDb, backend, RubyError, selected, waitFor } from "./support/harness.js";
 

@@ -12,10 +12,10 @@ const ROOT = new URL("../", import.meta.url);
 /** The package's entry points: export-map subpath -> source file. */
 export const ENTRY_POINTS: ReadonlyArray<{ subpath: string; source: string }> = [
   { subpath: "sidekiq-bridge", source: "src/index.ts" },
-  { subpath: "sidekiq-bridge/wire", source: "src/wire/public.ts" },
-  { subpath: "sidekiq-bridge/web", source: "src/web/index.ts" },
-  { subpath: "sidekiq-bridge/metrics", source: "src/metrics/index.ts" },
-  { subpath: "sidekiq-bridge/tracing", source: "src/tracing/index.ts" },
+  { subpath: "sidekiq-bridge/wire", source: "src/core/wire/public.ts" },
+  { subpath: "sidekiq-bridge/web", source: "src/tools/web/index.ts" },
+  { subpath: "sidekiq-bridge/metrics", source: "src/tools/metrics/index.ts" },
+  { subpath: "sidekiq-bridge/tracing", source: "src/tools/tracing/index.ts" },
 ];
 
 export interface Entry {

@@ -10,10 +10,16 @@ import { LocalBackend, installFixtures, removeFixtures, runCaptured } from "../h
 import { ensureDebianPackages, prepareRootfs } from "../harness/prepare.js";
 import { startRedis, type RedisServer } from "../harness/redis-server.js";
 import { selectedTargets } from "../harness/versions.js";
-import { applyFailure, decodePayloadTime, JobRecord, profileForVersion, secondsString } from "../src/wire/index.js";
-import { Client } from "../src/client/client.js";
-import { Worker } from "../src/worker/worker.js";
-import type { Logger } from "../src/logging/logger.js";
+import {
+  applyFailure,
+  decodePayloadTime,
+  JobRecord,
+  profileForVersion,
+  secondsString,
+} from "../src/core/wire/index.js";
+import { Client } from "../src/core/client/client.js";
+import { Worker } from "../src/core/worker/worker.js";
+import type { Logger } from "../src/core/logging/logger.js";
 
 const quietLogger: Logger = { debug() {}, info() {}, warn() {}, error: (m) => console.error(m) };
 

@@ -8,10 +8,10 @@
 // dashboard is "sidekiq-bridge/web".
 
 // Client: enqueue from Node, for Ruby (or Node) workers.
-export { Client, type ClientOptions } from "./client/client.js";
-export { ContractError, type ContractMode, type ContractOptions } from "./contract/checker.js";
-export { readContractFile, parseContract, type JobContract, type JobClass } from "./contract/document.js";
-export type { HandlerContract, ArgsSchema } from "./contract/handlers.js";
+export { Client, type ClientOptions } from "./core/client/client.js";
+export { ContractError, type ContractMode, type ContractOptions } from "./tools/contract/checker.js";
+export { readContractFile, parseContract, type JobContract, type JobClass } from "./tools/contract/document.js";
+export type { HandlerContract, ArgsSchema } from "./tools/contract/handlers.js";
 export type {
   ContractTypes,
   ContractJobName,
@@ -21,14 +21,14 @@ export type {
   ContractMailerName,
   ContractMailerActions,
   UndeclaredClassName,
-} from "./contract/types.js";
-export type { UncheckedClient } from "./client/client.js";
-export type { BulkItem } from "./client/client-types.js";
-export type { PushItem } from "./client/normalize.js";
-export { JobDefinition, type SetOptions, type BulkOptions } from "./client/job.js";
-export type { JobOptions, JobHash } from "./client/normalize.js";
-export type { ClientMiddleware, ClientMiddlewareContext } from "./client/middleware.js";
-export type { StrictArgsMode } from "./client/strict-args.js";
+} from "./tools/contract/types.js";
+export type { UncheckedClient } from "./core/client/client.js";
+export type { BulkItem } from "./core/client/client-types.js";
+export type { PushItem } from "./core/client/normalize.js";
+export { JobDefinition, type SetOptions, type BulkOptions } from "./core/client/job.js";
+export type { JobOptions, JobHash } from "./core/client/normalize.js";
+export type { ClientMiddleware, ClientMiddlewareContext } from "./core/client/middleware.js";
+export type { StrictArgsMode } from "./core/client/strict-args.js";
 export {
   aj,
   AjValue,
@@ -38,17 +38,27 @@ export {
   type ActiveJobOptions,
   type ActiveJobSet,
   type Enqueued,
-} from "./client/activejob.js";
-export { MailerDefinition, type MailerActions, type MailerOptions, type DeliverLaterOptions } from "./client/mailer.js";
-export { SidekiqArgumentError, DialectDetectionError, BulkPushError, PushUncertainError } from "./client/errors.js";
-export type { RedisSource, RedisConnectionOptions } from "./redis/connection.js";
-export { RedisUnavailableError, RedisOutOfMemoryError } from "./redis/availability.js";
-export { RedisPermissionError, BRIDGE_COMMANDS, bridgeAclRules } from "./redis/acl.js";
-export type { Dialect, DialectLike } from "./wire/dialect.js";
+} from "./core/client/activejob.js";
+export {
+  MailerDefinition,
+  type MailerActions,
+  type MailerOptions,
+  type DeliverLaterOptions,
+} from "./core/client/mailer.js";
+export {
+  SidekiqArgumentError,
+  DialectDetectionError,
+  BulkPushError,
+  PushUncertainError,
+} from "./core/client/errors.js";
+export type { RedisSource, RedisConnectionOptions } from "./core/redis/connection.js";
+export { RedisUnavailableError, RedisOutOfMemoryError } from "./core/redis/availability.js";
+export { RedisPermissionError, BRIDGE_COMMANDS, bridgeAclRules } from "./core/redis/acl.js";
+export type { Dialect, DialectLike } from "./core/wire/dialect.js";
 
 // Worker: process Sidekiq jobs in Node.
-export { Worker, type WorkerOptions } from "./worker/worker.js";
-export type { StopResult } from "./server/stop-result.js";
+export { Worker, type WorkerOptions } from "./core/worker/worker.js";
+export type { StopResult } from "./core/server/stop-result.js";
 export {
   JobRetrySkip,
   type JobContext,
@@ -57,15 +67,15 @@ export {
   type RetryInResult,
   type DeathHandler,
   type FailureSource,
-} from "./server/types.js";
+} from "./core/server/types.js";
 export {
   UnknownJobClassError,
   type ServerMiddleware,
   type ServerMiddlewareContext,
   type UnknownClassPolicy,
-} from "./server/processor.js";
-export { consoleLogger, type Logger } from "./logging/logger.js";
-export { GlobalIdRef, AjSerialized, AjDuration, AjRange, AjModule } from "./wire/activejob-values.js";
+} from "./core/server/processor.js";
+export { consoleLogger, type Logger } from "./core/logging/logger.js";
+export { GlobalIdRef, AjSerialized, AjDuration, AjRange, AjModule } from "./core/wire/activejob-values.js";
 export {
   arrayEnumerator,
   type IterableJob,
@@ -73,30 +83,30 @@ export {
   type IterationContext,
   type IterationPair,
   type IterationSource,
-} from "./iterable/iterable.js";
+} from "./core/iterable/iterable.js";
 export {
   cancelIterableJob,
   iterationProgress,
   IterationStateError,
   type IterationProgress,
-} from "./iterable/iterable-state.js";
+} from "./core/iterable/iterable-state.js";
 
 // API: Sidekiq's Ruby API (Sidekiq::Stats, Queue, sets, processes, metrics) for Node.
-export { SidekiqApi, type ApiOptions } from "./api/sidekiq-api.js";
-export type { StatsSnapshot, QueueSummary } from "./api/stats.js";
-export { StatsHistory, type DayCount } from "./api/history.js";
+export { SidekiqApi, type ApiOptions } from "./core/api/sidekiq-api.js";
+export type { StatsSnapshot, QueueSummary } from "./core/api/stats.js";
+export { StatsHistory, type DayCount } from "./core/api/history.js";
 export {
   MetricsQuery,
   METRICS_PERIODS,
   type MetricsResult,
   type JobMetrics,
   type Granularity,
-} from "./api/metrics-query.js";
-export { HISTOGRAM_LABELS } from "./wire/metrics-keys.js";
-export { Queue, type QueueEntry } from "./api/queue.js";
-export type { JobView, JobFilter } from "./api/job-entry.js";
-export { SortedJobSet } from "./api/sorted-set.js";
-export { ScheduledSet, RetrySet, DeadSet } from "./api/job-sets.js";
+} from "./core/api/metrics-query.js";
+export { HISTOGRAM_LABELS } from "./core/wire/metrics-keys.js";
+export { Queue, type QueueEntry } from "./core/api/queue.js";
+export type { JobView, JobFilter } from "./core/api/job-entry.js";
+export { SortedJobSet } from "./core/api/sorted-set.js";
+export { ScheduledSet, RetrySet, DeadSet } from "./core/api/job-sets.js";
 export {
   JobSetError,
   type JobSetName,
@@ -104,8 +114,8 @@ export {
   type BulkResult,
   type EntryAction,
   type FilteredPage,
-} from "./api/sorted-entry.js";
-export type { DeadSetConfig } from "./api/morgue.js";
+} from "./core/api/sorted-entry.js";
+export type { DeadSetConfig } from "./core/api/morgue.js";
 export {
   BULK_BATCH_SIZE,
   MAX_BULK_BATCH_SIZE,
@@ -113,8 +123,8 @@ export {
   type BulkActionOptions,
   type BulkSelection,
   type BulkSummary,
-} from "./api/bulk-action.js";
-export { ProcessSet } from "./api/process-set.js";
+} from "./core/api/bulk-action.js";
+export { ProcessSet } from "./core/api/process-set.js";
 export {
   ProcessNotFoundError,
   EmbeddedProcessError,
@@ -122,10 +132,10 @@ export {
   type RunningWork,
   type RemoteSignalName,
   type Runtime,
-} from "./api/process-hash.js";
+} from "./core/api/process-hash.js";
 
 // Migration: audit, move, rewrite timestamps, export and import.
-export type { Progress, ProgressFn } from "./migration/stored-jobs.js";
+export type { Progress, ProgressFn } from "./tools/migration/stored-jobs.js";
 export {
   auditQueues,
   collectHandlers,
@@ -134,24 +144,24 @@ export {
   type AuditReport,
   type QueueAudit,
   type Verdict,
-} from "./migration/audit.js";
-export { moveJobs, type MoveOptions, type MoveReport, type MoveLocationReport } from "./migration/move.js";
+} from "./tools/migration/audit.js";
+export { moveJobs, type MoveOptions, type MoveReport, type MoveLocationReport } from "./tools/migration/move.js";
 export {
   migrateTimestamps,
   type TimestampOptions,
   type TimestampReport,
   type TimestampKeyReport,
   type TimestampTarget,
-} from "./migration/convert-timestamps.js";
-export { exportToFile, exportToStream, type ExportOptions, type ExportSummary } from "./migration/dump.js";
+} from "./tools/migration/convert-timestamps.js";
+export { exportToFile, exportToStream, type ExportOptions, type ExportSummary } from "./tools/migration/dump.js";
 export {
   importFromFile,
   importFromStream,
   ImportRefusedError,
   type ImportOptions,
   type ImportSummary,
-} from "./migration/restore.js";
-export { ExportFormatError } from "./migration/export-format.js";
+} from "./tools/migration/restore.js";
+export { ExportFormatError } from "./tools/migration/export-format.js";
 
 // sidekiq-unique-jobs: its locks taken and released by Node as the gem does.
 export {
@@ -169,19 +179,24 @@ export {
   type DigestInput,
   type DigestAlgorithm,
   type JsonFloats,
-} from "./unique-jobs/index.js";
+} from "./addons/sidekiq-unique-jobs/index.js";
 
 // sidekiq-cron: its jobs (CronApi), its poller, its schedule syntax.
-export { CronApi, type CronApiOptions, type CronListing, type UnreadableCronJob } from "./cron/cron-api.js";
-export { CronJob, CronJobError, type CronJobInput, type CronJobHash } from "./cron/cron-job.js";
-export { CronPoller, type CronPollerOptions, type CronPollResult } from "./cron/poller.js";
-export { CronSchedule, CronSyntaxError, parseCron } from "./cron/schedule.js";
+export {
+  CronApi,
+  type CronApiOptions,
+  type CronListing,
+  type UnreadableCronJob,
+} from "./addons/sidekiq-cron/cron-api.js";
+export { CronJob, CronJobError, type CronJobInput, type CronJobHash } from "./addons/sidekiq-cron/cron-job.js";
+export { CronPoller, type CronPollerOptions, type CronPollResult } from "./addons/sidekiq-cron/poller.js";
+export { CronSchedule, CronSyntaxError, parseCron } from "./addons/fugit/cron.js";
 
 // sidekiq-scheduler: its settings from a sidekiq.yml as Sidekiq reads it.
 export {
   schedulerSettingsFromFile,
   schedulerSettingsFromSidekiqYml,
   SidekiqYmlError,
-} from "./scheduler/sidekiq-yml.js";
-export type { SidekiqSchedulerSettings } from "./scheduler/poller.js";
-export type { ScheduleConfig } from "./scheduler/schedule-entry.js";
+} from "./addons/sidekiq-scheduler/sidekiq-yml.js";
+export type { SidekiqSchedulerSettings } from "./addons/sidekiq-scheduler/poller.js";
+export type { ScheduleConfig } from "./addons/sidekiq-scheduler/schedule-entry.js";

@@ -5,8 +5,8 @@ import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { checkGenerated } from "../scripts/gen-types.js";
-import { DIALECTS, RECORD_KINDS, profileForVersion, type Dialect, type RecordKind } from "../src/wire/dialect.js";
-import { parseJson } from "../src/wire/json-scan.js";
+import { DIALECTS, RECORD_KINDS, profileForVersion, type Dialect, type RecordKind } from "../src/core/wire/dialect.js";
+import { parseJson } from "../src/core/wire/json-scan.js";
 import {
   assertValidRecord,
   formatIssues,
@@ -15,7 +15,7 @@ import {
   validateRecord,
   WireValidationError,
   type WireSchemaIssue,
-} from "../src/wire/validate.js";
+} from "../src/core/wire/validate.js";
 import { CAPTURE_DIR, type Capture, type CapturedRecord } from "./captures.js";
 
 const SCHEMA_DIR = fileURLToPath(new URL("../schema/", import.meta.url));
@@ -409,7 +409,7 @@ describe("validate.ts", () => {
 });
 
 describe("generated types (npm run gen:check)", () => {
-  it("src/wire/generated/ is up to date with schema/", async () => {
+  it("src/core/wire/generated/ is up to date with schema/", async () => {
     const r = await checkGenerated();
     expect(
       r,

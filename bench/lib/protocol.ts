@@ -2,7 +2,7 @@
 // harness writes one JSON command per line on a child's stdin; a child answers
 // with lines `__BENCH__ {json}` on stdout (anything else on stdout is a log).
 // Node children (bridge, BullMQ) and Ruby (lib/bench_jobs.rb) speak the same.
-import { nowMs } from "../../src/wire/timestamps.js";
+import { nowMs } from "../../src/core/wire/timestamps.js";
 
 export const MARK = "__BENCH__ ";
 

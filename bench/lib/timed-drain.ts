@@ -4,9 +4,9 @@
 // and the enqueueing are outside the window. Used by the in-process drain
 // benches (fetch-ahead.ts, fetch-lanes.ts).
 import { Redis } from "ioredis";
-import { Client } from "../../src/client/client.js";
-import { consoleLogger } from "../../src/logging/logger.js";
-import { Worker, type WorkerOptions } from "../../src/worker/worker.js";
+import { Client } from "../../src/core/client/client.js";
+import { consoleLogger } from "../../src/core/logging/logger.js";
+import { Worker, type WorkerOptions } from "../../src/core/worker/worker.js";
 
 export interface TimedDrainOptions {
   url: string;

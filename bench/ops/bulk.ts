@@ -10,8 +10,8 @@
 // ends empty and the queues gained exactly as many jobs as it held.
 import { spawn } from "node:child_process";
 import type { Redis } from "ioredis";
-import { Client } from "../../src/client/client.js";
-import { SidekiqApi } from "../../src/api/sidekiq-api.js";
+import { Client } from "../../src/core/client/client.js";
+import { SidekiqApi } from "../../src/core/api/sidekiq-api.js";
 import type { FleetSize } from "./seed.js";
 import { cliArgv, type RubySide } from "./sides.js";
 

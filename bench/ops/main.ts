@@ -17,7 +17,7 @@ import { cpus, totalmem } from "node:os";
 import { Redis } from "ioredis";
 import { startRedis } from "../../harness/redis-server.js";
 import { clearProcesses, className, fleetSize, seedFleet, seedProcesses, seedRetries } from "./seed.js";
-import { SidekiqApi } from "../../src/api/sidekiq-api.js";
+import { SidekiqApi } from "../../src/core/api/sidekiq-api.js";
 import { buildDist, Dashboard, redisWork, REPO, RubySide, timeCli, type RubyOut, type Timing } from "./sides.js";
 import { bulkRetryAll, type BulkFigures } from "./bulk.js";
 

@@ -2,9 +2,9 @@
 // "client") or its Worker (role "worker"), on queue `bench`, job class
 // BenchNoopJob (the same name as ruby-fixtures/lib/bench_jobs.rb). Bundled by
 // bench/lib/build.ts and run with plain `node`, pinned by the harness.
-import { Client } from "../../src/client/client.js";
-import { Worker, type WorkerOptions } from "../../src/worker/worker.js";
-import type { Logger } from "../../src/logging/logger.js";
+import { Client } from "../../src/core/client/client.js";
+import { Worker, type WorkerOptions } from "../../src/core/worker/worker.js";
+import type { Logger } from "../../src/core/logging/logger.js";
 import { JobCounter, runChild, serveClient, serveWorker } from "../lib/protocol.js";
 
 const url = process.env.BENCH_REDIS_URL!;

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { ALT_SRC, bundle, COMPARE_SRC, REPO_ROOT } from "../lib/build.js";
 import { Child } from "../lib/child.js";
 import { SidekiqFamily } from "./sidekiq-family.js";
-import { WORKER_NODE_FLAGS } from "../../src/cli/node-flags.js";
+import { WORKER_NODE_FLAGS } from "../../src/tools/cli/node-flags.js";
 import type { BenchRedis, SystemUnderTest, WorkerSpec } from "./types.js";
 
 export interface BridgeVariant {

@@ -6,7 +6,7 @@
 // once to workers blocked in BRPOP (Sidekiq's bin/sidekiqload: enqueue first,
 // then time the drain).
 import { Redis } from "ioredis";
-import { Client } from "../../src/client/client.js";
+import { Client } from "../../src/core/client/client.js";
 import type { BenchRedis, QueueFamily } from "./types.js";
 
 export const QUEUE = "bench";

@@ -10,10 +10,10 @@
 // - a Float's spelling, where Ruby's json is 2.10 or later: it writes floats with
 //   its own formatter (0.0000003318 where Float#to_s, and Node, write 3.318e-07),
 //   equal in value (interop-tests/json-parity.test.ts): compared by value.
-import { JobRecord } from "../../src/wire/job-record.js";
-import { rubyFloatToS } from "../../src/wire/ruby-json.js";
-import { isFloatLexeme } from "../../src/wire/json-scan.js";
-import { PAYLOAD_TIME_FIELDS } from "../../src/wire/timestamps.js";
+import { JobRecord } from "../../src/core/wire/job-record.js";
+import { rubyFloatToS } from "../../src/core/wire/ruby-json.js";
+import { isFloatLexeme } from "../../src/core/wire/json-scan.js";
+import { PAYLOAD_TIME_FIELDS } from "../../src/core/wire/timestamps.js";
 
 /** The clock around an operation, epoch seconds. */
 export interface Window {

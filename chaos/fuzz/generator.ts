@@ -4,8 +4,8 @@
 // exponents, deep nesting, unknown top-level keys, both timestamp units.
 // Lone surrogates are not here: Ruby's JSON refuses them on every release (as
 // our writer does), so they belong to the bad-input corpus.
-import { JobRecord } from "../../src/wire/job-record.js";
-import { RubyFloat, type RubyJsonValue } from "../../src/wire/ruby-json.js";
+import { JobRecord } from "../../src/core/wire/job-record.js";
+import { RubyFloat, type RubyJsonValue } from "../../src/core/wire/ruby-json.js";
 import { caseSeed, Rng } from "./prng.js";
 
 /** A payload as ordered members (a JS object would move integer-like keys first). */

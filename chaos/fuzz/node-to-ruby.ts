@@ -5,11 +5,11 @@
 // the same, and a real worker must perform every Node-written job with those
 // arguments.
 import type { Redis } from "ioredis";
-import { Client } from "../../src/client/client.js";
-import type { PushItem } from "../../src/client/normalize.js";
-import { profileForVersion } from "../../src/wire/dialect.js";
-import { JobRecord } from "../../src/wire/job-record.js";
-import { RubyFloat, type RubyJsonValue } from "../../src/wire/ruby-json.js";
+import { Client } from "../../src/core/client/client.js";
+import type { PushItem } from "../../src/core/client/normalize.js";
+import { profileForVersion } from "../../src/core/wire/dialect.js";
+import { JobRecord } from "../../src/core/wire/job-record.js";
+import { RubyFloat, type RubyJsonValue } from "../../src/core/wire/ruby-json.js";
 import { compareRecords, floatsAsToS } from "./compare.js";
 import { caseText, field, FUZZ_QUEUES, type FuzzCase } from "./generator.js";
 import { oracle, type FuzzRig } from "./rig.js";

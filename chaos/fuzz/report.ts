@@ -1,6 +1,6 @@
 // A mismatch, and how it is printed: the minimal case as a vitest regression
 // test to paste into interop-tests/ (it reruns the same check on that case).
-import { RubyFloat } from "../../src/wire/ruby-json.js";
+import { RubyFloat } from "../../src/core/wire/ruby-json.js";
 import type { FuzzCase } from "./generator.js";
 
 export type Direction = "ruby-to-node" | "node-to-ruby";
@@ -36,7 +36,7 @@ export function regressionTest(m: Mismatch, version: string): string {
   return `// interop-tests/fuzz-regression-<name>.test.ts
 import { expect, it } from "vitest";
 import { ${fn} } from "../chaos/fuzz/${m.direction}.js";
-import { RubyFloat } from "../src/wire/ruby-json.js";
+import { RubyFloat } from "../src/core/wire/ruby-json.js";
 import { describeEachSidekiq } from "./support/harness.js";
 import { rigFor } from "../chaos/fuzz/interop-rig.js";
 

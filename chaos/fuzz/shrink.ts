@@ -1,7 +1,7 @@
 // Shrinking a failing case: smaller candidates (a member dropped, an argument
 // dropped, a value simplified), tried in batches so one Ruby process judges
 // many; the smallest that still fails the same way wins, until none does.
-import type { RubyJsonValue } from "../../src/wire/ruby-json.js";
+import type { RubyJsonValue } from "../../src/core/wire/ruby-json.js";
 import type { Fields, FuzzCase } from "./generator.js";
 import type { Mismatch } from "./report.js";
 

@@ -1,8 +1,8 @@
 // A Redis (or Valkey) with ACL users, for the tests that run the bridge under
-// a user limited to src/redis/acl.ts's line; the default user stays whole, for
+// a user limited to src/core/redis/acl.ts's line; the default user stays whole, for
 // the test's own reads and ACL LOG.
 import { Redis } from "ioredis";
-import { BRIDGE_COMMANDS, bridgeAclRules } from "../../src/redis/acl.js";
+import { BRIDGE_COMMANDS, bridgeAclRules } from "../../src/core/redis/acl.js";
 import type { RedisServer } from "../../harness/redis-server.js";
 import { startServer } from "../../harness/servers.js";
 

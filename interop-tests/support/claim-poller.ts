@@ -3,7 +3,7 @@
 // Shared by the claim recovery tests and the chaos scenarios.
 import { spawn } from "node:child_process";
 import { REPO_ROOT } from "../../harness/local-backend.js";
-import type { Logger } from "../../src/logging/logger.js";
+import type { Logger } from "../../src/core/logging/logger.js";
 
 /** Where the poller stops: after the claim (step 1), or after storing its payload (step 2). */
 export type ClaimStage = "claimed" | "prepared";

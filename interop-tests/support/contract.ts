@@ -5,7 +5,7 @@ import { inject } from "vitest";
 import { chrootArgv, releaseCommand } from "../../harness/local-backend.js";
 import { DOCKER_FIXTURES } from "../../harness/docker-backend.js";
 import type { SidekiqTarget } from "../../harness/versions.js";
-import { shellWord } from "../../src/contract/pull.js";
+import { shellWord } from "../../src/tools/contract/pull.js";
 import { startCli } from "./cli-process.js";
 
 /** The files of ruby-fixtures/contract/ the pull requires, relative to the fixtures folder. */

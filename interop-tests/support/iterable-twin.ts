@@ -3,9 +3,9 @@
 // `bridge:iterated:<jid>` as "node:<item>" (Ruby writes "ruby:<item>"), hooks
 // to `bridge:hooks:<jid>`, and the item named by `bridge:fail-once:<jid>`
 // raising once.
-import { arrayEnumerator, type IterableJob } from "../../src/iterable/iterable.js";
-import type { Logger } from "../../src/logging/logger.js";
-import { Worker } from "../../src/worker/worker.js";
+import { arrayEnumerator, type IterableJob } from "../../src/core/iterable/iterable.js";
+import type { Logger } from "../../src/core/logging/logger.js";
+import { Worker } from "../../src/core/worker/worker.js";
 import type { SidekiqContext } from "./harness.js";
 
 export type IterArgs = [count: number, delayMs: number];

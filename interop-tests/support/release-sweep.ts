@@ -1,15 +1,15 @@
 // The release sweep's failure cases: each job is failed once by Node's
 // JobRetry and once by the release's own (ruby-fixtures/lib/sweep.rb), and
 // both must send it to the same place with the same delay. Each case sits on
-// one or more boundaries of src/wire/release-rules.ts.
+// one or more boundaries of src/core/wire/release-rules.ts.
 import type { Redis } from "ioredis";
-import { handleFailure, type RetryOutcome } from "../../src/server/job-retry.js";
-import type { DeathHandler, HandlerOptions } from "../../src/server/types.js";
-import { JobRecord, profileForVersion, releaseRules } from "../../src/wire/index.js";
-import { SidekiqApi } from "../../src/api/sidekiq-api.js";
-import { Client } from "../../src/client/client.js";
-import { SidekiqArgumentError } from "../../src/client/errors.js";
-import { ScheduledPoller } from "../../src/server/scheduled.js";
+import { handleFailure, type RetryOutcome } from "../../src/core/server/job-retry.js";
+import type { DeathHandler, HandlerOptions } from "../../src/core/server/types.js";
+import { JobRecord, profileForVersion, releaseRules } from "../../src/core/wire/index.js";
+import { SidekiqApi } from "../../src/core/api/sidekiq-api.js";
+import { Client } from "../../src/core/client/client.js";
+import { SidekiqArgumentError } from "../../src/core/client/errors.js";
+import { ScheduledPoller } from "../../src/core/server/scheduled.js";
 
 export interface FailureCase {
   name: string;

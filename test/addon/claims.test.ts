@@ -5,8 +5,8 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startRedis, type RedisServer } from "../../harness/redis-server.js";
-import { AddonClaims, type PreparedClaim } from "../../src/addon/claims.js";
-import { ADDON_CLAIMS } from "../../src/wire/bridge-keys.js";
+import { AddonClaims, type PreparedClaim } from "../../src/addons/pollers/claims.js";
+import { ADDON_CLAIMS } from "../../src/core/wire/bridge-keys.js";
 
 describe("recoverable add-on claims", () => {
   let server: RedisServer;

@@ -5,10 +5,10 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startRedis, type RedisServer } from "../../harness/redis-server.js";
-import { BULK_BATCH_SIZE, type BulkSummary } from "../../src/api/bulk-action.js";
-import { SidekiqApi } from "../../src/api/sidekiq-api.js";
-import { Client } from "../../src/client/client.js";
-import type { ClientMiddleware } from "../../src/client/middleware.js";
+import { BULK_BATCH_SIZE, type BulkSummary } from "../../src/core/api/bulk-action.js";
+import { SidekiqApi } from "../../src/core/api/sidekiq-api.js";
+import { Client } from "../../src/core/client/client.js";
+import type { ClientMiddleware } from "../../src/core/client/middleware.js";
 
 let server: RedisServer;
 let redis: Redis;

@@ -3,9 +3,9 @@
 // written by Stats#flushMetrics in both releases' keys read back as one sum.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, type RedisServer } from "../../harness/redis-server.js";
-import { SidekiqApi } from "../../src/api/sidekiq-api.js";
-import { Stats } from "../../src/server/execution-stats.js";
-import { profileForVersion } from "../../src/wire/dialect.js";
+import { SidekiqApi } from "../../src/core/api/sidekiq-api.js";
+import { Stats } from "../../src/core/server/execution-stats.js";
+import { profileForVersion } from "../../src/core/wire/dialect.js";
 
 const T = Date.UTC(2026, 1, 5, 8, 3, 30); // 2026-02-05 08:03:30 UTC
 

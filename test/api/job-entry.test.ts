@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { displayClassOf, globEscape, matchesFilter, parseStored, viewOf } from "../../src/api/job-entry.js";
-import { parseWork, processFromHash } from "../../src/api/process-hash.js";
-import { ownDialect } from "../../src/api/sidekiq-api.js";
-import { decrementRetryCount, JobSetError } from "../../src/api/sorted-entry.js";
-import { JobRecord } from "../../src/wire/job-record.js";
+import { displayClassOf, globEscape, matchesFilter, parseStored, viewOf } from "../../src/core/api/job-entry.js";
+import { parseWork, processFromHash } from "../../src/core/api/process-hash.js";
+import { ownDialect } from "../../src/core/api/sidekiq-api.js";
+import { decrementRetryCount, JobSetError } from "../../src/core/api/sorted-entry.js";
+import { JobRecord } from "../../src/core/wire/job-record.js";
 
 const dc = (json: string) => displayClassOf(parseStored(json));
 

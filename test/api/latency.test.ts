@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { jobLatency, latencyRuleFor } from "../../src/api/latency.js";
+import { jobLatency, latencyRuleFor } from "../../src/core/api/latency.js";
 
 const NOW = 1_795_303_600_000.5; // epoch ms, half a millisecond past a whole one
 

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { formatDuration, formatTable } from "../../src/cli/output.js";
-import { maskUrl, redisUrl, scrub, urlSecrets } from "../../src/cli/redis-url.js";
-import { parseFlags } from "../../src/cli/flags.js";
-import { UsageError } from "../../src/cli/errors.js";
-import { parseAt, parseRetry, parseRubyJson } from "../../src/cli/enqueue-command.js";
-import { RubyFloat, toRubyJson } from "../../src/wire/ruby-json.js";
+import { formatDuration, formatTable } from "../../src/tools/cli/output.js";
+import { maskUrl, redisUrl, scrub, urlSecrets } from "../../src/tools/cli/redis-url.js";
+import { parseFlags } from "../../src/tools/cli/flags.js";
+import { UsageError } from "../../src/tools/cli/errors.js";
+import { parseAt, parseRetry, parseRubyJson } from "../../src/tools/cli/enqueue-command.js";
+import { RubyFloat, toRubyJson } from "../../src/core/wire/ruby-json.js";
 
 describe("URL masking", () => {
   it("hides the whole userinfo, keeps host, port and database", () => {

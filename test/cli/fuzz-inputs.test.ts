@@ -10,10 +10,10 @@ import { Rng } from "../../chaos/fuzz/prng.js";
 import type { RedisServer } from "../../harness/redis-server.js";
 import { startServer } from "../../harness/servers.js";
 import { HOSTILE_TEXT } from "../support/hostile-inputs.js";
-import * as processes from "../../src/cli/processes-command.js";
-import * as queues from "../../src/cli/queues-command.js";
-import { dead, retries, scheduled } from "../../src/cli/sorted-set-command.js";
-import * as stats from "../../src/cli/stats-command.js";
+import * as processes from "../../src/tools/cli/processes-command.js";
+import * as queues from "../../src/tools/cli/queues-command.js";
+import { dead, retries, scheduled } from "../../src/tools/cli/sorted-set-command.js";
+import * as stats from "../../src/tools/cli/stats-command.js";
 
 const CASES = Number(process.env.CLI_FUZZ_CASES ?? 400);
 const SEED = Number(process.env.CLI_FUZZ_SEED ?? 1);

@@ -7,9 +7,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { UsageError } from "../../src/cli/errors.js";
-import { childArgv, exitCodeOf, processesFlag, SlotRestarts } from "../../src/cli/swarm.js";
-import { DUPLICATE_STOP_MS, StopSignals } from "../../src/cli/swarm-child.js";
+import { UsageError } from "../../src/tools/cli/errors.js";
+import { childArgv, exitCodeOf, processesFlag, SlotRestarts } from "../../src/tools/cli/swarm.js";
+import { DUPLICATE_STOP_MS, StopSignals } from "../../src/tools/cli/swarm-child.js";
 
 describe("--processes", () => {
   it("defaults to 1 and takes a positive integer", () => {

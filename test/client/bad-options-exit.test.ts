@@ -13,7 +13,7 @@ describe("a Client with a bad option", () => {
   ] as const) {
     it(`${what}: the constructor throws and a script that catches it exits by itself`, async () => {
       const script = `
-        import { Client } from "./src/client/client.ts";
+        import { Client } from "./src/core/client/client.ts";
         try { new Client({ redis: ${JSON.stringify(t.server.url)}, ...${options} }); console.log("built"); }
         catch (e) { console.log("refused: " + e.name); }`;
       // Killed (and the test failed) if a connection left open keeps it alive.

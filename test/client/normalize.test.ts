@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { normalizeItem, type JobHash } from "../../src/client/normalize.js";
-import { SidekiqArgumentError } from "../../src/client/errors.js";
-import { scheduleAt } from "../../src/client/job.js";
-import { verifyArgs, findUnsafeArg } from "../../src/client/strict-args.js";
-import { runClientMiddleware } from "../../src/client/middleware.js";
-import { serializeArguments, aj, iso8601Nanos } from "../../src/client/activejob.js";
-import { profileForVersion, RubyFloat, toRubyJson } from "../../src/wire/index.js";
+import { normalizeItem, type JobHash } from "../../src/core/client/normalize.js";
+import { SidekiqArgumentError } from "../../src/core/client/errors.js";
+import { scheduleAt } from "../../src/core/client/job.js";
+import { verifyArgs, findUnsafeArg } from "../../src/core/client/strict-args.js";
+import { runClientMiddleware } from "../../src/core/client/middleware.js";
+import { serializeArguments, aj, iso8601Nanos } from "../../src/core/client/activejob.js";
+import { profileForVersion, RubyFloat, toRubyJson } from "../../src/core/wire/index.js";
 
 const v8 = profileForVersion("8.1.7");
 const v7 = profileForVersion("7.3.2");

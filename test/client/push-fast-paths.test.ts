@@ -5,10 +5,10 @@
 import fc from "fast-check";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
-import { Client, type ClientOptions } from "../../src/client/client.js";
-import { runClientMiddleware } from "../../src/client/middleware.js";
-import { bulkTemplate, fillTemplate, payloadTemplate, type JobHash } from "../../src/client/normalize.js";
-import { profileForVersion, toRubyJson, type RubyJsonValue } from "../../src/wire/index.js";
+import { Client, type ClientOptions } from "../../src/core/client/client.js";
+import { runClientMiddleware } from "../../src/core/client/middleware.js";
+import { bulkTemplate, fillTemplate, payloadTemplate, type JobHash } from "../../src/core/client/normalize.js";
+import { profileForVersion, toRubyJson, type RubyJsonValue } from "../../src/core/wire/index.js";
 
 type Call = unknown[];
 

@@ -2,7 +2,7 @@
 // test runner's own variables (VITEST, NODE_ENV=test), which would change
 // what a push does in users' test runs.
 import { afterEach, describe, expect, it } from "vitest";
-import { Client } from "../../src/client/client.js";
+import { Client } from "../../src/core/client/client.js";
 
 const validating = (c: Client) => (c as unknown as { validate: boolean }).validate;
 

@@ -1,11 +1,11 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { aj, ActiveJobDefinition } from "../../src/client/activejob.js";
-import { MailerDefinition } from "../../src/client/mailer.js";
-import type { Client } from "../../src/client/client-types.js";
-import { ContractChecker, ContractError, type ContractOptions } from "../../src/contract/checker.js";
-import { readContractFile, type JobContract } from "../../src/contract/document.js";
-import { RubyFloat } from "../../src/wire/ruby-json.js";
+import { aj, ActiveJobDefinition } from "../../src/core/client/activejob.js";
+import { MailerDefinition } from "../../src/core/client/mailer.js";
+import type { Client } from "../../src/core/client/client-types.js";
+import { ContractChecker, ContractError, type ContractOptions } from "../../src/tools/contract/checker.js";
+import { readContractFile, type JobContract } from "../../src/tools/contract/document.js";
+import { RubyFloat } from "../../src/core/wire/ruby-json.js";
 
 const shop = readContractFile(join(import.meta.dirname, "fixtures/shop.contract.json"));
 

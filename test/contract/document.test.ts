@@ -8,7 +8,7 @@ import {
   readContractFile,
   stringifyContract,
   type JobContract,
-} from "../../src/contract/document.js";
+} from "../../src/tools/contract/document.js";
 
 const FIXTURE = join(import.meta.dirname, "fixtures/shop.contract.json");
 

@@ -3,8 +3,8 @@
 // error (each `// @ts-expect-error` must meet one, or tsc reports it unused).
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { generateTypes, loadSchemaCompiler } from "../../src/contract/gen.js";
-import { readContractFile } from "../../src/contract/document.js";
+import { generateTypes, loadSchemaCompiler } from "../../src/tools/contract/gen.js";
+import { readContractFile } from "../../src/tools/contract/document.js";
 import { checkBlocks, type Block } from "../docs/snippets.js";
 
 const pulled = readContractFile(join(import.meta.dirname, "fixtures/shop.contract.json"));

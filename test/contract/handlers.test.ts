@@ -1,11 +1,11 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { contractHandlers } from "../../src/contract/audit-check.js";
-import { readContractFile } from "../../src/contract/document.js";
-import { contractChanges, handlerDrift } from "../../src/contract/drift.js";
-import { exportContract, paramsFromArgsSchema } from "../../src/contract/handlers.js";
-import { rubyStubs } from "../../src/contract/ruby-stubs.js";
-import { collectHandlers } from "../../src/migration/collect-handlers.js";
+import { contractHandlers } from "../../src/tools/contract/audit-check.js";
+import { readContractFile } from "../../src/tools/contract/document.js";
+import { contractChanges, handlerDrift } from "../../src/tools/contract/drift.js";
+import { exportContract, paramsFromArgsSchema } from "../../src/tools/contract/handlers.js";
+import { rubyStubs } from "../../src/tools/contract/ruby-stubs.js";
+import { collectHandlers } from "../../src/tools/migration/collect-handlers.js";
 
 const shop = readContractFile(join(import.meta.dirname, "fixtures/shop.contract.json"));
 

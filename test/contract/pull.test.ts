@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { PULL_SCRIPT, pullContract } from "../../src/contract/pull.js";
+import { PULL_SCRIPT, pullContract } from "../../src/tools/contract/pull.js";
 
 const doc = JSON.stringify({ contract: 1, app: "x", classes: { A: { kind: "sidekiq", params: [] } } });
 

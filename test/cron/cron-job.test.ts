@@ -8,7 +8,7 @@ import {
   formatLastEnqueueTime,
   parseLastEnqueueTime,
   truthyFlag,
-} from "../../src/cron/index.js";
+} from "../../src/addons/sidekiq-cron/index.js";
 
 describe("sidekiq-cron job encodings", () => {
   it("writes and reads last_enqueue_time as '%Y-%m-%d %H:%M:%S %z'", () => {

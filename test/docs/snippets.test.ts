@@ -72,10 +72,10 @@ describe("documentation snippets", () => {
       ),
     );
     expect(drift).toEqual([]);
-    expect(excerptMismatches("export class Slots {\n// ...\n  get running(): number {", "src/server/slots.ts")).toEqual(
-      [],
-    );
-    expect(excerptMismatches("  get running(): number {\nexport class Slots {", "src/server/slots.ts")).toEqual([
+    expect(
+      excerptMismatches("export class Slots {\n// ...\n  get running(): number {", "src/core/server/slots.ts"),
+    ).toEqual([]);
+    expect(excerptMismatches("  get running(): number {\nexport class Slots {", "src/core/server/slots.ts")).toEqual([
       "export class Slots {",
     ]);
   });

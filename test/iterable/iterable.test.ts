@@ -1,11 +1,11 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, type RedisServer } from "../../harness/redis-server.js";
-import { arrayEnumerator, type IterableJob } from "../../src/iterable/iterable.js";
-import { decodeIterationState, encodeIterationState } from "../../src/iterable/iterable-state.js";
-import type { Logger } from "../../src/logging/logger.js";
-import { Worker } from "../../src/worker/worker.js";
-import { JobRecord } from "../../src/wire/index.js";
+import { arrayEnumerator, type IterableJob } from "../../src/core/iterable/iterable.js";
+import { decodeIterationState, encodeIterationState } from "../../src/core/iterable/iterable-state.js";
+import type { Logger } from "../../src/core/logging/logger.js";
+import { Worker } from "../../src/core/worker/worker.js";
+import { JobRecord } from "../../src/core/wire/index.js";
 
 describe("it-<jid> fields as Sidekiq's flush_state writes and fetch_previous_iteration_state reads them", () => {
   it("writes ex as an Integer, c as JSON, rt as 0 until a runtime is added, then as a Ruby Float", () => {

@@ -7,7 +7,7 @@ import {
   judgeQueue,
   type ClassUsage,
   type ProcessSummary,
-} from "../../src/migration/audit.js";
+} from "../../src/tools/migration/audit.js";
 
 const usage = (name: string, o: Partial<ClassUsage> = {}): ClassUsage => ({
   name,

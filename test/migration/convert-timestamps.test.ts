@@ -1,8 +1,8 @@
 // Pure logic of `migrate timestamps`: which payload fields change, how, and
 // that 8 -> 7 -> 8 gives back every byte of what real Sidekiq 8 wrote.
 import { describe, expect, it } from "vitest";
-import { convertPayloadTimes, needsConversion } from "../../src/migration/convert-timestamps.js";
-import { JobRecord } from "../../src/wire/index.js";
+import { convertPayloadTimes, needsConversion } from "../../src/tools/migration/convert-timestamps.js";
+import { JobRecord } from "../../src/core/wire/index.js";
 import { loadCaptures } from "../captures.js";
 
 const JOB_KINDS = new Set(["job", "scheduled", "retry", "dead", "activejob"]);

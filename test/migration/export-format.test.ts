@@ -17,8 +17,8 @@ import {
   redactUrl,
   UNPACK_OPTIONS,
   type ExportRecord,
-} from "../../src/migration/export-format.js";
-import { maskUrl as maskRedisUrl, scrub } from "../../src/cli/redis-url.js";
+} from "../../src/tools/migration/export-format.js";
+import { maskUrl as maskRedisUrl, scrub } from "../../src/tools/cli/redis-url.js";
 
 const bin = (s: string) => Buffer.from(s);
 

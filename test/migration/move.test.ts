@@ -1,7 +1,7 @@
 // Pure logic of `migrate move`: which payloads move, and that only `queue` changes.
 import { describe, expect, it } from "vitest";
-import { rewriteForMove } from "../../src/migration/move.js";
-import { JobRecord } from "../../src/wire/index.js";
+import { rewriteForMove } from "../../src/tools/migration/move.js";
+import { JobRecord } from "../../src/core/wire/index.js";
 
 const o = { from: "b", to: "b-node", classes: ["X"] };
 

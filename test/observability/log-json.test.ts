@@ -3,9 +3,9 @@
 // generic JSON.stringify of tid, msg and the context without tid did, and as
 // the text formatter does.
 import { describe, expect, it } from "vitest";
-import { WorkerEvents } from "../../src/server/events.js";
-import { JobLogger } from "../../src/logging/job-logger.js";
-import { JobWatch } from "../../src/server/job-watch.js";
+import { WorkerEvents } from "../../src/core/server/events.js";
+import { JobLogger } from "../../src/core/logging/job-logger.js";
+import { JobWatch } from "../../src/core/server/job-watch.js";
 import {
   consoleLogger,
   formatJobJson,
@@ -18,8 +18,8 @@ import {
   type LogContext,
   type Logger,
   type LogLevel,
-} from "../../src/logging/logger.js";
-import { JobRecord } from "../../src/wire/job-record.js";
+} from "../../src/core/logging/logger.js";
+import { JobRecord } from "../../src/core/wire/job-record.js";
 
 const at = new Date("2026-01-02T03:04:05.678Z");
 const SEVERITY: Record<LogLevel, string> = { debug: "DEBUG", info: "INFO", warn: "WARN", error: "ERROR" };

@@ -3,9 +3,9 @@
 import { Writable } from "node:stream";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { WorkerEvents } from "../../src/server/events.js";
-import { JobLogger } from "../../src/logging/job-logger.js";
-import { JobWatch } from "../../src/server/job-watch.js";
+import { WorkerEvents } from "../../src/core/server/events.js";
+import { JobLogger } from "../../src/core/logging/job-logger.js";
+import { JobWatch } from "../../src/core/server/job-watch.js";
 import {
   consoleLogger,
   formatJson,
@@ -14,8 +14,8 @@ import {
   safeLogger,
   toLogger,
   type Logger,
-} from "../../src/logging/logger.js";
-import { JobRecord } from "../../src/wire/job-record.js";
+} from "../../src/core/logging/logger.js";
+import { JobRecord } from "../../src/core/wire/job-record.js";
 
 const at = new Date("2026-01-02T03:04:05.678Z");
 

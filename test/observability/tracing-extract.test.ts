@@ -12,8 +12,8 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import type { Redis } from "ioredis";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { tracingServerMiddleware } from "../../src/tracing/opentelemetry.js";
-import { JobRecord } from "../../src/wire/job-record.js";
+import { tracingServerMiddleware } from "../../src/tools/tracing/opentelemetry.js";
+import { JobRecord } from "../../src/core/wire/job-record.js";
 
 const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 const PARENT = "00f067aa0ba902b7";

@@ -9,19 +9,24 @@ import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
-/** The gems' add-ons: entries of src/addon/registry.ts, reached by everything else only through it. */
-const GEM_ADD_ONS = ["src/cron", "src/unique-jobs", "src/scheduler", "src/throttled"];
+/** The gems' add-ons: entries of src/addons/registry.ts, reached by everything else only through it. */
+const GEM_ADD_ONS = [
+  "src/addons/sidekiq-cron",
+  "src/addons/sidekiq-unique-jobs",
+  "src/addons/sidekiq-scheduler",
+  "src/addons/sidekiq-throttled",
+];
 /**
  * What else plugs into the server through its seams (middleware, handlers,
  * services, events): metrics and tracing (tools), and Sidekiq's own
  * IterableJob, which the worker wires.
  */
-const PLUGGED_IN = ["src/iterable", "src/metrics", "src/tracing"];
+const PLUGGED_IN = ["src/core/iterable", "src/tools/metrics", "src/tools/tracing"];
 /** The layers that use add-ons: they reach them through the registry alone. */
-const THROUGH_THE_REGISTRY = ["src/web", "src/cli", "src/migration", "src/worker"];
-/** Layers above the server: the composition root src/worker/ sits above it and assembles it with the add-ons; the API, migration, dashboard and CLI use it. */
-const UPPER_LAYERS = ["src/web", "src/cli", "src/migration", "src/worker", "src/api"];
-/** What src/server/ must not import. */
+const THROUGH_THE_REGISTRY = ["src/tools/web", "src/tools/cli", "src/tools/migration", "src/core/worker"];
+/** Layers above the server: the composition root src/core/worker/ sits above it and assembles it with the add-ons; the API, migration, dashboard and CLI use it. */
+const UPPER_LAYERS = ["src/tools/web", "src/tools/cli", "src/tools/migration", "src/core/worker", "src/core/api"];
+/** What src/core/server/ must not import. */
 const SERVER_MUST_NOT_IMPORT = [...GEM_ADD_ONS, ...PLUGGED_IN, ...UPPER_LAYERS];
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -162,11 +167,11 @@ describe("the import graph of src/", () => {
     expect(cycles, `import cycles in src/ (break each):\n${cycles.join("\n")}`).toEqual([]);
   });
 
-  it("src/server/ imports no add-on and no layer above it (add-ons plug in through its seams; src/worker/ assembles them)", () => {
+  it("src/core/server/ imports no add-on and no layer above it (add-ons plug in through its seams; src/core/worker/ assembles them)", () => {
     const offending = edges
-      .filter((e) => under(e.from, "src/server") && SERVER_MUST_NOT_IMPORT.some((f) => under(e.to, f)))
+      .filter((e) => under(e.from, "src/core/server") && SERVER_MUST_NOT_IMPORT.some((f) => under(e.to, f)))
       .map(edgeText);
-    expect(offending, `src/server/ imports what it must not:\n${offending.join("\n")}`).toEqual([]);
+    expect(offending, `src/core/server/ imports what it must not:\n${offending.join("\n")}`).toEqual([]);
   });
 
   it("the dashboard, the CLI, the migration tools and the worker reach the gems' add-ons only through the registry", () => {
@@ -176,13 +181,17 @@ describe("the import graph of src/", () => {
     expect(offending, `add-ons imported past the registry:\n${offending.join("\n")}`).toEqual([]);
   });
 
-  it("src/logging/ imports nothing from src/server/: the job logger only logs (the server's job watch calls it)", () => {
-    const offending = edges.filter((e) => under(e.from, "src/logging") && under(e.to, "src/server")).map(edgeText);
-    expect(offending, `src/logging/ imports the server:\n${offending.join("\n")}`).toEqual([]);
+  it("src/core/logging/ imports nothing from src/core/server/: the job logger only logs (the server's job watch calls it)", () => {
+    const offending = edges
+      .filter((e) => under(e.from, "src/core/logging") && under(e.to, "src/core/server"))
+      .map(edgeText);
+    expect(offending, `src/core/logging/ imports the server:\n${offending.join("\n")}`).toEqual([]);
   });
 
-  it("src/wire/ imports nothing outside src/wire/ (the ground layer)", () => {
-    const offending = edges.filter((e) => under(e.from, "src/wire") && !under(e.to, "src/wire")).map(edgeText);
-    expect(offending, `src/wire/ imports from other layers:\n${offending.join("\n")}`).toEqual([]);
+  it("src/core/wire/ imports nothing outside src/core/wire/ (the ground layer)", () => {
+    const offending = edges
+      .filter((e) => under(e.from, "src/core/wire") && !under(e.to, "src/core/wire"))
+      .map(edgeText);
+    expect(offending, `src/core/wire/ imports from other layers:\n${offending.join("\n")}`).toEqual([]);
   });
 });

@@ -50,28 +50,28 @@ export function loadedBy(entry: string): string[] {
   return [...seen].map((f) => relative(ROOT, f)).sort();
 }
 
-const ADDON_FOLDERS = /^src\/(cron|unique-jobs|scheduler|throttled|iterable|tracing|pro-batches)\//;
+const ADDON_FOLDERS = /^src\/(addons\/(sidekiq-[^/]+|fugit|pollers)|core\/iterable|tools\/tracing)\//;
 /** What the tabs need at once: each entry, and how the Cron and Locks tabs resolve their options. */
 const ADDON_MODULES_ALLOWED = new Set([
-  "src/cron/addon.ts",
-  "src/cron/web/settings.ts",
-  "src/unique-jobs/addon.ts",
-  "src/unique-jobs/config.ts",
-  "src/unique-jobs/digest.ts",
-  "src/unique-jobs/fpconv.ts",
-  "src/unique-jobs/marker.ts",
-  "src/scheduler/addon.ts",
-  "src/throttled/addon.ts",
-  "src/tracing/addon.ts",
-  "src/pro-batches/addon.ts",
+  "src/addons/sidekiq-cron/addon.ts",
+  "src/addons/sidekiq-cron/web/settings.ts",
+  "src/addons/sidekiq-unique-jobs/addon.ts",
+  "src/addons/sidekiq-unique-jobs/config.ts",
+  "src/addons/sidekiq-unique-jobs/digest.ts",
+  "src/addons/sidekiq-unique-jobs/fpconv.ts",
+  "src/addons/sidekiq-unique-jobs/marker.ts",
+  "src/addons/sidekiq-scheduler/addon.ts",
+  "src/addons/sidekiq-throttled/addon.ts",
+  "src/tools/tracing/addon.ts",
+  "src/addons/sidekiq-pro-batches/addon.ts",
 ]);
 
 describe("importing sidekiq-bridge/web", () => {
-  const modules = loadedBy("src/web/index.ts");
+  const modules = loadedBy("src/tools/web/index.ts");
 
   it("loads of the add-ons only their entries and their tabs' options, none of their runtime", () => {
     expect(modules.filter((m) => ADDON_FOLDERS.test(m) && !ADDON_MODULES_ALLOWED.has(m))).toEqual([]);
-    expect(modules).toContain("src/cron/addon.ts");
+    expect(modules).toContain("src/addons/sidekiq-cron/addon.ts");
   });
 
   it("loads about 110 modules (151 when each entry imported its add-on's runtime)", () => {

@@ -11,9 +11,9 @@ import {
   permissionLine,
   permissionLogFilter,
   RedisPermissionError,
-} from "../../src/redis/acl.js";
-import { putBackFromWorkingList } from "../../src/redis/scripts/index.js";
-import { scriptSha } from "../../src/redis/scripts/define-script.js";
+} from "../../src/core/redis/acl.js";
+import { putBackFromWorkingList } from "../../src/core/redis/scripts/index.js";
+import { scriptSha } from "../../src/core/redis/scripts/define-script.js";
 import { scanRedisCommands } from "./command-scan.js";
 
 /** What ioredis sends by itself on connect: INFO (its ready check), SELECT (a database other than 0). */
@@ -27,7 +27,7 @@ describe("the bridge's ACL", () => {
     for (const c of ALWAYS_ALLOWED) needed.delete(c);
     const missing = [...needed].filter((c) => !BRIDGE_COMMANDS.includes(c));
     const unused = BRIDGE_COMMANDS.filter((c) => !needed.has(c));
-    // Each missing command with where src/ sends it: add it to BRIDGE_COMMANDS (src/redis/acl.ts).
+    // Each missing command with where src/ sends it: add it to BRIDGE_COMMANDS (src/core/redis/acl.ts).
     expect(missing.map((c) => `${c}: ${scan.commands.get(c)?.slice(0, 3).join(", ")}`)).toEqual([]);
     expect(unused).toEqual([]);
     expect(BRIDGE_COMMANDS).toEqual([...new Set(BRIDGE_COMMANDS)].sort());

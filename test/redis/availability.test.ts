@@ -11,7 +11,7 @@ import {
   reasonOf,
   TIMED_OUT,
   whenReady,
-} from "../../src/redis/availability.js";
+} from "../../src/core/redis/availability.js";
 
 describe("availability", () => {
   it("tells connection failures from reply errors", () => {

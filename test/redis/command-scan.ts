@@ -29,8 +29,8 @@ const ALIASES: Record<string, string[]> = {
  * (from the script's callers, whose argument types say so).
  */
 export const DYNAMIC_LUA_CALLS: Record<string, readonly string[]> = {
-  "src/redis/scripts/put-back-from-working-list.ts": ["rpush", "lpush"],
-  "src/redis/scripts/commit-promoted-batch.ts": ["sadd", "lpush"],
+  "src/core/redis/scripts/put-back-from-working-list.ts": ["rpush", "lpush"],
+  "src/core/redis/scripts/commit-promoted-batch.ts": ["sadd", "lpush"],
 };
 
 export interface ScanResult {

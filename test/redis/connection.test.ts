@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
-import { connectRedis } from "../../src/redis/connection.js";
+import { connectRedis } from "../../src/core/redis/connection.js";
 
 describe("connectRedis", () => {
   it("uses an app's ioredis client as is, also one from another copy of the package", () => {

@@ -1,8 +1,8 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, type RedisServer } from "../../harness/redis-server.js";
-import { defineScript, type LuaInclude } from "../../src/redis/scripts/define-script.js";
-import * as registry from "../../src/redis/scripts/index.js";
+import { defineScript, type LuaInclude } from "../../src/core/redis/scripts/define-script.js";
+import * as registry from "../../src/core/redis/scripts/index.js";
 
 const twice: LuaInclude = { name: "twice", lua: "\nlocal function twice(s) return s .. s end" };
 

@@ -1,11 +1,11 @@
 // Sidekiq's start-up warning about maxmemory-policy, on a real redis-server.
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { run as stats } from "../../src/cli/stats-command.js";
+import { run as stats } from "../../src/tools/cli/stats-command.js";
 import type { RedisServer } from "../../harness/redis-server.js";
 import { startServer } from "../../harness/servers.js";
-import { checkEvictionPolicy, evictionWarning, maxmemoryPolicy } from "../../src/redis/eviction-policy.js";
-import { Worker } from "../../src/worker/worker.js";
+import { checkEvictionPolicy, evictionWarning, maxmemoryPolicy } from "../../src/core/redis/eviction-policy.js";
+import { Worker } from "../../src/core/worker/worker.js";
 
 describe("maxmemory-policy: warned about as Sidekiq does at start", () => {
   let server: RedisServer;

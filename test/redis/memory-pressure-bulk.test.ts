@@ -13,13 +13,13 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../harness/local-backend.js";
 import type { RedisServer } from "../../harness/redis-server.js";
 import { startServer } from "../../harness/servers.js";
-import { BulkActionError, type BulkActionOptions } from "../../src/api/bulk-action.js";
-import { SidekiqApi } from "../../src/api/sidekiq-api.js";
-import type { EntryAction, JobSetName } from "../../src/api/sorted-entry.js";
-import { Client } from "../../src/client/client.js";
-import type { ClientMiddleware } from "../../src/client/middleware.js";
-import { RedisOutOfMemoryError } from "../../src/redis/availability.js";
-import { createWebHandler } from "../../src/web/handler.js";
+import { BulkActionError, type BulkActionOptions } from "../../src/core/api/bulk-action.js";
+import { SidekiqApi } from "../../src/core/api/sidekiq-api.js";
+import type { EntryAction, JobSetName } from "../../src/core/api/sorted-entry.js";
+import { Client } from "../../src/core/client/client.js";
+import type { ClientMiddleware } from "../../src/core/client/middleware.js";
+import { RedisOutOfMemoryError } from "../../src/core/redis/availability.js";
+import { createWebHandler } from "../../src/tools/web/handler.js";
 import { memoryLimit, type MemoryLimit } from "./memory-limit.js";
 
 const N = 1000;
@@ -222,9 +222,9 @@ describe("bulk actions when Redis is out of memory (maxmemory, noeviction)", () 
     expect(await inQueue()).toEqual(allJids(N));
   });
 
-  /** The CLI (src/cli/main.ts under tsx): its exit code and its --json summary. */
+  /** The CLI (src/tools/cli/main.ts under tsx): its exit code and its --json summary. */
   async function cli(args: string[]): Promise<{ code: number | null; json: Record<string, unknown>; err: string }> {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args, "--json"], {
+    const child = spawn(process.execPath, ["--import", "tsx", "src/tools/cli/main.ts", ...args, "--json"], {
       cwd: REPO_ROOT,
       env: { ...process.env, REDIS_URL: server.url },
       stdio: ["ignore", "pipe", "pipe"],

@@ -6,9 +6,9 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { RedisServer } from "../../harness/redis-server.js";
 import { startServer } from "../../harness/servers.js";
-import { Client } from "../../src/client/client.js";
-import { BulkPushError } from "../../src/client/errors.js";
-import { RedisOutOfMemoryError } from "../../src/redis/availability.js";
+import { Client } from "../../src/core/client/client.js";
+import { BulkPushError } from "../../src/core/client/errors.js";
+import { RedisOutOfMemoryError } from "../../src/core/redis/availability.js";
 
 describe("a push when Redis is out of memory (maxmemory, noeviction)", () => {
   let server: RedisServer;

@@ -11,10 +11,10 @@ import type { RedisServer } from "../../harness/redis-server.js";
 import { startServer } from "../../harness/servers.js";
 import { freePort, startRedis } from "../../harness/redis-server.js";
 import { makeTestCerts } from "../../harness/tls.js";
-import { Client } from "../../src/client/client.js";
-import { PushUncertainError } from "../../src/client/errors.js";
-import { RedisUnavailableError } from "../../src/redis/availability.js";
-import { Worker } from "../../src/worker/worker.js";
+import { Client } from "../../src/core/client/client.js";
+import { PushUncertainError } from "../../src/core/client/errors.js";
+import { RedisUnavailableError } from "../../src/core/redis/availability.js";
+import { Worker } from "../../src/core/worker/worker.js";
 import { quietLogger as logger } from "../support/use-redis.js";
 
 const TIMEOUT_MS = 1000;

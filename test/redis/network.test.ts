@@ -5,11 +5,11 @@
 // bounds it.
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
-import { takeNetworkTimeout } from "../../src/cli/network-flag.js";
-import { UsageError } from "../../src/cli/errors.js";
-import { Client } from "../../src/client/client.js";
-import { resolveWorkerConfig } from "../../src/config/resolve.js";
-import { connectRedis, networkTimeoutFor } from "../../src/redis/connection.js";
+import { takeNetworkTimeout } from "../../src/tools/cli/network-flag.js";
+import { UsageError } from "../../src/tools/cli/errors.js";
+import { Client } from "../../src/core/client/client.js";
+import { resolveWorkerConfig } from "../../src/core/config/resolve.js";
+import { connectRedis, networkTimeoutFor } from "../../src/core/redis/connection.js";
 import {
   blockingOptions,
   DEFAULT_NETWORK_TIMEOUT_MS,
@@ -18,8 +18,8 @@ import {
   NetworkTimeoutError,
   resolveNetworkTimeout,
   warnIfUntimed,
-} from "../../src/redis/network.js";
-import { isConnectionError } from "../../src/redis/availability.js";
+} from "../../src/core/redis/network.js";
+import { isConnectionError } from "../../src/core/redis/availability.js";
 import { useRedis } from "../support/use-redis.js";
 
 describe("network timeouts", () => {

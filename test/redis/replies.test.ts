@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { execReplies } from "../../src/redis/replies.js";
+import { execReplies } from "../../src/core/redis/replies.js";
 
 describe("execReplies (the one pipeline/MULTI reply check)", () => {
   it("returns the values in command order", () => {

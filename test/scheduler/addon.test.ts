@@ -2,11 +2,11 @@
 // `scheduler` (Sidekiq's own poller of scheduled jobs and retries), its
 // command and its tab on the gem's routes.
 import { describe, expect, it } from "vitest";
-import { addonCommands, addons } from "../../src/addon/registry.js";
-import { help } from "../../src/cli/worker-command.js";
-import { sidekiqSchedulerAddon } from "../../src/scheduler/addon.js";
-import { installSidekiqScheduler } from "../../src/scheduler/install.js";
-import { SidekiqSchedulerPoller } from "../../src/scheduler/poller.js";
+import { addonCommands, addons } from "../../src/addons/registry.js";
+import { help } from "../../src/tools/cli/worker-command.js";
+import { sidekiqSchedulerAddon } from "../../src/addons/sidekiq-scheduler/addon.js";
+import { installSidekiqScheduler } from "../../src/addons/sidekiq-scheduler/install.js";
+import { SidekiqSchedulerPoller } from "../../src/addons/sidekiq-scheduler/poller.js";
 
 describe("the sidekiq-scheduler add-on", () => {
   it("is registered, on by default, under names of its own", () => {

@@ -9,10 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFaultProxy } from "../../harness/fault-proxy.js";
 import type { RedisServer } from "../../harness/redis-server.js";
 import { startServer } from "../../harness/servers.js";
-import { Client } from "../../src/client/client.js";
-import { connectRedis } from "../../src/redis/connection.js";
-import { SchedulerApi } from "../../src/scheduler/scheduler-api.js";
-import { SidekiqSchedulerPoller } from "../../src/scheduler/poller.js";
+import { Client } from "../../src/core/client/client.js";
+import { connectRedis } from "../../src/core/redis/connection.js";
+import { SchedulerApi } from "../../src/addons/sidekiq-scheduler/scheduler-api.js";
+import { SidekiqSchedulerPoller } from "../../src/addons/sidekiq-scheduler/poller.js";
 import { quietLogger as logger } from "../support/use-redis.js";
 
 const NETWORK_TIMEOUT_MS = 60_000;

@@ -1,6 +1,6 @@
 // Reading a sidekiq-scheduler schedule as the gem does, and the job it pushes.
 import { describe, expect, it } from "vitest";
-import { scheduleItem } from "../../src/scheduler/enqueue.js";
+import { scheduleItem } from "../../src/addons/sidekiq-scheduler/enqueue.js";
 import {
   entryProblems,
   intervalOf,
@@ -8,8 +8,8 @@ import {
   prepareStatic,
   railsEnvMatches,
   readEntry,
-} from "../../src/scheduler/schedule-entry.js";
-import { RubyFloat, toRubyJson, type RubyJsonValue } from "../../src/wire/ruby-json.js";
+} from "../../src/addons/sidekiq-scheduler/schedule-entry.js";
+import { RubyFloat, toRubyJson, type RubyJsonValue } from "../../src/core/wire/ruby-json.js";
 
 const NOW = Date.UTC(2026, 10, 26, 14, 41, 30);
 

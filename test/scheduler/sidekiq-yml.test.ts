@@ -2,7 +2,7 @@
 // read it: symbol keys or plain ones, the environment's section over the top
 // level, and a clear error for what only Ruby can read.
 import { describe, expect, it } from "vitest";
-import { schedulerSettingsFromSidekiqYml, SidekiqYmlError } from "../../src/scheduler/sidekiq-yml.js";
+import { schedulerSettingsFromSidekiqYml, SidekiqYmlError } from "../../src/addons/sidekiq-scheduler/sidekiq-yml.js";
 
 const YML = `
 :concurrency: 5

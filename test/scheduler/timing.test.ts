@@ -10,7 +10,7 @@ import {
   ScheduleSyntaxError,
   splitScheduleValue,
   timingFor,
-} from "../../src/scheduler/timing.js";
+} from "../../src/addons/sidekiq-scheduler/timing.js";
 
 const T0 = Date.UTC(2026, 10, 26, 14, 41, 30, 250); // 2026-11-26 14:41:30.250 UTC
 

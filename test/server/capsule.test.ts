@@ -1,8 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { makeCapsule, parseQueue, queuesCommand } from "../../src/server/capsule.js";
-import { serializeArgument } from "../../src/client/activejob.js";
-import { activeJobArguments, AjSerialized, deserializeArgument, GlobalIdRef } from "../../src/server/activejob-args.js";
-import { toRubyJson } from "../../src/wire/ruby-json.js";
+import { makeCapsule, parseQueue, queuesCommand } from "../../src/core/server/capsule.js";
+import { serializeArgument } from "../../src/core/client/activejob.js";
+import {
+  activeJobArguments,
+  AjSerialized,
+  deserializeArgument,
+  GlobalIdRef,
+} from "../../src/core/server/activejob-args.js";
+import { toRubyJson } from "../../src/core/wire/ruby-json.js";
 
 describe("capsules and queue order (Sidekiq's Capsule#mode and BasicFetch#queues_cmd)", () => {
   it("parses queue[,weight]", () => {

@@ -4,10 +4,10 @@
 import { inspect } from "node:util";
 import { expect, it } from "vitest";
 import { offlineProcessorDeps } from "../../harness/processor-deps.js";
-import { LazyAbort } from "../../src/server/lazy-abort.js";
-import type { Logger } from "../../src/logging/logger.js";
-import { processJob } from "../../src/server/processor.js";
-import type { JobContext } from "../../src/server/types.js";
+import { LazyAbort } from "../../src/core/server/lazy-abort.js";
+import type { Logger } from "../../src/core/logging/logger.js";
+import { processJob } from "../../src/core/server/processor.js";
+import type { JobContext } from "../../src/core/server/types.js";
 
 const job =
   '{"retry":true,"queue":"q","class":"CtxJob","args":[1],"jid":"0123456789abcdef01234567","enqueued_at":1763880000001}';

@@ -2,17 +2,17 @@
 // metrics/tracking.rb (6.4.1, 7.3.2, 8.1.7), on a recording fake Redis.
 import type { Redis } from "ioredis";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { BRIDGE_LABEL } from "../../src/wire/bridge-label.js";
-import { Heartbeat, type WorkEntry } from "../../src/server/heartbeat.js";
+import { BRIDGE_LABEL } from "../../src/core/wire/bridge-label.js";
+import { Heartbeat, type WorkEntry } from "../../src/core/server/heartbeat.js";
 import {
   bridgeVersionString,
   launcherShape,
   newIdentity,
   rssKb,
   type CapsuleInfo,
-} from "../../src/server/process-info.js";
-import { Stats, histogramBucket, metricsKeys, statKeys, STATS_TTL } from "../../src/server/execution-stats.js";
-import { profileForVersion, validateRecord, validateRaw, type WireProfile } from "../../src/wire/index.js";
+} from "../../src/core/server/process-info.js";
+import { Stats, histogramBucket, metricsKeys, statKeys, STATS_TTL } from "../../src/core/server/execution-stats.js";
+import { profileForVersion, validateRecord, validateRaw, type WireProfile } from "../../src/core/wire/index.js";
 import { loadCaptures } from "../captures.js";
 
 type Cmd = string[];

@@ -11,9 +11,9 @@ import {
   retryJitter,
   sendToDead,
   type RetryConfig,
-} from "../../src/server/job-retry.js";
-import type { HandlerOptions } from "../../src/server/types.js";
-import { decodeBacktrace, JobRecord, profileForVersion, RubyFloat } from "../../src/wire/index.js";
+} from "../../src/core/server/job-retry.js";
+import type { HandlerOptions } from "../../src/core/server/types.js";
+import { decodeBacktrace, JobRecord, profileForVersion, RubyFloat } from "../../src/core/wire/index.js";
 
 const P6 = profileForVersion("6.4.1");
 const P7 = profileForVersion("7.3.2");

@@ -2,9 +2,9 @@
 // add (moving one of the same name to the end), prepend, insertBefore and
 // insertAfter (first or last when the other is missing), remove, exists.
 import { describe, expect, it } from "vitest";
-import { MiddlewareChain, middlewareName, named } from "../../src/server/middleware-chain.js";
-import { uniqueJobs } from "../../src/unique-jobs/server.js";
-import { Worker } from "../../src/worker/worker.js";
+import { MiddlewareChain, middlewareName, named } from "../../src/core/server/middleware-chain.js";
+import { uniqueJobs } from "../../src/addons/sidekiq-unique-jobs/server.js";
+import { Worker } from "../../src/core/worker/worker.js";
 import { quietLogger as logger } from "../support/use-redis.js";
 
 type Mw = (x: string[], next: () => void) => void;

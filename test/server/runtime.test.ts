@@ -5,10 +5,10 @@
 // job events and the error handlers.
 import { expect, it } from "vitest";
 import { offlineProcessorDeps } from "../../harness/processor-deps.js";
-import type { Logger } from "../../src/logging/logger.js";
-import { LazyAbort } from "../../src/server/lazy-abort.js";
-import { named } from "../../src/server/middleware-chain.js";
-import { processJob } from "../../src/server/processor.js";
+import type { Logger } from "../../src/core/logging/logger.js";
+import { LazyAbort } from "../../src/core/server/lazy-abort.js";
+import { named } from "../../src/core/server/middleware-chain.js";
+import { processJob } from "../../src/core/server/processor.js";
 
 const logger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 

@@ -1,17 +1,17 @@
 // Unit tests of the poller's promoting-set naming (recovery parses what the poller writes).
 import { describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
-import { identityHost } from "../../src/server/recovery.js";
+import { identityHost } from "../../src/core/server/recovery.js";
 import {
   parsePromotingKey,
   parseWipKey,
   promotingKey,
   PROMOTING_REGISTRY,
   WIP_REGISTRY,
-} from "../../src/wire/bridge-keys.js";
-import { DEFAULT_BATCH_SIZE, ScheduledPoller } from "../../src/server/scheduled.js";
-import type { Client } from "../../src/client/client.js";
-import { profileForVersion } from "../../src/wire/index.js";
+} from "../../src/core/wire/bridge-keys.js";
+import { DEFAULT_BATCH_SIZE, ScheduledPoller } from "../../src/core/server/scheduled.js";
+import type { Client } from "../../src/core/client/client.js";
+import { profileForVersion } from "../../src/core/wire/index.js";
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 

@@ -3,8 +3,8 @@
 // older versions left), and the default lanes keep reliable batches large:
 // a reliable batch costs 4 commands whatever its size.
 import { describe, expect, it } from "vitest";
-import { defaultFetchLanes, laneBatch } from "../../src/server/fetch-lanes.js";
-import { parseWipKey, wipKey, workingHashKey } from "../../src/wire/bridge-keys.js";
+import { defaultFetchLanes, laneBatch } from "../../src/core/server/fetch-lanes.js";
+import { parseWipKey, wipKey, workingHashKey } from "../../src/core/wire/bridge-keys.js";
 
 describe("working keys", () => {
   it("recovery parses the working list and the working hash of an identity whose hostname holds colons", () => {

@@ -6,8 +6,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PEERS_SRC } from "../../harness/local-backend.js";
-import { CONCURRENCY_LUA_1_5, CONCURRENCY_LUA_2_1, THRESHOLD_LUA } from "../../src/throttled/lua.js";
-import { throttledScriptShas } from "../../src/throttled/scripts.js";
+import { CONCURRENCY_LUA_1_5, CONCURRENCY_LUA_2_1, THRESHOLD_LUA } from "../../src/addons/sidekiq-throttled/lua.js";
+import { throttledScriptShas } from "../../src/addons/sidekiq-throttled/scripts.js";
 
 const gemFile = (release: string, name: string) =>
   readFileSync(join(PEERS_SRC, `sidekiq-throttled-${release}/lib/sidekiq/throttled/strategy/${name}`), "utf8");

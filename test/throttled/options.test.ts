@@ -1,7 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { strategyNameOf, backlogInfoKey, concurrencyKey, thresholdKey } from "../../src/throttled/keys.js";
-import { resolveThrottled, ThrottledOptionError } from "../../src/throttled/options.js";
-import { gemLineFor } from "../../src/throttled/scripts.js";
+import {
+  strategyNameOf,
+  backlogInfoKey,
+  concurrencyKey,
+  thresholdKey,
+} from "../../src/addons/sidekiq-throttled/keys.js";
+import { resolveThrottled, ThrottledOptionError } from "../../src/addons/sidekiq-throttled/options.js";
+import { gemLineFor } from "../../src/addons/sidekiq-throttled/scripts.js";
 
 describe("throttled options, read as sidekiq_throttle reads its own", () => {
   it("defaults: cooldown 1 s after 100 throttled in a row, requeue :enqueue, lost_job_threshold 900 / avg 300", () => {

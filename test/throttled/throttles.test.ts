@@ -4,14 +4,14 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startRedis, type RedisServer } from "../../harness/redis-server.js";
-import { Client } from "../../src/client/client.js";
-import type { Logger } from "../../src/logging/logger.js";
-import type { GateContext } from "../../src/server/job-gate.js";
-import { resolveThrottled, type ThrottledOptions } from "../../src/throttled/options.js";
-import type { GemLine } from "../../src/throttled/scripts.js";
-import { Throttles } from "../../src/throttled/throttles.js";
-import { JobRecord } from "../../src/wire/job-record.js";
-import { Worker } from "../../src/worker/worker.js";
+import { Client } from "../../src/core/client/client.js";
+import type { Logger } from "../../src/core/logging/logger.js";
+import type { GateContext } from "../../src/core/server/job-gate.js";
+import { resolveThrottled, type ThrottledOptions } from "../../src/addons/sidekiq-throttled/options.js";
+import type { GemLine } from "../../src/addons/sidekiq-throttled/scripts.js";
+import { Throttles } from "../../src/addons/sidekiq-throttled/throttles.js";
+import { JobRecord } from "../../src/core/wire/job-record.js";
+import { Worker } from "../../src/core/worker/worker.js";
 
 let server: RedisServer;
 let redis: Redis;

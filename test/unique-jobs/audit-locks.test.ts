@@ -1,8 +1,8 @@
 // `migrate audit` and sidekiq-unique-jobs: a queue whose jobs carry locks is
 // BLOCKED until the Node worker runs the unique-jobs middleware.
 import { describe, expect, it } from "vitest";
-import { collectHandlers, judgeQueue, type ClassUsage } from "../../src/migration/audit.js";
-import { uniqueJobs } from "../../src/unique-jobs/index.js";
+import { collectHandlers, judgeQueue, type ClassUsage } from "../../src/tools/migration/audit.js";
+import { uniqueJobs } from "../../src/addons/sidekiq-unique-jobs/index.js";
 
 const usage = (o: Partial<ClassUsage> = {}): ClassUsage => ({
   name: "BillingJob",

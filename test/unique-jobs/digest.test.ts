@@ -1,9 +1,9 @@
 // The gem's digest text and float spellings, on values whose Ruby answers are
 // known (the interop test checks 200 generated lists against the real gem).
 import { describe, expect, it } from "vitest";
-import { lockDigest } from "../../src/unique-jobs/digest.js";
-import { fpconvFloat } from "../../src/unique-jobs/fpconv.js";
-import { RubyFloat } from "../../src/wire/ruby-json.js";
+import { lockDigest } from "../../src/addons/sidekiq-unique-jobs/digest.js";
+import { fpconvFloat } from "../../src/addons/sidekiq-unique-jobs/fpconv.js";
+import { RubyFloat } from "../../src/core/wire/ruby-json.js";
 import { createHash } from "node:crypto";
 
 const md5 = (s: string) => createHash("md5").update(s).digest("hex");

@@ -4,10 +4,10 @@
 // The re-run must run and release its runtime lock; else it is dropped and
 // the lock, held by a dead job, turns every later job away for good.
 import { describe, expect, it } from "vitest";
-import { Client } from "../../src/client/client.js";
-import type { ServerMiddlewareContext } from "../../src/server/processor.js";
-import { uniqueJobs, uniqueJobsClient } from "../../src/unique-jobs/index.js";
-import { JobRecord } from "../../src/wire/job-record.js";
+import { Client } from "../../src/core/client/client.js";
+import type { ServerMiddlewareContext } from "../../src/core/server/processor.js";
+import { uniqueJobs, uniqueJobsClient } from "../../src/addons/sidekiq-unique-jobs/index.js";
+import { JobRecord } from "../../src/core/wire/job-record.js";
 import { quietLogger, useRedis } from "../support/use-redis.js";
 
 const logger = quietLogger as never;

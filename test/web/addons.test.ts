@@ -3,8 +3,8 @@
 // without it or in read-only mode), and paging that never reads the whole set.
 import type { Redis } from "ioredis";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { CronApi } from "../../src/cron/cron-api.js";
-import { createWebHandler, extensionSettings } from "../../src/web/handler.js";
+import { CronApi } from "../../src/addons/sidekiq-cron/cron-api.js";
+import { createWebHandler, extensionSettings } from "../../src/tools/web/handler.js";
 import { useWebTestServer } from "./web-test-server.js";
 
 const web = useWebTestServer();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { newBrowserId, newSecret, parseCookies, sameOrigin, tokenFor, validToken } from "../../src/web/csrf.js";
+import { newBrowserId, newSecret, parseCookies, sameOrigin, tokenFor, validToken } from "../../src/tools/web/csrf.js";
 
 describe("CSRF tokens", () => {
   it("accepts the token of the browser's own id, and nothing else", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { escapeHtml, html, MAX_SHOWN, raw, shown, truncate } from "../../src/web/html.js";
+import { escapeHtml, html, MAX_SHOWN, raw, shown, truncate } from "../../src/tools/web/html.js";
 
 describe("html templates", () => {
   it("escapes every interpolated string, in bodies and attribute values", () => {

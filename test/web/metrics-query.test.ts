@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { averageSeconds } from "../../src/api/metrics-query.js";
-import { minuteKey7, minuteKey8, tenMinuteKey8 } from "../../src/wire/metrics-keys.js";
-import { niceMax } from "../../src/web/chart.js";
+import { averageSeconds } from "../../src/core/api/metrics-query.js";
+import { minuteKey7, minuteKey8, tenMinuteKey8 } from "../../src/core/wire/metrics-keys.js";
+import { niceMax } from "../../src/tools/web/chart.js";
 
 describe("metrics keys of every release", () => {
   const t = new Date(Date.UTC(2026, 10, 21, 3, 4, 30));

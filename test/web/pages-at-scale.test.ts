@@ -3,7 +3,7 @@
 // under a budget and saying how far they got. On a throwaway redis-server;
 // the order against Ruby's own Web UI is in interop-tests/web-order.test.ts.
 import { beforeAll, describe, expect, it } from "vitest";
-import { SidekiqApi } from "../../src/api/sidekiq-api.js";
+import { SidekiqApi } from "../../src/core/api/sidekiq-api.js";
 import { useWebTestServer } from "./web-test-server.js";
 
 const web = useWebTestServer();

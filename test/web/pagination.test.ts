@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { MAX_COUNT, pageCount, paging } from "../../src/web/pagination.js";
-import { entryKey, parseEntryKey } from "../../src/web/set-entries.js";
+import { MAX_COUNT, pageCount, paging } from "../../src/tools/web/pagination.js";
+import { entryKey, parseEntryKey } from "../../src/tools/web/set-entries.js";
 
 describe("pagination", () => {
   it("turns page and count into a Redis range start", () => {

@@ -6,13 +6,13 @@
 // so a new action shows up here without a line of its own.
 import type { Redis } from "ioredis";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { CronApi } from "../../src/cron/cron-api.js";
+import { CronApi } from "../../src/addons/sidekiq-cron/cron-api.js";
 import { useWebTestServer } from "./web-test-server.js";
 
 const web = useWebTestServer();
 let redis: Redis;
 
-/** One URL for each POST route of the handler (src/web/handler.ts, ROUTES). */
+/** One URL for each POST route of the handler (src/tools/web/handler.ts, ROUTES). */
 const ACTION_URLS = [
   "/retries/selected",
   "/retries/all",

@@ -10,8 +10,8 @@ import {
   toRubyJsonIterative,
   WireEncodeError,
   type RubyJsonValue,
-} from "../../src/wire/ruby-json.js";
-import { JID_PATTERN, newJid } from "../../src/wire/jid.js";
+} from "../../src/core/wire/ruby-json.js";
+import { JID_PATTERN, newJid } from "../../src/core/wire/jid.js";
 
 /** The encoder's result or its error (class and message), to compare both encoders. */
 function outcome(f: (v: RubyJsonValue) => string, v: unknown): { ok: string } | { err: string } {

@@ -9,9 +9,9 @@ import {
   migratePayloadTimes,
   newJid,
   JID_PATTERN,
-} from "../../src/wire/index.js";
+} from "../../src/core/wire/index.js";
 import { loadCaptures } from "../captures.js";
-import { parseJson } from "../../src/wire/json-scan.js";
+import { parseJson } from "../../src/core/wire/json-scan.js";
 
 const RAW =
   '{"retry":true,"queue":"default","zeta":{"2":1,"1":2},"args":[18446744073709551617,1.0,-0.5,"é\u2028",{"a":[],"b":{}},null,true],"class":"RecordJob","jid":"0a8a34cb214d7a58a697df0e","created_at":1795304991.5637472,"enqueued_at":1795304991.5637643,"x_unknown":1.0e+20}';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseJson, splitObject, WireParseError } from "../../src/wire/index.js";
+import { parseJson, splitObject, WireParseError } from "../../src/core/wire/index.js";
 
 describe("parseJson", () => {
   it("keeps integers beyond 2^53 exact as bigint", () => {

@@ -2,7 +2,7 @@
 // parse then serialize is the identity, big integers and float lexemes included.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { JobRecord, parseJson, RubyFloat, toRubyJson, type RubyJsonValue } from "../../src/wire/index.js";
+import { JobRecord, parseJson, RubyFloat, toRubyJson, type RubyJsonValue } from "../../src/core/wire/index.js";
 
 // JSON values as Ruby writes them: integers of any size, floats always with a
 // point or exponent, any string (no lone surrogates: they are not UTF-8).

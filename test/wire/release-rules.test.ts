@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { profileForVersion } from "../../src/wire/dialect.js";
-import { releaseRules } from "../../src/wire/release-rules.js";
+import { profileForVersion } from "../../src/core/wire/dialect.js";
+import { releaseRules } from "../../src/core/wire/release-rules.js";
 
 /** Every Sidekiq release from 6.0.0 to 8.1.7 (the public tags; there was no 7.3.4). */
 const RELEASES = [
@@ -203,10 +203,10 @@ describe("one place for release differences", () => {
     const src = new URL("../../src/", import.meta.url).pathname;
     // fleet.ts picks the oldest release of a fleet and server-features.ts reads Redis's version: not release rules.
     const allowed = new Set([
-      "wire/release-rules.ts",
-      "wire/dialect.ts",
-      "client/fleet.ts",
-      "server/server-features.ts",
+      "core/wire/release-rules.ts",
+      "core/wire/dialect.ts",
+      "core/client/fleet.ts",
+      "core/server/server-features.ts",
     ]);
     const offenders: string[] = [];
     const walk = (dir: string): void => {

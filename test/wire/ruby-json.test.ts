@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RawJson, RubyFloat, rubyFloatToS, toRubyJson, WireEncodeError } from "../../src/wire/index.js";
+import { RawJson, RubyFloat, rubyFloatToS, toRubyJson, WireEncodeError } from "../../src/core/wire/index.js";
 
 describe("rubyFloatToS", () => {
   // Each pair was printed by Ruby 3.1 and 3.3: JSON.generate([x]).

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { nowMs } from "../../src/wire/timestamps.js";
+import { nowMs } from "../../src/core/wire/timestamps.js";
 import {
   decodePayloadTime,
   encodePayloadTime,
@@ -7,7 +7,7 @@ import {
   secondsString,
   toRubyJson,
   profileForVersion,
-} from "../../src/wire/index.js";
+} from "../../src/core/wire/index.js";
 
 describe("payload time units", () => {
   it("writes integer milliseconds for dialect 8", () => {

@@ -1,0 +1,38 @@
+// The add-ons a worker, the CLI, the dashboard and `migrate audit` know: one
+// entry each, all data (addon.ts). Adding an add-on means its folder (with an
+// addon.ts, see docs/ADDONS.md), its line here, and where it runs or audits,
+// its line in installers.ts and audits.ts; its WorkerOptions entry, its flag,
+// its payload markers, its tab and its commands follow from the entry.
+import { cronAddon } from "./sidekiq-cron/addon.js";
+import { proBatchesAddon } from "./sidekiq-pro-batches/addon.js";
+import { tracingAddon } from "../tools/tracing/addon.js";
+import { uniqueJobsAddon } from "./sidekiq-unique-jobs/addon.js";
+import { throttledAddon } from "./sidekiq-throttled/addon.js";
+import { sidekiqSchedulerAddon } from "./sidekiq-scheduler/addon.js";
+import type { Addon, CommandModule } from "./addon.js";
+
+export const ADDONS = [
+  cronAddon,
+  uniqueJobsAddon,
+  proBatchesAddon,
+  tracingAddon,
+  sidekiqSchedulerAddon,
+  throttledAddon,
+] as const;
+
+type OptionOf<A> = A extends Addon<infer O, string> ? O : never;
+
+/** Each add-on's WorkerOptions entry, by its name (`cron`, `uniqueJobs`); add-ons without an option have none. */
+export type AddonOptions = {
+  [A in (typeof ADDONS)[number] as [OptionOf<A>] extends [never] ? never : A["name"]]?: OptionOf<A>;
+};
+
+/** Every add-on as the plain interface, for code that treats them alike. */
+export function addons(): ReadonlyArray<Addon<unknown>> {
+  return ADDONS as ReadonlyArray<Addon<never>> as ReadonlyArray<Addon<unknown>>;
+}
+
+/** The commands add-ons contribute to `sidekiq-bridge`, by name. */
+export function addonCommands(): Record<string, () => Promise<CommandModule>> {
+  return Object.assign({}, ...addons().map((a) => a.commands ?? {})) as Record<string, () => Promise<CommandModule>>;
+}

@@ -1,0 +1,157 @@
+// `sidekiq-bridge schedule`: sidekiq-scheduler's schedules (src/addons/sidekiq-scheduler/),
+// what its Recurring Jobs tab shows and does: list, show, enable, disable,
+// enqueue now.
+import { Client } from "../../core/client/client.js";
+import { DialectDetectionError } from "../../core/client/errors.js";
+import { clip, printJson, printTable } from "../../tools/cli/output.js";
+import { CommandError, UsageError } from "../../tools/cli/errors.js";
+import { COMMON_HELP, COMMON_OPTIONS, parseFlags } from "../../tools/cli/flags.js";
+import { runCommand } from "../../tools/cli/run-command.js";
+import { withApi } from "../../tools/cli/connect.js";
+import { SchedulerApi } from "./scheduler-api.js";
+import { entryProblems, intervalOf, type ScheduleEntry } from "./schedule-entry.js";
+
+export const summary = "sidekiq-scheduler schedules: list, show, enable, disable, enqueue";
+
+export const help = `Usage: sidekiq-bridge schedule [list] [options]
+       sidekiq-bridge schedule show|enable|disable|enqueue NAME [options]
+
+The schedules of sidekiq-scheduler (its \`schedules\` hash), as its Web UI's
+Recurring Jobs tab shows them. Ruby and Node read and write the same keys.
+
+Actions:
+  list          every schedule: interval, status, class, queue, last and next time
+  show          one schedule: its config, status, last and next time
+  enable        enable it (sidekiq-scheduler:states), on every Ruby and Node scheduler
+  disable       disable it
+  enqueue       push it now, whatever its schedule or status ("Enqueue now")
+
+Options:
+      --key-prefix P          SidekiqScheduler::RedisManager.key_prefix (default none)
+      --dialect D             enqueue: auto (default), 6, 7, 8 or a version
+      --fallback D            enqueue: dialect when auto finds no live Ruby process
+${COMMON_HELP}`;
+
+export async function run(argv: string[]): Promise<number> {
+  return runCommand("schedule", async ({ setUrl }) => {
+    const { values, positionals } = parseFlags({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        ...COMMON_OPTIONS,
+        "key-prefix": { type: "string" },
+        dialect: { type: "string" },
+        fallback: { type: "string" },
+      },
+    });
+    if (values.help) {
+      console.log(help);
+      return 0;
+    }
+    const [action = "list", name, ...rest] = positionals;
+    if (!["list", "show", "enable", "disable", "enqueue"].includes(action))
+      throw new UsageError(`unknown action "${action}": use list, show, enable, disable or enqueue`);
+    if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
+    if (action === "list" && name !== undefined) throw new UsageError(`list takes no name (got "${name}")`);
+    if (action !== "list" && name === undefined) throw new UsageError(`schedule ${action} needs the schedule's NAME`);
+    const keyPrefix = values["key-prefix"];
+
+    return withApi(values.redis, setUrl, {}, async (sidekiq) => {
+      const api = new SchedulerApi({ redis: sidekiq.redis, ...(keyPrefix !== undefined ? { keyPrefix } : {}) });
+      const { last, next } = await api.times();
+      const describe = async (e: ScheduleEntry) => ({
+        name: e.name,
+        interval: intervalOf(e),
+        type: e.type ?? null,
+        class: e.className ?? null,
+        queue: e.queue,
+        enabled: await api.isEnabled(e).catch(() => e.enabledInConfig),
+        description: e.description ?? null,
+        last_time: last[e.name] ?? null,
+        next_time: next[e.name] ?? null,
+        problems: entryProblems(e, Date.now()),
+      });
+      if (action === "list") {
+        const { entries, unreadable } = await api.list();
+        const rows = await Promise.all(entries.map(describe));
+        if (values.json) {
+          printJson({ schedules: rows, unreadable });
+          return 0;
+        }
+        printTable(
+          ["NAME", "INTERVAL", "STATUS", "CLASS", "QUEUE", "LAST", "NEXT"],
+          rows.map((r) => [
+            clip(r.name, 40),
+            clip(r.interval, 30),
+            r.problems.length ? "invalid" : r.enabled ? "enabled" : "disabled",
+            clip(r.class ?? "-", 40),
+            r.queue,
+            r.last_time ?? "-",
+            r.next_time ?? "-",
+          ]),
+        );
+        for (const u of unreadable) process.stderr.write(`unreadable schedule ${u.name}: ${u.error}\n`);
+        return 0;
+      }
+      const scheduleName = name!;
+      const entry = await api.find(scheduleName).catch((e: Error) => {
+        throw new CommandError(`schedule "${scheduleName}" cannot be read: ${e.message}`);
+      });
+      if (!entry) throw new CommandError(`no schedule "${scheduleName}"`);
+      if (action === "show") {
+        const out = { ...(await describe(entry)), config: entry.config };
+        if (values.json) printJson(out as never);
+        else
+          printTable(
+            ["FIELD", "VALUE"],
+            [
+              ["name", out.name],
+              ["interval", out.interval],
+              ["status", out.enabled ? "enabled" : "disabled"],
+              ["class", out.class ?? "-"],
+              ["queue", out.queue],
+              ["description", out.description ?? ""],
+              ["config", JSON.stringify(entry.config)],
+              ["last time", out.last_time ?? "-"],
+              ["next time", out.next_time ?? "-"],
+              ["problems", out.problems.join("; ") || "-"],
+            ],
+          );
+        return 0;
+      }
+      if (action === "enable" || action === "disable") {
+        await api.setEnabled(scheduleName, action === "enable");
+        if (values.json) printJson({ name: scheduleName, enabled: action === "enable" });
+        else console.log(`Schedule ${scheduleName} is ${action}d`);
+        return 0;
+      }
+      const client = new Client({
+        redis: sidekiq.redis,
+        dialect: values.dialect ?? "auto",
+        ...(values.fallback !== undefined ? { autoFallback: values.fallback } : {}),
+      });
+      try {
+        const withClient = new SchedulerApi({
+          redis: sidekiq.redis,
+          client,
+          ...(keyPrefix !== undefined ? { keyPrefix } : {}),
+        });
+        let jid: string | null;
+        try {
+          jid = await withClient.enqueue(scheduleName);
+        } catch (e) {
+          if (e instanceof DialectDetectionError)
+            throw new CommandError(
+              `no live Ruby Sidekiq process tells which format to write: pass --dialect 6|7|8 (or --fallback) — ${e.message}`,
+            );
+          throw e;
+        }
+        if (values.json) printJson({ name: scheduleName, jid });
+        else console.log(`Enqueued schedule ${scheduleName}: jid ${jid ?? "none (stopped by middleware)"}`);
+        return 0;
+      } finally {
+        await client.close();
+      }
+    });
+  });
+}

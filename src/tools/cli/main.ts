@@ -1,0 +1,86 @@
+#!/usr/bin/env -S node --max-semi-space-size=2 --heap-growing-percent=50
+// sidekiq-bridge command line. Each command lives in its own module,
+// `<name>-command.ts`, exporting `summary`, `help` and `run(argv)`.
+
+import type { CommandModule } from "../../addons/addon.js";
+import { addonCommands } from "../../addons/registry.js";
+import { cliVersion } from "./version.js";
+import { NETWORK_TIMEOUT_HELP, takeNetworkTimeout } from "./network-flag.js";
+
+type Loader = () => Promise<CommandModule>;
+
+// name -> its module, loaded only when run (a literal import() each, so tools
+// and bundlers see every command; the worker's code is not loaded for `stats`).
+const COMMANDS: Record<string, Loader> = {
+  worker: () => import("./worker-command.js"),
+  enqueue: () => import("./enqueue-command.js"),
+  stats: () => import("./stats-command.js"),
+  queues: () => import("./queues-command.js"),
+  processes: () => import("./processes-command.js"),
+  scheduled: async () => (await import("./sorted-set-command.js")).scheduled,
+  retries: async () => (await import("./sorted-set-command.js")).retries,
+  dead: async () => (await import("./sorted-set-command.js")).dead,
+  quiet: async () => (await import("./signal-command.js")).quiet,
+  stop: async () => (await import("./signal-command.js")).stop,
+  migrate: () => import("./migrate-command.js"),
+  export: () => import("./export-command.js"),
+  import: () => import("./import-command.js"),
+  web: () => import("./web-command.js"),
+  metrics: () => import("./metrics-command.js"),
+  contract: () => import("./contract-command.js"),
+  // What the add-ons contribute (sidekiq-cron's `cron`).
+  ...addonCommands(),
+};
+
+function load(name: string): Promise<CommandModule> {
+  return COMMANDS[name]!();
+}
+
+async function help(): Promise<string> {
+  const lines: string[] = [];
+  for (const name of Object.keys(COMMANDS)) {
+    lines.push(`  ${name.padEnd(10)} ${(await load(name)).summary}`);
+  }
+  return `Usage: sidekiq-bridge <command> [options]\n\nCommands:\n${lines.join("\n")}\n\nRun sidekiq-bridge <command> --help for a command's options, --version for the version.\nREDIS_URL (or --redis) names the Redis; passwords in it are never printed.\nEvery command also takes:\n${NETWORK_TIMEOUT_HELP}`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [cmd, ...flags] = argv;
+  let rest: string[];
+  try {
+    rest = takeNetworkTimeout(flags);
+  } catch (e) {
+    console.error(`sidekiq-bridge: ${(e as Error).message}`);
+    return 2;
+  }
+  if (cmd === undefined || cmd === "-h" || cmd === "--help" || cmd === "help") {
+    console.log(await help());
+    return 0;
+  }
+  if (cmd === "--version") {
+    console.log(cliVersion());
+    return 0;
+  }
+  const mod = Object.hasOwn(COMMANDS, cmd) ? await load(cmd) : undefined;
+  if (!mod) {
+    console.error(`sidekiq-bridge: unknown command "${cmd}"\n\n${await help()}`);
+    return 2;
+  }
+  if (rest.includes("--help") || rest.includes("-h")) {
+    console.log(mod.helpFor?.(rest) ?? mod.help);
+    return 0;
+  }
+  if (rest.includes("--version")) {
+    console.log(cliVersion());
+    return 0;
+  }
+  return mod.run(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e: Error) => {
+    console.error(`sidekiq-bridge: ${e.message}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,96 @@
+// A worker's side of `worker --processes N` (swarm.ts is the supervisor's):
+// tell the supervisor the worker runs and under which identity, clear the
+// heartbeat of the dead child this one replaces (else Sidekiq::ProcessSet and
+// the Web UI list N + 1 processes until it expires, 60 s), and stop when the
+// supervisor is gone rather than run unsupervised. And one stop signalled
+// twice at once is one stop: systemd's default KillMode=control-group sends
+// TERM to every process of the service while the supervisor forwards its own.
+import { type RedisSource, connectRedis } from "../../core/redis/connection.js";
+import type { Logger } from "../../core/logging/logger.js";
+import { PROCESSES_KEY, workKey } from "../../core/wire/keys.js";
+import { READY_MESSAGE, SWARM_INDEX_ENV, SWARM_REPLACES_ENV } from "./swarm.js";
+
+export interface SwarmChild {
+  /** 0-based slot in the swarm. */
+  index: number;
+  /** The identity of the dead child this one replaces. */
+  replaces: string | undefined;
+}
+
+/** This process's place in a swarm, or undefined when it runs on its own. */
+export function swarmChild(env: NodeJS.ProcessEnv = process.env): SwarmChild | undefined {
+  const raw = env[SWARM_INDEX_ENV];
+  if (raw === undefined || !/^\d+$/.test(raw) || typeof process.send !== "function") return undefined;
+  return { index: Number(raw), replaces: env[SWARM_REPLACES_ENV] || undefined };
+}
+
+/**
+ * Removes a dead process's heartbeat as Launcher#clear_heartbeat would have
+ * (SREM processes, the process hash and its work keys). Only for an identity
+ * the supervisor saw exit.
+ */
+export async function clearDeadHeartbeat(source: RedisSource, identity: string): Promise<void> {
+  const { redis, owned } = connectRedis(source);
+  try {
+    await redis
+      .pipeline()
+      .srem(PROCESSES_KEY, identity)
+      .unlink(identity, workKey(identity), workKey(identity, "workers"))
+      .exec();
+  } finally {
+    if (owned) redis.disconnect();
+  }
+}
+
+/** Called once the worker runs: clears the predecessor, reports ready, watches the supervisor. */
+export async function joinSwarm(
+  child: SwarmChild,
+  identity: string,
+  redis: RedisSource,
+  logger: Logger,
+): Promise<void> {
+  if (child.replaces && child.replaces !== identity) {
+    try {
+      await clearDeadHeartbeat(redis, child.replaces);
+      logger.info(`Replaces worker process ${child.replaces}`);
+    } catch (e) {
+      logger.warn(`could not clear the heartbeat of ${child.replaces} (it expires within 60 s)`, {
+        error: (e as Error).message,
+      });
+    }
+  }
+  // A supervisor killed outright closes the channel: stop as on TERM.
+  process.once("disconnect", () => process.kill(process.pid, "SIGTERM"));
+  process.send?.({ type: READY_MESSAGE, identity });
+}
+
+/** Two TERM / INT this close together are one stop, sent twice (not a second "exit now"). */
+export const DUPLICATE_STOP_MS = 1000;
+
+/** Tells a stop signalled twice at once from a second stop (pure: unit-tested). */
+export class StopSignals {
+  private firstAt: number | undefined;
+  /** A TERM or INT arrived. */
+  signalled(now: number): void {
+    this.firstAt ??= now;
+  }
+  /** Whether an "exit now" (128 + n) should be ignored as the same stop. */
+  duplicate(code: number, now: number): boolean {
+    return code >= 128 && this.firstAt !== undefined && now - this.firstAt < DUPLICATE_STOP_MS;
+  }
+}
+
+/**
+ * The `exit` for Worker#handleSignals in a swarm child. Call it before
+ * handleSignals, so its listeners see each signal first.
+ */
+export function swarmSignalExit(logger: Logger, exit = (code: number) => process.exit(code)): (code: number) => void {
+  const stops = new StopSignals();
+  const mark = () => stops.signalled(Date.now());
+  process.on("SIGTERM", mark);
+  process.on("SIGINT", mark);
+  return (code) => {
+    if (!stops.duplicate(code, Date.now())) return exit(code);
+    logger.info(`The same stop, signalled twice within ${DUPLICATE_STOP_MS} ms: still stopping as the first asked`);
+  };
+}
