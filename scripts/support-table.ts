@@ -3,8 +3,8 @@
 // from interop-tests/support/support-matrix.ts (the module the sweeps name
 // their tests from). `--check` exits 1 when the page is not what this would
 // write (test/docs/support-table.test.ts runs the same check); `--verify`
-// exits 1 unless the last sweep run (.vitest-results-support-*.json) passed
-// every check a "run" cell names, on every release it ran.
+// exits 1 unless the last sweep run (.vitest-results-support-*.json) ran all
+// ten releases and passed every check a "run" cell names.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { SWEEP, type SidekiqTarget } from "../harness/versions.js";
@@ -118,6 +118,8 @@ export function verifySupportResults(read: (file: string) => string | undefined)
       continue;
     }
     const r = JSON.parse(text) as SupportResults;
+    for (const t of SWEEP)
+      if (!r.releases.includes(t.version)) problems.push(`${t.version}: not in the last run of ${file}`);
     for (const version of r.releases) {
       const expected = name === "sweep" ? sweepChecksFor(version) : addonsFor(version).map((a) => a.folder);
       const got = new Set(r.passed[version] ?? []);

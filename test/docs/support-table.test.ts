@@ -64,17 +64,23 @@ describe("docs/SUPPORT.md", () => {
   });
 
   it("--verify names each check a run cell claims that the last sweep run did not pass", () => {
-    const versions = ["6.4.1", "8.1.7"];
+    const versions = SWEEP.map((t) => t.version);
     const sweep = { releases: versions, passed: Object.fromEntries(versions.map((v) => [v, sweepChecksFor(v)])) };
     const addons = {
-      releases: ["8.1.7"],
-      passed: { "8.1.7": addonsFor("8.1.7").flatMap((a) => (a.gem === "sidekiq-cron" ? [] : [a.folder])) },
+      releases: versions.filter((v) => v !== "7.2.4"),
+      passed: Object.fromEntries(
+        versions.map((v) => [
+          v,
+          addonsFor(v).flatMap((a) => (v === "8.1.7" && a.gem === "sidekiq-cron" ? [] : [a.folder])),
+        ]),
+      ),
     };
     const files: Record<string, string> = {
       ".vitest-results-support-sweep.json": JSON.stringify(sweep),
       ".vitest-results-support-addons.json": JSON.stringify(addons),
     };
     expect(verifySupportResults((f) => files[f])).toEqual([
+      "7.2.4: not in the last run of interop-tests/release-sweep-addons.test.ts",
       "8.1.7: sidekiq-cron-2.3.1 did not pass (interop-tests/release-sweep-addons.test.ts)",
     ]);
     sweep.passed["8.1.7"] = sweep.passed["8.1.7"]!.filter((id) => id !== "heartbeat");
