@@ -7,8 +7,7 @@ import { cpSync, mkdirSync, openSync, closeSync, readFileSync, readdirSync, rmSy
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { RubyResult, RunRubyOptions, SidekiqBackend, SidekiqProcess, StartSidekiqOptions } from "./backend.js";
-import type { Suite, SidekiqTarget } from "./versions.js";
-import { versionAtLeast } from "../src/core/wire/release-rules.js";
+import { requirementAllows, type Suite, type SidekiqTarget } from "./versions.js";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const FIXTURES_SRC = join(REPO_ROOT, "ruby-fixtures");
@@ -59,15 +58,12 @@ export function addonAllows(folder: string, version: string): boolean {
   if (!spec) return true;
   const m = /add_dependency\s*\(?\s*["']sidekiq["']\s*,([^)\n]*)/.exec(readFileSync(join(dir, spec), "utf8"));
   if (!m) return true;
-  return [...m[1]!.matchAll(/["']([<>=~!]+)\s*([\d.]+)["']/g)].every(([, op, min]) => {
-    const c = versionAtLeast(version, min!) ? (versionAtLeast(min!, version) ? 0 : 1) : -1;
-    if (op === ">=") return c >= 0;
-    if (op === ">") return c > 0;
-    if (op === "<") return c < 0;
-    if (op === "<=") return c <= 0;
-    if (op === "=") return c === 0;
-    throw new Error(`${spec}: cannot read the requirement "${op} ${min}" on sidekiq`);
-  });
+  const requirements = [...m[1]!.matchAll(/["']([^"']+)["']/g)].map((r) => r[1]!);
+  try {
+    return requirementAllows(requirements, version);
+  } catch (e) {
+    throw new Error(`${spec}: ${(e as Error).message} on sidekiq`, { cause: e });
+  }
 }
 
 /** Builds (or finds in the cache) the root filesystem for a suite; returns its path. */

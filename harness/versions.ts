@@ -1,5 +1,6 @@
 // The real-Sidekiq matrix: which Debian suite carries which Sidekiq release.
 import type { Dialect } from "../src/core/wire/dialect.js";
+import { versionAtLeast } from "../src/core/wire/release-rules.js";
 
 export type Suite = "bookworm" | "trixie" | "forky";
 
@@ -115,4 +116,18 @@ export function sweepTargets(
   const named = selectedReleases(release);
   if (named.length > 0) return named;
   return SWEEP.filter((t) => selected.some((s) => s.dialect === t.dialect));
+}
+
+/**
+ * Whether a gemspec's requirements on sidekiq (">= 6.5", "< 9") allow
+ * `version`; throws on one it cannot read (`~>` included).
+ */
+export function requirementAllows(requirements: readonly string[], version: string): boolean {
+  return requirements.every((r) => {
+    const [, op, min] = /^\s*([<>=!~]+)\s*([\d.]+)\s*$/.exec(r) ?? [];
+    const c = min === undefined ? 0 : versionAtLeast(version, min) ? (versionAtLeast(min, version) ? 0 : 1) : -1;
+    const ok: Record<string, boolean> = { ">=": c >= 0, ">": c > 0, "<": c < 0, "<=": c <= 0, "=": c === 0 };
+    if (op === undefined || !(op in ok)) throw new Error(`cannot read the requirement "${r}"`);
+    return ok[op]!;
+  });
 }

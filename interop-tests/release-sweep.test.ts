@@ -3,7 +3,7 @@
 // both directions, each behaviour read through that release's own code. A
 // few Ruby processes per release: one `sidekiq` server and a handful of evals
 // that batch their checks (harness/README.md, "The release sweep").
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { Client } from "../src/core/client/client.js";
 import { Worker } from "../src/core/worker/worker.js";
 import { SidekiqApi } from "../src/core/api/sidekiq-api.js";
@@ -11,6 +11,7 @@ import { describeError } from "../src/core/server/types.js";
 import { releaseRules, versionAtLeast } from "../src/core/wire/index.js";
 import type { SidekiqProcess } from "../harness/backend.js";
 import { sweepTargets } from "../harness/versions.js";
+import { supportResults } from "./support/support-results.js";
 import { beatNow, describeEachRelease, selected, waitFor } from "./support/harness.js";
 import { hooks, iterated, nodeTwin } from "./support/iterable-twin.js";
 import {
@@ -19,6 +20,8 @@ import {
   nodeRulesView,
   payloadOf,
   sameLatency,
+  sidekiqmonBlock,
+  sweepIt,
   type FailureSeen,
   type HeartbeatView,
   type RulesView,
@@ -33,7 +36,13 @@ interface Ran {
   class?: string;
 }
 
-describeEachRelease("release sweep", sweepTargets(selected()), (sk) => {
+const targets = sweepTargets(selected());
+const record = supportResults(
+  "sweep",
+  targets.map((t) => t.version),
+);
+
+describeEachRelease("release sweep", targets, (sk) => {
   const version = sk.target.version;
   const rules = releaseRules(version);
   const nodeFailure = new Error("sweep node failure é");
@@ -80,7 +89,7 @@ describeEachRelease("release sweep", sweepTargets(selected()), (sk) => {
     await w.stop();
   });
 
-  it("loads this release from its own sources, and its bin/sidekiq serves", async () => {
+  sweepIt(record, version, "loads", async () => {
     const seen = await sk.ruby<{ version: string; path: string; servers: string[] }>(`
       Bridge.wait_for("the Ruby server's heartbeat") { Sidekiq::ProcessSet.new.any? { |p| p["tag"] != "sweep" } }
       {"version" => Sidekiq::VERSION, "path" => $LOADED_FEATURES.grep(%r{/sidekiq\\.rb\\z}).first,
@@ -96,7 +105,7 @@ describeEachRelease("release sweep", sweepTargets(selected()), (sk) => {
     } else expect(seen.path).toContain(`/gems/sidekiq-${version}/lib/sidekiq.rb`);
   });
 
-  it("Node's perform_async, perform_in, bulk and ActiveJob run in this release's worker with equal arguments", async () => {
+  sweepIt(record, version, "nodeToRuby", async () => {
     const c = new Client({ redis: sk.url, dialect: version });
     try {
       const job = c.job("RecordJob", { queue: "sweep-r" });
@@ -127,7 +136,7 @@ describeEachRelease("release sweep", sweepTargets(selected()), (sk) => {
     }
   });
 
-  it("this release's perform_async, perform_in, push_bulk and ActiveJob run in a Node worker", async () => {
+  sweepIt(record, version, "rubyToNode", async () => {
     const pushed = await sk.ruby<{ jids: string[]; aj: string }>(`
       j = RecordJob.set(queue: "sweep-n")
       jids = [j.perform_async(2**64 + 1, 1.5, "é", {"a" => [nil, true]}), j.perform_in(1, "later")]
@@ -145,7 +154,7 @@ describeEachRelease("release sweep", sweepTargets(selected()), (sk) => {
     expect(JSON.parse(ran.get(pushed.aj)!.args_json!)).toEqual([7, "s", { k: [1, null] }]);
   });
 
-  it("a Node failure is read by this release's RetrySet and Web UI: fields, time unit, the backtrace it decodes", async () => {
+  sweepIt(record, version, "failureRead", async () => {
     const jid = await sk.ruby<string>(
       `Sidekiq::Client.push("class" => "FailNode", "queue" => "sweep-n", "args" => [1, "x"], "retry" => 3, "backtrace" => true)`,
     );
@@ -175,7 +184,7 @@ describeEachRelease("release sweep", sweepTargets(selected()), (sk) => {
     expect(page.body).toContain("sweep node failure");
   });
 
-  it("each failure goes where this release's JobRetry sends it, with its delay and death handlers", async () => {
+  sweepIt(record, version, "failureRoutes", async () => {
     const cases = failureCases(version);
     const node = await nodeFailures(sk.redis, version, cases, (c) => `node-${c.name}`);
     const input = cases.map((c) => ({ name: c.name, payload: payloadOf(c, `ruby-${c.name}`) }));
@@ -201,7 +210,7 @@ describeEachRelease("release sweep", sweepTargets(selected()), (sk) => {
     expect(ruby.floatDelay!.delay).toBeCloseTo(rules.retry.retryIn === "strategy" ? 24 : 39, 0);
   });
 
-  it("Stats, History, the metrics query and queue latency read Node's work and pushes", async () => {
+  sweepIt(record, version, "stats", async () => {
     await beatNow(w);
     const c = new Client({ redis: sk.url, dialect: version });
     await c.job("RecordJob", { queue: "sweep-idle" }).performAsync(1);
@@ -231,7 +240,7 @@ describeEachRelease("release sweep", sweepTargets(selected()), (sk) => {
     await api.close();
   });
 
-  it("DeadSet#kill trims as this release's does, by the limits it reads (dead_max_jobs 3 configured)", async () => {
+  sweepIt(record, version, "deadSetKill", async () => {
     const api = new SidekiqApi({ redis: sk.url, apiVersion: version, deadMaxJobs: 3 });
     await sk.redis.del("dead");
     for (let i = 0; i < 4; i++) await api.dead.killMessage(JSON.stringify({ class: "X", jid: `n${i}`, args: [] }));
@@ -249,7 +258,7 @@ describeEachRelease("release sweep", sweepTargets(selected()), (sk) => {
     expect(rubySize).toBe(rules.api.deadSetKillLimits === "configured" ? 2 : 4);
   });
 
-  it("client, API and poller rules: the same answers from Node as from this release's own code", async () => {
+  sweepIt(record, version, "rules", async () => {
     const { view, laterJid } = await nodeRulesView(sk.redis, sk.url, version);
     const ruby = await sk.ruby<RulesView>(`${LOAD}\nSweep.rules_view(${JSON.stringify(laterJid)})`);
     expect(sameLatency(view, ruby), JSON.stringify([view, ruby])).toBe(true);
@@ -275,37 +284,33 @@ describeEachRelease("release sweep", sweepTargets(selected()), (sk) => {
     else expect(ruby.latencyNoEnqueued).toBe(0);
   });
 
-  // Declared only where IterableJob exists: CI counts a skipped test as a failure.
-  if (versionAtLeast(version, "7.3.0"))
-    it("IterableJob: this release's resume reads the cursor Node saved; its cancel! (7.3.3+) stops Node", async () => {
-      const jid = await sk.ruby<string>(
-        `require File.join(File.dirname($0), "lib/iterable_jobs"); BridgeIterableJob.set(queue: "sweep-n").perform_async(2000, 10)`,
-      );
-      // Node flushes its state every 5 s, as Ruby does, and reads `cancelled` then.
-      await waitFor(
-        "Node's first state flush",
-        async () => (await sk.redis.hexists(`it-${jid}`, "c")) === 1 || undefined,
-      );
-      const seen = await sk.ruby<{ cursor: unknown; executions: number; canCancel: boolean }>(
-        `${LOAD}\nSweep.iteration_view(${JSON.stringify(jid)})`,
-      );
-      expect(typeof seen.cursor).toBe("number");
-      expect(seen.executions).toBe(1);
-      expect(seen.canCancel).toBe(rules.iteration.cancellation);
-      // 7.3.2 has no cancel!: the iteration runs on, and the worker's stop interrupts it.
-      if (!rules.iteration.cancellation) return;
-      await waitFor(
-        "the iteration to end",
-        async () => (await hooks(sk, jid)).includes("node:complete:1") || undefined,
-      );
-      expect(await hooks(sk, jid)).toEqual(["node:start:1", "node:cancel:1", "node:stop:1", "node:complete:1"]);
-      const items = await iterated(sk, jid);
-      expect(items).toEqual(Array.from({ length: items.length }, (_, i) => `node:${i}`));
-      expect(items.length).toBeGreaterThan(seen.cursor as number);
-      expect(items.length).toBeLessThan(2000);
-    });
+  // Declared only where IterableJob exists (support-matrix.ts: since 7.3.0).
+  sweepIt(record, version, "iterable", async () => {
+    const jid = await sk.ruby<string>(
+      `require File.join(File.dirname($0), "lib/iterable_jobs"); BridgeIterableJob.set(queue: "sweep-n").perform_async(2000, 10)`,
+    );
+    // Node flushes its state every 5 s, as Ruby does, and reads `cancelled` then.
+    await waitFor(
+      "Node's first state flush",
+      async () => (await sk.redis.hexists(`it-${jid}`, "c")) === 1 || undefined,
+    );
+    const seen = await sk.ruby<{ cursor: unknown; executions: number; canCancel: boolean }>(
+      `${LOAD}\nSweep.iteration_view(${JSON.stringify(jid)})`,
+    );
+    expect(typeof seen.cursor).toBe("number");
+    expect(seen.executions).toBe(1);
+    expect(seen.canCancel).toBe(rules.iteration.cancellation);
+    // 7.3.2 has no cancel!: the iteration runs on, and the worker's stop interrupts it.
+    if (!rules.iteration.cancellation) return;
+    await waitFor("the iteration to end", async () => (await hooks(sk, jid)).includes("node:complete:1") || undefined);
+    expect(await hooks(sk, jid)).toEqual(["node:start:1", "node:cancel:1", "node:stop:1", "node:complete:1"]);
+    const items = await iterated(sk, jid);
+    expect(items).toEqual(Array.from({ length: items.length }, (_, i) => `node:${i}`));
+    expect(items.length).toBeGreaterThan(seen.cursor as number);
+    expect(items.length).toBeLessThan(2000);
+  });
 
-  it("heartbeat: this release's ProcessSet, WorkSet and /busy show the Node process; its quiet! and stop! reach Node", async () => {
+  sweepIt(record, version, "heartbeat", async () => {
     const jid = await sk.ruby<string>(
       `Sidekiq::Client.push("class" => "SlowNode", "queue" => "sweep-n", "args" => [1])`,
     );
@@ -317,6 +322,14 @@ describeEachRelease("release sweep", sweepTargets(selected()), (sk) => {
     expect(seen.body).toContain(w.identity.split(":")[0]);
     expect(seen.work).toEqual([jid]);
     expect(seen.node).toMatchObject({ identity: w.identity, concurrency: 4, queues: ["sweep-n"], busy: 1 });
+    // This release's own bin/sidekiqmon, while Node's job runs: identity and tag, threads and busy, queues.
+    const mon = sidekiqmonBlock(seen.sidekiqmon, w.identity);
+    expect(mon, seen.sidekiqmon).toBeDefined();
+    // tags_for: the tag, then the labels (the bridge names itself in one).
+    expect(mon![0]).toBe(`${w.identity} [${["sweep", ...(seen.node.labels as string[])].join("] [")}]`);
+    expect(mon![0]).toContain("[sidekiq-bridge]");
+    expect(mon).toContain("  Threads: 4 (1 busy)");
+    expect(mon).toContain("   Queues: sweep-n");
     // The Node process writes the fields this release's own process writes, in the
     // same places (hash field or info); and `version` where 6.x writes none
     // (src/core/server/process-info.ts: it names the bridge), and the 8.1.2 `concurrency`

@@ -3,6 +3,7 @@
 // both must send it to the same place with the same delay. Each case sits on
 // one or more boundaries of src/core/wire/release-rules.ts.
 import type { Redis } from "ioredis";
+import { it } from "vitest";
 import { handleFailure, type RetryOutcome } from "../../src/core/server/job-retry.js";
 import type { DeathHandler, HandlerOptions } from "../../src/core/server/types.js";
 import { JobRecord, profileForVersion, releaseRules } from "../../src/core/wire/index.js";
@@ -10,6 +11,7 @@ import { SidekiqApi } from "../../src/core/api/sidekiq-api.js";
 import { Client } from "../../src/core/client/client.js";
 import { SidekiqArgumentError } from "../../src/core/client/errors.js";
 import { ScheduledPoller } from "../../src/core/server/scheduled.js";
+import { SWEEP_CHECKS, sweepChecksFor, type SweepCheckId } from "./support-matrix.js";
 
 export interface FailureCase {
   name: string;
@@ -206,6 +208,41 @@ export interface HeartbeatView {
   work: string[];
   busy: number;
   body: string;
+  /** What the release's bin/sidekiqmon printed for `processes`. */
+  sidekiqmon: string;
+}
+
+/**
+ * The lines bin/sidekiqmon prints for one process: its identity and tags,
+ * then `Started:`, `Threads: <concurrency> (<busy> busy)`, `Queues:` (and
+ * from 8.0, `Version:` when it differs from the monitor's own); undefined
+ * when the process is not listed.
+ */
+export function sidekiqmonBlock(out: string, identity: string): string[] | undefined {
+  const lines = out.split("\n");
+  const at = lines.findIndex((l) => l === identity || l.startsWith(`${identity} `));
+  if (at < 0) return undefined;
+  const end = lines.findIndex((l, i) => i > at && l.trim() === "");
+  return lines.slice(at, end < 0 ? undefined : end).map((l) => l.trimEnd());
+}
+
+/**
+ * `it` for a check of docs/SUPPORT.md's table, titled from
+ * support-matrix.ts, declared only on the releases the check applies to
+ * (not skipped elsewhere: CI counts a skipped test as a failure), and
+ * recorded as passed on `version` when its body ends without an error.
+ */
+export function sweepIt(
+  record: (release: string, key: string) => void,
+  version: string,
+  id: SweepCheckId,
+  fn: () => Promise<void>,
+): void {
+  if (!sweepChecksFor(version).includes(id)) return;
+  it(SWEEP_CHECKS[id].title, async () => {
+    await fn();
+    record(version, id);
+  });
 }
 
 /**

@@ -2,6 +2,7 @@
 # check runs through the loaded release's own code, many in one process.
 require_relative "bridge"
 require "sidekiq/scheduled"
+require "stringio"
 
 # A job whose retries end in :discard (7.2.0+; before, the answer is ignored).
 class SweepDiscardJob
@@ -124,7 +125,24 @@ module Sweep
     }
     res = Rack::MockRequest.new(Sidekiq::Web.new).get("/busy", "rack.session" => {})
     {"node" => node.instance_variable_get(:@attribs), "ruby" => ruby.instance_variable_get(:@attribs),
-     "nodeRaw" => raw.(node), "rubyRaw" => raw.(ruby), "work" => work, "busy" => res.status, "body" => res.body}
+     "nodeRaw" => raw.(node), "rubyRaw" => raw.(ruby), "work" => work, "busy" => res.status, "body" => res.body,
+     "sidekiqmon" => sidekiqmon}
+  end
+
+  # What this release's own bin/sidekiqmon prints (`sidekiqmon processes`),
+  # run in this process: the script sits beside the lib/ that was loaded
+  # (the release's folder, or Debian's gem directory).
+  def self.sidekiqmon
+    lib = File.dirname($LOADED_FEATURES.grep(%r{/sidekiq\.rb\z}).first)
+    out = StringIO.new
+    argv = ARGV.dup
+    $stdout = out
+    ARGV.replace(["processes"])
+    load File.expand_path("../bin/sidekiqmon", lib)
+    out.string
+  ensure
+    ARGV.replace(argv)
+    $stdout = STDOUT
   end
 
   # An IterableJob Node is running (7.3+): the cursor and executions this

@@ -5,7 +5,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { addonAllows, releaseCommand } from "../../harness/local-backend.js";
-import { MATRIX, SWEEP, selectedTargets, sweepTargets, targetForVersion } from "../../harness/versions.js";
+import {
+  MATRIX,
+  requirementAllows,
+  SWEEP,
+  selectedTargets,
+  sweepTargets,
+  targetForVersion,
+} from "../../harness/versions.js";
 
 describe("release sweep selection", () => {
   it("SIDEKIQ_RELEASE replaces the matrix; with SIDEKIQ_VERSIONS too, or an unknown name, it is an error", () => {
@@ -62,5 +69,12 @@ describe("addonAllows (the gemspecs in shared/peers/ruby)", () => {
     expect(addonAllows("sidekiq-throttled-2.1.0", "8.0.8")).toBe(true);
     expect(addonAllows("sidekiq-unique-jobs-8.1.0", "6.5.12")).toBe(false);
     expect(addonAllows("fugit-1.13.0", "6.5.12")).toBe(true);
+  });
+
+  it("compares each requirement, and refuses one it cannot read", () => {
+    expect(requirementAllows([">= 6", "< 8"], "7.3.10")).toBe(true);
+    expect(requirementAllows([">= 6", "< 8"], "8.0.0")).toBe(false);
+    expect(requirementAllows(["= 7.0.0"], "7.0")).toBe(true);
+    expect(() => requirementAllows(["~> 7.0"], "7.1.6")).toThrow('cannot read the requirement "~> 7.0"');
   });
 });
