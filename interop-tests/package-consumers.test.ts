@@ -46,7 +46,9 @@ async function main()${t(": Promise<void>")} {
   const stopped = await worker.stop();
   await client.close();
   const record = JobRecord.parse('{"class":"X","args":[1],"jid":"0123456789abcdef01234567","created_at":1.5}');
-  console.log(JSON.stringify({ args, clean: stopped.clean, wire: record.get("class"), web: typeof createWebHandler }));
+  // The entry points the root's migration and add-on names moved to.
+  const moved = [moveJobs, parseCron, uniqueJobsClient, schedulerSettingsFromSidekiqYml].map((f) => typeof f).join();
+  console.log(JSON.stringify({ args, clean: stopped.clean, wire: record.get("class"), web: typeof createWebHandler, moved }));
 }
 main().catch((e) => {
   console.error(e);
@@ -58,10 +60,18 @@ main().catch((e) => {
 const ESM_IMPORTS = `import { Client, Worker } from "sidekiq-bridge";
 import { JobRecord } from "sidekiq-bridge/wire";
 import { createWebHandler } from "sidekiq-bridge/web";
+import { moveJobs } from "sidekiq-bridge/migration";
+import { parseCron } from "sidekiq-bridge/sidekiq-cron";
+import { uniqueJobsClient } from "sidekiq-bridge/sidekiq-unique-jobs";
+import { schedulerSettingsFromSidekiqYml } from "sidekiq-bridge/sidekiq-scheduler";
 `;
 const CJS_REQUIRES = `const { Client, Worker } = require("sidekiq-bridge");
 const { JobRecord } = require("sidekiq-bridge/wire");
 const { createWebHandler } = require("sidekiq-bridge/web");
+const { moveJobs } = require("sidekiq-bridge/migration");
+const { parseCron } = require("sidekiq-bridge/sidekiq-cron");
+const { uniqueJobsClient } = require("sidekiq-bridge/sidekiq-unique-jobs");
+const { schedulerSettingsFromSidekiqYml } = require("sidekiq-bridge/sidekiq-scheduler");
 `;
 
 function tsconfig(module: string, moduleResolution: string, extra: Record<string, unknown> = {}): string {
@@ -202,7 +212,7 @@ describe("the packed tarball", () => {
   });
 
   it("exposes only its entry points: an internal module is not importable", () => {
-    const r = spawnSync(process.execPath, ["-e", 'require("sidekiq-bridge/dist/server/fetch.js")'], {
+    const r = spawnSync(process.execPath, ["-e", 'require("sidekiq-bridge/dist/core/server/fetch.js")'], {
       cwd: app,
       encoding: "utf8",
     });
@@ -223,7 +233,13 @@ describe("the packed tarball", () => {
       }
       // No process.exit on success: the exit proves Client and Worker left nothing open.
       const r = run(process.execPath, [c.entry], dir, { REDIS_URL: redis.url });
-      expect(JSON.parse(r.stdout.trim())).toEqual({ args: ["hello", 42], clean: true, wire: "X", web: "function" });
+      expect(JSON.parse(r.stdout.trim())).toEqual({
+        args: ["hello", 42],
+        clean: true,
+        wire: "X",
+        web: "function",
+        moved: "function,function,function,function",
+      });
     }, 240_000);
   }
 });

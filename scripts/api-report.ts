@@ -16,6 +16,10 @@ export const ENTRY_POINTS: ReadonlyArray<{ subpath: string; source: string }> = 
   { subpath: "sidekiq-bridge/web", source: "src/tools/web/index.ts" },
   { subpath: "sidekiq-bridge/metrics", source: "src/tools/metrics/index.ts" },
   { subpath: "sidekiq-bridge/tracing", source: "src/tools/tracing/index.ts" },
+  { subpath: "sidekiq-bridge/migration", source: "src/tools/migration/public.ts" },
+  { subpath: "sidekiq-bridge/sidekiq-cron", source: "src/addons/sidekiq-cron/public.ts" },
+  { subpath: "sidekiq-bridge/sidekiq-unique-jobs", source: "src/addons/sidekiq-unique-jobs/public.ts" },
+  { subpath: "sidekiq-bridge/sidekiq-scheduler", source: "src/addons/sidekiq-scheduler/public.ts" },
 ];
 
 export interface Entry {
@@ -174,6 +178,10 @@ const SUMMARIES: Readonly<Record<string, string>> = {
   "sidekiq-bridge/web": "the dashboard as a handler or a server",
   "sidekiq-bridge/metrics": "Prometheus metrics of a worker",
   "sidekiq-bridge/tracing": "OpenTelemetry middleware, as Ruby's instrumentation",
+  "sidekiq-bridge/migration": "audit, move, rewrite timestamps, export and import a fleet's jobs",
+  "sidekiq-bridge/sidekiq-cron": "sidekiq-cron's jobs and poller, and fugit's cron syntax",
+  "sidekiq-bridge/sidekiq-unique-jobs": "sidekiq-unique-jobs' locks on a Node client and worker",
+  "sidekiq-bridge/sidekiq-scheduler": "sidekiq-scheduler's settings from a sidekiq.yml",
 };
 
 function anchor(subpath: string, name: string): string {

@@ -42,4 +42,23 @@ describe("public API", () => {
       expect(pkg.exports[key]).toEqual({ types: js.replace(/\.js$/, ".d.ts"), import: js, require: js, default: js });
     }
   });
+
+  it("every name the CHANGELOG says moved out of the root is exported by the entry point it names, and no longer by the root", () => {
+    const changelog = readFileSync(new URL("../../CHANGELOG.md", import.meta.url), "utf8");
+    const moved = [...changelog.matchAll(/^ {2}- `(sidekiq-bridge\/[a-z-]+)`: (.+)\.$/gm)];
+    expect(moved.length).toBeGreaterThan(0);
+    const root = new Set(api.get("sidekiq-bridge")!.map((e) => e.name));
+    for (const [, subpath, list] of moved) {
+      const names = [...list!.matchAll(/`(\w+)`/g)].map((m) => m[1]!);
+      const there = new Set(api.get(subpath!)?.map((e) => e.name));
+      expect(
+        names.filter((n) => !there.has(n)),
+        subpath,
+      ).toEqual([]);
+      expect(
+        names.filter((n) => root.has(n)),
+        "still in the root",
+      ).toEqual([]);
+    }
+  });
 });

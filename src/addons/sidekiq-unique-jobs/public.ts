@@ -1,0 +1,18 @@
+// sidekiq-bridge/sidekiq-unique-jobs: the gem's locks, taken and released by
+// Node as the gem does (docs/MIGRATION.md, sidekiq-unique-jobs).
+export {
+  uniqueJobs,
+  uniqueJobsClient,
+  lockDigest,
+  deleteByDigest,
+  UniqueJobsConflict,
+  UnknownLockError,
+  UniqueJobsLockError,
+  LOCK_TYPES,
+  type UniqueJobs,
+  type UniqueJobsOptions,
+  type UniqueJobsClientOptions,
+  type DigestInput,
+  type DigestAlgorithm,
+  type JsonFloats,
+} from "./index.js";
