@@ -109,8 +109,9 @@ describe.concurrent("rolling upgrade with Node in the fleet", () => {
         await beatNow(worker);
         expect((await client.profile()).version).toBe(u.fromProfile);
         const overlapProbe = await probe();
-        expectNode(await oldSide.view(id, overlapProbe), u.fromProfile, before.payload.time, u.oldBusyFailsBesideNew);
-        expectNode(await newSide.view(id, overlapProbe), u.fromProfile, before.payload.time);
+        const [oldView, newView] = await Promise.all([oldSide.view(id, overlapProbe), newSide.view(id, overlapProbe)]);
+        expectNode(oldView, u.fromProfile, before.payload.time, u.oldBusyFailsBesideNew);
+        expectNode(newView, u.fromProfile, before.payload.time);
 
         // The deploy sends TERM to the old process: every push that started before reads it live.
         const pushedWithOld = producer.jids.length;
