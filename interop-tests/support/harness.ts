@@ -181,20 +181,8 @@ function declareForTargets(
           throw new Error(`${refused.join(", ")}: the gemspec does not allow Sidekiq ${target.version}`);
         return { RUBYLIB: peersRubyLib(inject("harness").fixturesDir, folders) };
       };
-      ctx.rubyScript = async (script, args = [], extra = {}) => {
-        const r = await backend().runRuby(target, script, args, { env: { ...env(), ...extra } });
-        if (r.code !== 0)
-          throw new RubyError(
-            `ruby ${script} failed on Sidekiq ${target.version} (exit ${r.code}):\n${r.stderr}${r.stdout}`,
-          );
-        return r.stdout;
-      };
-      ctx.ruby = async <T>(code: string, extra: Record<string, string> = {}) => {
-        const out = await ctx.rubyScript("eval.rb", [code], extra);
-        const line = out.split("\n").find((l) => l.startsWith("__BRIDGE_RESULT__ "));
-        if (line === undefined) throw new RubyError(`no result from Ruby on Sidekiq ${target.version}:\n${out}`);
-        return JSON.parse(line.slice("__BRIDGE_RESULT__ ".length)) as T;
-      };
+      ctx.rubyScript = (script, args, extra) => rubyOn(target, ctx.db).rubyScript(script, args, extra);
+      ctx.ruby = (code, extra) => rubyOn(target, ctx.db).ruby(code, extra);
       ctx.startSidekiq = async (opts) => {
         const p = await backend().startSidekiq(target, { ...opts, env: { ...env(), ...(opts.env ?? {}) } });
         servers.push(p);
@@ -212,6 +200,34 @@ function declareForTargets(
       body(ctx);
     });
   }
+}
+
+/**
+ * Ruby of `target` on database `db`: scripts of ruby-fixtures/, and code
+ * evaluated with that release's Sidekiq loaded (its value comes back through
+ * JSON); each run is killed after `timeoutMs` (runCaptured's 120 s by default).
+ */
+export function rubyOn(
+  target: SidekiqTarget,
+  db: number,
+  timeoutMs?: number,
+): Pick<SidekiqContext, "ruby" | "rubyScript"> {
+  const rubyScript = async (script: string, args: string[] = [], extra: Record<string, string> = {}) => {
+    const env = { REDIS_URL: backend().rubyRedisUrl(db), ...extra };
+    const r = await backend().runRuby(target, script, args, { env, ...(timeoutMs ? { timeoutMs } : {}) });
+    if (r.code !== 0)
+      throw new RubyError(
+        `ruby ${script} failed on Sidekiq ${target.version} (exit ${r.code}):\n${r.stderr}${r.stdout}`,
+      );
+    return r.stdout;
+  };
+  const ruby = async <T>(code: string, extra: Record<string, string> = {}) => {
+    const out = await rubyScript("eval.rb", [code], extra);
+    const line = out.split("\n").find((l) => l.startsWith("__BRIDGE_RESULT__ "));
+    if (line === undefined) throw new RubyError(`no result from Ruby on Sidekiq ${target.version}:\n${out}`);
+    return JSON.parse(line.slice("__BRIDGE_RESULT__ ".length)) as T;
+  };
+  return { ruby, rubyScript };
 }
 
 /**

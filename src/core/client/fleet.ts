@@ -2,6 +2,7 @@
 // versions, so `dialect: "auto"` writes what every one of them understands.
 import type { Redis } from "ioredis";
 import { BRIDGE_LABEL } from "../wire/bridge-label.js";
+import { DialectDetectionError } from "./errors.js";
 import { profileForVersion, versionAtLeast, type WireProfile } from "../wire/dialect.js";
 import { PROCESSES_KEY } from "../wire/keys.js";
 
@@ -48,4 +49,21 @@ export function profileForFleet(processes: readonly LiveProcess[]): WireProfile 
   if (versions.length === 0) return undefined;
   const oldest = versions.reduce((a, b) => (versionAtLeast(a, b) ? b : a));
   return profileForVersion(oldest);
+}
+
+/**
+ * What `client` writes now (its profile, "auto" resolved again once its
+ * `autoRefreshMs` has passed), or `last` when no Ruby process is live: a
+ * fleet left with Node alone keeps the dialect it had.
+ */
+export async function fleetProfile(
+  client: { profile(): Promise<WireProfile> },
+  last: WireProfile,
+): Promise<WireProfile> {
+  try {
+    return await client.profile();
+  } catch (e) {
+    if (e instanceof DialectDetectionError) return last;
+    throw e;
+  }
 }

@@ -19,6 +19,8 @@ export interface CoreWorkerOptions {
   /** 6, 7, 8, an exact version, or "auto" (default): the oldest live Ruby process's. */
   dialect?: DialectLike | "auto";
   autoFallback?: DialectLike;
+  /** How often "auto" looks at the fleet again, in ms (default 30 s): the heartbeat, retries and pushes follow it. */
+  autoRefreshMs?: number;
   /** The default capsule: queues (with optional weights, "critical,2") and concurrency. */
   queues?: Array<string | [string, number]>;
   concurrency?: number;

@@ -67,6 +67,8 @@ export interface HeartbeatOptions extends ProcessInfoSource {
   redis: Redis;
   /** The release whose launcher this heartbeat reproduces (the oldest reader of the fleet). */
   profile: WireProfile;
+  /** Dialect "auto": the fleet's oldest reader, asked again before each beat (a rolling deploy changes it). */
+  follow?: () => Promise<WireProfile>;
   /** The jobs running now. */
   work: () => Iterable<WorkEntry>;
   stats: Stats;
@@ -81,8 +83,8 @@ export interface HeartbeatOptions extends ProcessInfoSource {
 /** The Redis process registry of one Node process, as Sidekiq's Launcher keeps it. */
 export class Heartbeat {
   readonly identity: string;
-  readonly profile: WireProfile;
-  readonly shape: LauncherShape;
+  profile: WireProfile;
+  shape: LauncherShape;
   private readonly opts: HeartbeatOptions;
   private readonly log: HeartbeatLogger;
   private infoJson: string | undefined;
@@ -96,6 +98,18 @@ export class Heartbeat {
     this.profile = opts.profile;
     this.shape = launcherShape(opts.profile, opts.identity);
     this.log = opts.logger ?? { error: (m) => console.error(m), warn: (m) => console.warn(m) };
+  }
+
+  /**
+   * Writes `profile`'s launcher from this beat on: once the last process of an
+   * older release has left, Ruby's newer readers expect their own shape (8.0.9's
+   * `capsules`, 8.1.2's `concurrency` field) and metrics keys (8.0.0).
+   */
+  useProfile(profile: WireProfile): void {
+    if (profile.version === this.profile.version) return;
+    this.profile = profile;
+    this.shape = launcherShape(profile, this.identity);
+    this.infoJson = undefined;
   }
 
   /** Keys this heartbeat writes. */
@@ -162,6 +176,7 @@ export class Heartbeat {
 
   private async doBeat(): Promise<void> {
     const { redis, stats } = this.opts;
+    if (this.opts.follow) this.useProfile(await this.opts.follow());
     const s = this.shape;
     const key = this.identity;
     const info = this.infoString();

@@ -4,6 +4,7 @@
 // working lists, and the signals. Quiet stops fetching and the services;
 // stop waits, hands back, clears. It holds the worker's runtime (runtime.ts)
 // by reference and knows no add-on by name.
+import { fleetProfile } from "../client/fleet.js";
 import { permissionLogFilter } from "../redis/acl.js";
 import { BRIDGE_LABEL } from "../wire/bridge-label.js";
 import {
@@ -113,6 +114,8 @@ export class Launcher {
     this.heartbeat = new Heartbeat({
       redis: conn.redis,
       profile,
+      // The retry path and the poller follow the heartbeat's profile.
+      follow: async () => (this.profile = retry.profile = await fleetProfile(this.o.client, this.profile!)),
       identity: this.o.identity,
       tag: config.process.tag,
       labels: [...config.process.labels, BRIDGE_LABEL],
@@ -137,7 +140,7 @@ export class Launcher {
         redis: conn.redis,
         identity: this.o.identity,
         client: this.o.client,
-        profile: () => profile,
+        profile: () => this.profile!,
         retry: () => retry,
         logger: this.logger,
         ...(pollIntervalAverage !== undefined ? { pollIntervalAverage } : {}),

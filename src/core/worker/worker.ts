@@ -66,6 +66,7 @@ export class Worker {
       redis: conn.redis,
       ...(options.dialect !== undefined ? { dialect: options.dialect } : {}),
       ...(options.autoFallback !== undefined ? { autoFallback: options.autoFallback } : {}),
+      ...(options.autoRefreshMs !== undefined ? { autoRefreshMs: options.autoRefreshMs } : {}),
       // Payloads the poller moves were checked when they were written.
       validate: false,
     });
