@@ -348,14 +348,13 @@ export async function throttledBlackhole(ruby?: RubyHost, total = 400, jobMs = 1
   try {
     const sent = await enqueue(url, total, jobMs);
     await busyWithSlots(redis, total / 4);
-    const held = await slots(redis);
+    // Read again until every slot is held (Ruby's fetch idles in the gem's cooldown), then the fault at once.
+    let held: Array<{ jid: string; lostAt: number }> = [];
+    await until("every slot held", async () => (held = await slots(redis)).length === LIMIT, 60_000);
     const [at, before] = [Date.now(), proxy.connections];
     proxy.blackhole();
-    const freed = whenFreed(
-      redis,
-      held.map((h) => h.jid),
-      at,
-    );
+    const heldJids = held.map((h) => h.jid);
+    const freed = whenFreed(redis, heldJids, at);
     const runs = await redis.llen("chaos:runs");
     await until("work to flow again", async () => (await redis.llen("chaos:runs")) > runs + CONCURRENCY, 60_000);
     const resumed = (Date.now() - at) / 1000;
