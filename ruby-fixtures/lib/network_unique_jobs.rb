@@ -26,7 +26,7 @@ module UniqueLedger
   end
 end
 
-# The two cases where Node's worker logs "the job was not run" (src/unique-jobs/server.ts);
+# The two cases where Node's worker logs "the job was not run" (src/addons/sidekiq-unique-jobs/server.ts);
 # the gem only reflects them: until_executed finding its lock taken, and
 # until_and_while_executing failing to release its queue lock. Printed with
 # the same words, so the scenario counts both sides alike.
