@@ -79,8 +79,16 @@ try {
     for (const system of ["node", "ruby"] as const)
       await run(`retry all, blackhole, ${system}`, () => retryAllThroughBlackhole(backend, target, system));
     await run("migrate move, reset mid-batch", () => moveResetMidBatch());
-    await run("unique-jobs locks, blackhole (Node)", () => uniqueLockBlackhole());
-    await run("throttled slots, blackhole (Node)", () => throttledBlackhole());
+    // The add-ons' own Ruby gems on Ruby Sidekiq beside Node's, on the same workload and fault.
+    const ruby = { backend, target, fixtures };
+    for (const system of ["Node", "Ruby"] as const)
+      await run(`unique-jobs locks, blackhole (${system})`, () =>
+        uniqueLockBlackhole(system === "Ruby" ? ruby : undefined),
+      );
+    for (const system of ["Node", "Ruby"] as const)
+      await run(`throttled slots, blackhole (${system})`, () =>
+        throttledBlackhole(system === "Ruby" ? ruby : undefined),
+      );
   } else {
     await run("cron poller kill -9 mid-claim", () => cronClaimKill(6));
     await run("sidekiq-scheduler kill -9 mid-claim", () => schedulerClaimKill(6));

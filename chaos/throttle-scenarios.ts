@@ -13,6 +13,7 @@ import { Redis } from "ioredis";
 import { startFaultProxy } from "../harness/fault-proxy.js";
 import { startRedis, type RedisServer } from "../harness/redis-server.js";
 import { WIP_REGISTRY } from "../src/core/wire/bridge-keys.js";
+import { pending } from "./unique-lock-audit.js";
 import {
   count,
   enqueue,
@@ -24,12 +25,15 @@ import {
   until,
   type ScenarioResult,
 } from "./scenarios.js";
+import { startChaosWorker, type RubyHost } from "./workers.js";
 
 const SLOTS = "throttled:ChaosJob:concurrency.v2";
 const LIMIT = 4;
 const CONCURRENCY = 10;
 const HANDLERS = { handlers: "chaos/throttle-handlers.mjs" };
 const SYSTEM = "sidekiq-bridge (reliable fetch, throttled)";
+/** The gem's release for Sidekiq 8 (shared/peers/ruby/README.md). */
+const THROTTLED_GEM = "sidekiq-throttled-2.1.0";
 
 type Worker = ChildProcess & { output: () => string };
 
@@ -133,11 +137,12 @@ function row(
   recoverySeconds: number,
   spans: readonly Span[],
   notes: string,
+  system = SYSTEM,
 ): ScenarioResult {
   const most = mostAtOnce(spans);
   return {
     scenario,
-    system: SYSTEM,
+    system,
     sent: sent.length,
     ...c,
     recoverySeconds,
@@ -318,46 +323,70 @@ async function workingJobs(redis: Redis): Promise<number> {
  * The worker reaches Redis through a fault proxy whose flows are blackholed
  * while its jobs hold every slot (no FIN, no RST; new flows pass). Its jobs'
  * records go straight to Redis. The slots held at the fault must be given
- * back, and the limit hold throughout.
+ * back, and the limit hold throughout. With `ruby`, the worker is Ruby
+ * Sidekiq running the gem itself, with the same throttle on the same job.
  */
-export async function throttledBlackhole(total = 400, jobMs = 100): Promise<ScenarioResult> {
+export async function throttledBlackhole(ruby?: RubyHost, total = 400, jobMs = 100): Promise<ScenarioResult> {
   const server = await startRedis();
   const url = `${server.url}/0`;
   const redis = new Redis(url);
   const proxy = await startFaultProxy(server.port);
-  const worker = spawnNodeWorker(`${proxy.url}/0`, CONCURRENCY, [], { CHAOS_RECORD_URL: url }, HANDLERS);
+  const worker = await startChaosWorker(
+    {
+      url: `${proxy.url}/0`,
+      concurrency: CONCURRENCY,
+      queues: ["chaos"],
+      env: { CHAOS_RECORD_URL: url },
+      ...HANDLERS,
+      nodeLabel: SYSTEM,
+      rubyRequire: "lib/network_throttled.rb",
+      peers: [THROTTLED_GEM, "redis-prescription-standin"],
+      rubyLabel: (t) => `Ruby Sidekiq ${t.version} (${THROTTLED_GEM})`,
+    },
+    ruby,
+  );
   try {
     const sent = await enqueue(url, total, jobMs);
     await busyWithSlots(redis, total / 4);
-    const held = await slots(redis);
+    // Read again until every slot is held (Ruby's fetch idles in the gem's cooldown), then the fault at once.
+    let held: Array<{ jid: string; lostAt: number }> = [];
+    await until("every slot held", async () => (held = await slots(redis)).length === LIMIT, 60_000);
     const [at, before] = [Date.now(), proxy.connections];
     proxy.blackhole();
-    const freed = whenFreed(
-      redis,
-      held.map((h) => h.jid),
-      at,
-    );
+    const heldJids = held.map((h) => h.jid);
+    const freed = whenFreed(redis, heldJids, at);
     const runs = await redis.llen("chaos:runs");
     await until("work to flow again", async () => (await redis.llen("chaos:runs")) > runs + CONCURRENCY, 60_000);
     const resumed = (Date.now() - at) / 1000;
-    await until("every job", async () => (await count(redis, sent)).lost === 0, 120_000);
+    // Every job ran, or none is left to run (a fetch whose reply the fault took loses its job).
+    await until("every job, or nothing left to run", () => everyJobOrSettled(redis, sent), 120_000);
     const left = await slots(redis);
     const freedMs = await freed;
-    await stopChild(worker);
+    const died = worker.died();
+    await worker.stop();
     return row(
       "the worker's flows blackholed while its jobs hold every slot (new flows pass)",
       sent,
       await count(redis, sent),
       resumed,
       spansOf(worker.output(), Date.now()),
-      `work flowing again ${resumed.toFixed(2)} s after the fault; ${held.length} slots held at the fault, ${freedHow(held, at, freedMs)}; slots still held after every job ran: ${left.length}; ${proxy.connections - before} new connections through the proxy`,
+      `work flowing again ${resumed.toFixed(2)} s after the fault; ${held.length} slots held at the fault, ${freedHow(held, at, freedMs)}; slots still held after every job ran: ${left.length}; ${proxy.connections - before} new connections through the proxy${died ? "; the worker DIED" : ""}`,
+      worker.label,
     );
   } finally {
-    worker.kill("SIGKILL");
+    await worker.kill9();
     await proxy.close();
     redis.disconnect();
     await server.stop();
   }
+}
+
+/** True once every job ran, or once none waits anywhere and the runs stood still for 3 s. */
+async function everyJobOrSettled(redis: Redis, sent: string[]): Promise<boolean> {
+  if ((await count(redis, sent)).lost === 0) return true;
+  const a = await redis.llen("chaos:runs");
+  await sleep(3000);
+  return (await pending(redis, "chaos")) === 0 && (await redis.llen("chaos:runs")) === a;
 }
 
 /** The three scenarios, one after the other. */

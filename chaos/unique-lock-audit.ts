@@ -26,15 +26,17 @@ export async function heldLocks(redis: Redis): Promise<Map<string, string[]>> {
   return held;
 }
 
+/** Not locks: the changelog is history; a Ruby server's start writes the gem's version markers. */
+const NOT_LOCKS = [CHANGELOG, DIGESTS, EXPIRING_DIGESTS, "uniquejobs:live", "uniquejobs:dead"];
+
 /**
- * The gem's keys still there that never expire (the changelog is history, not
- * a lock; unlock.lua's `:QUEUED` wake-up entry expires in 5 s), and the
- * digests sets' sizes.
+ * The gem's keys still there that never expire (unlock.lua's `:QUEUED`
+ * wake-up entry expires in 5 s), and the digests sets' sizes.
  */
 export async function locksLeft(redis: Redis): Promise<{ keys: string[]; digests: number }> {
   const keys: string[] = [];
   for (const k of await scanKeys(redis, "uniquejobs:*"))
-    if (![CHANGELOG, DIGESTS, EXPIRING_DIGESTS].includes(k) && (await redis.pttl(k)) === -1) keys.push(k);
+    if (!NOT_LOCKS.includes(k) && (await redis.pttl(k)) === -1) keys.push(k);
   const digests = (await redis.zcard(DIGESTS)) + (await redis.zcard(EXPIRING_DIGESTS));
   return { keys, digests };
 }

@@ -7,7 +7,6 @@
 // locked, while_executing let in and rescheduled on conflict) before the
 // fault, wave "c" during it, wave "b" after it, while the locks held at the
 // fault may still be held.
-import type { ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
 import { Redis } from "ioredis";
 import type { RedisSource } from "../src/core/redis/connection.js";
@@ -16,22 +15,17 @@ import { startFaultProxy } from "../harness/fault-proxy.js";
 import { CHANGELOG } from "../src/addons/sidekiq-unique-jobs/locksmith.js";
 import { cleanup, heldLocks, locksLeft, pending, unlockedJobs } from "./unique-lock-audit.js";
 import { LEDGER, pushWave, QUEUE, readLedger, tally, type Pushed } from "./unique-lock-workload.js";
-import {
-  sleep,
-  spawnNodeWorker,
-  startDurableRedis,
-  startSentinelSetup,
-  until,
-  type ScenarioResult,
-} from "./scenarios.js";
+import { sleep, startDurableRedis, startSentinelSetup, until, type ScenarioResult } from "./scenarios.js";
+import { startChaosWorker, type ChaosWorker, type RubyHost } from "./workers.js";
 
 const CONCURRENCY = 9;
-const SYSTEM = "sidekiq-bridge (reliable fetch, unique-jobs gem 8 keys)";
+/** The gem release whose keys Node writes (gem 8), and Ruby runs beside Sidekiq 8.1.7. */
+const GEM = "sidekiq-unique-jobs-8.1.0";
 
 interface Fault {
   name: string;
   /** Breaks things once the first wave is running; returns what the audit needs. */
-  inject(first: ChildProcess): Promise<{ killed?: Map<number, number>; note?: string }>;
+  inject(first: ChaosWorker): Promise<{ killed?: Map<number, number>; note?: string }>;
   /** After wave "b": e.g. start the worker that recovers. */
   afterWave?(): Promise<void>;
 }
@@ -43,6 +37,8 @@ interface Setup {
   /** Extra worker flags (Sentinel), and the URL the worker gets. */
   workerUrl: string;
   workerArgs: string[];
+  /** Ruby Sidekiq with the gem as the worker (Node's CLI when absent). */
+  ruby?: RubyHost;
 }
 
 /** Jobs waiting nowhere and the ledger still for 3 s; false after `ms`. */
@@ -71,20 +67,32 @@ async function runScenario(
   ledgerUrl: string,
   perKind: number,
   ms: number,
-  makeFault: (spawn: () => ChildProcess & { output: () => string }) => Fault,
+  makeFault: (spawn: () => Promise<ChaosWorker>) => Fault,
 ): Promise<ScenarioResult> {
-  const workers: Array<ChildProcess & { output: () => string }> = [];
-  const spawn = () => {
-    const env = { CHAOS_LEDGER_URL: ledgerUrl };
-    const opts = { queues: [QUEUE], handlers: "chaos/unique-handlers.mjs" };
-    const w = spawnNodeWorker(setup.workerUrl, CONCURRENCY, setup.workerArgs, env, opts);
+  const workers: ChaosWorker[] = [];
+  const spawn = async () => {
+    const w = await startChaosWorker(
+      {
+        url: setup.workerUrl,
+        concurrency: CONCURRENCY,
+        queues: [QUEUE],
+        env: { CHAOS_LEDGER_URL: ledgerUrl },
+        handlers: "chaos/unique-handlers.mjs",
+        nodeArgs: setup.workerArgs,
+        nodeLabel: "sidekiq-bridge (reliable fetch, unique-jobs gem 8 keys)",
+        rubyRequire: "lib/network_unique_jobs.rb",
+        peers: [GEM],
+        rubyLabel: (t) => `Ruby Sidekiq ${t.version} (${GEM})`,
+      },
+      setup.ruby,
+    );
     workers.push(w);
     return w;
   };
   try {
     const pushed: Pushed[] = await pushWave(setup.source, perKind, ["a", "a2"], ms);
     const fault = makeFault(spawn);
-    const first = spawn();
+    const first = await spawn();
     await until("a worker's slots to be busy", async () => (await ledger.llen(LEDGER)) >= CONCURRENCY, 60_000);
     const held = await heldLocks(setup.redis);
     const faultAt = Date.now();
@@ -104,7 +112,7 @@ async function runScenario(
     const stillLocked = await heldLocks(setup.redis);
     const notRun = workers.map((w) => (w.output().match(/the job was not run/g) ?? []).length);
     const lockedKeys = [...stillLocked.values()].reduce((n, j) => n + j.length, 0);
-    const died = workers.filter((w) => w.exitCode !== null && w.signalCode !== "SIGKILL").length;
+    const died = workers.filter((w) => w.died()).length;
     const notes = [
       died > 0 ? `${died} WORKERS DIED` : "",
       settled ? `settled ${settleSeconds.toFixed(1)} s after the fault` : "DID NOT SETTLE within 90 s",
@@ -121,7 +129,7 @@ async function runScenario(
     ];
     return {
       scenario: fault.name,
-      system: SYSTEM,
+      system: first.label,
       sent: t.sent,
       completed: t.completed,
       lost: t.lost,
@@ -130,7 +138,7 @@ async function runScenario(
       notes: notes.filter(Boolean).join("; "),
     };
   } finally {
-    for (const w of workers) w.kill("SIGKILL");
+    await Promise.all(workers.map((w) => w.kill9()));
   }
 }
 
@@ -155,12 +163,11 @@ export async function uniqueLockKill(perKind = 6, ms = 2000): Promise<ScenarioRe
       runScenario({ source: url, redis, workerUrl: url, workerArgs: [] }, ledger, ledgerUrl, perKind, ms, (spawn) => ({
         name: "kill -9 Node worker mid-job, new worker recovers",
         async inject(first) {
-          first.kill("SIGKILL");
-          await new Promise((r) => first.once("exit", r));
-          return { killed: new Map([[first.pid!, Date.now()]]) };
+          await first.kill9();
+          return { killed: new Map([[first.pid, Date.now()]]) };
         },
         async afterWave() {
-          const w = spawn();
+          const w = await spawn();
           await until("recovery", async () => /Recovered \d+ jobs/.test(w.output()), 60_000);
         },
       })),
@@ -254,14 +261,17 @@ export async function uniqueLockSentinelKill(perKind = 20, ms = 200, lagMs = 0):
  * 4. The worker reaches Redis through a fault proxy whose flows are
  * blackholed mid-job (no FIN, no RST; new flows pass): its connections notice
  * within their network timeout and connect again. No lock may be left held.
+ * With `ruby`, the worker is Ruby Sidekiq running the gem itself; the
+ * pushes (Node's port of the gem's client middleware) and the ledger go
+ * straight to Redis either way.
  */
-export async function uniqueLockBlackhole(perKind = 6, ms = 2000): Promise<ScenarioResult> {
+export async function uniqueLockBlackhole(ruby?: RubyHost, perKind = 6, ms = 2000): Promise<ScenarioResult> {
   const server = await startRedis();
   const url = `${server.url}/0`;
   const redis = new Redis(url);
   const proxy = await startFaultProxy(server.port);
   try {
-    const setup = { source: url, redis, workerUrl: `${proxy.url}/0`, workerArgs: [] };
+    const setup = { source: url, redis, workerUrl: `${proxy.url}/0`, workerArgs: [], ruby };
     return await withLedger((ledger, ledgerUrl) =>
       runScenario(setup, ledger, ledgerUrl, perKind, ms, () => ({
         name: "the worker's flows blackholed mid-job (new flows pass)",
