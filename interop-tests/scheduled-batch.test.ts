@@ -229,9 +229,9 @@ describe("scheduled poller: batched promotion against a real Redis", () => {
         `
       import { hostname } from "node:os";
       import { Redis } from "ioredis";
-      import { Client } from ${built("client/client.js")};
-      import { ScheduledPoller } from ${built("server/scheduled.js")};
-      import { profileForVersion } from ${built("wire/dialect.js")};
+      import { Client } from ${built("core/client/client.js")};
+      import { ScheduledPoller } from ${built("core/server/scheduled.js")};
+      import { profileForVersion } from ${built("core/wire/dialect.js")};
       const redis = new Redis(${JSON.stringify(url)});
       const client = new Client({ redis, dialect: "8.1.7", validate: false });
       client.use(async () => { process.kill(process.pid, "SIGKILL"); await new Promise(() => {}); });
