@@ -5,10 +5,12 @@ import { beforeAll, expect, it } from "vitest";
 import { aj } from "../src/core/client/activejob.js";
 import { Client } from "../src/core/client/client.js";
 import { ContractError } from "../src/tools/contract/checker.js";
+import { generateTypes, loadSchemaCompiler } from "../src/tools/contract/gen.js";
 import { pullContract } from "../src/tools/contract/pull.js";
+import { checkBlocks, type Block } from "../test/docs/snippets.js";
 import { rubyCommand } from "./support/contract.js";
 import { describeEachSidekiq } from "./support/harness.js";
-import { RAILS_APP, railsApp, stableMail, stablePayload } from "./support/rails-app.js";
+import { RAILS_APP, railsApp, stableMail, stablePayload, ZONED } from "./support/rails-app.js";
 
 interface Seed {
   app: string;
@@ -84,9 +86,15 @@ describeEachSidekiq(
     });
 
     it("contract pull boots the app and lists its jobs and mailer actions; a wrong mailer call is refused", async () => {
-      const ruby = rubyCommand(sk.target, rails.env(), { dir: "rails-app", rubyArgs: ["-r", "./config/environment"] });
+      // Booted with a zone and locale of its own, which the contract carries to Node's pushes.
+      const ruby = rubyCommand(
+        sk.target,
+        { ...rails.env(), ...ZONED },
+        { dir: "rails-app", rubyArgs: ["-r", "./config/environment"] },
+      );
       const { contract } = await pullContract({ ruby });
       expect(contract.app).toBe(RAILS_APP);
+      expect(contract.activejob_defaults).toEqual({ locale: "de", timezone: "Berlin" });
       const c = contract.classes;
       expect(c["UserMailer#welcome"]).toMatchObject({ kind: "mailer", params: [{ name: "user", kind: "req" }] });
       expect(c["UserMailer#receipt"]!.params!.map((p) => `${p.kind} ${p.name}`)).toEqual([
@@ -110,9 +118,53 @@ describeEachSidekiq(
         });
         await expect(users.deliverLater("welcom", [user], { queue: "held" })).rejects.toThrow(ContractError);
         await expect(users.deliverLater("receipt", [user], { queue: "held" })).rejects.toThrow(/missing amount/);
+
+        // What Rails writes in that app, and what the checked client writes: the same bytes.
+        const ruby = await rails.eval<{ post: number; mail: string; reindex: string }>(
+          `
+          post = Account.first.posts.create!(title: "Zoned")
+          UserMailer.with(account: Account.first).welcome(User.first).deliver_later(queue: "zoned")
+          ReindexJob.set(queue: "zoned").perform_later(post, force: true)
+          mail, reindex = Sidekiq.redis { |r| r.lrange("queue:zoned", 0, -1) }.reverse
+          {post: post.id, mail: mail, reindex: reindex}
+        `,
+          ZONED,
+        );
+        const account = aj.record(RAILS_APP, "Account", seed.account.id);
+        await users.deliverLater("welcome", [user], { params: { account }, queue: "zoned" });
+        await checked
+          .activeJob("ReindexJob")
+          .set({ queue: "zoned" })
+          .performLater(aj.record(RAILS_APP, "Post", ruby.post), aj.kwargs({ force: true }));
+        const [nodeMail, nodeReindex] = (await sk.redis.lrange("queue:zoned", 0, 1)).reverse();
+        expect(stablePayload(nodeMail!)).toBe(stablePayload(ruby.mail));
+        expect(stablePayload(nodeReindex!)).toBe(stablePayload(ruby.reindex));
+        expect(ruby.mail).toContain('"locale":"de","timezone":"Berlin"');
       } finally {
         await checked.close();
       }
+
+      // The types contract gen makes of the pulled contract: right calls compile, wrong ones do not.
+      const generated = await generateTypes([contract], await loadSchemaCompiler());
+      const usage = `import { Client, aj } from "sidekiq-bridge";
+declare const client: Client;
+const user = aj.record("shop", "User", 1);
+client.mailer("UserMailer").deliverLater("welcome", [user], { params: { account: aj.record("shop", "Account", 1) } });
+client.mailer("UserMailer").deliverLater("receipt", [user, aj.bigDecimal("9.5"), aj.kwargs({ note: "thanks" })]);
+client.activeJob("ReindexJob").performLater(aj.record("shop", "Post", 1), aj.kwargs({ force: true }));
+// @ts-expect-error UserMailer has no action welcom
+client.mailer("UserMailer").deliverLater("welcom", [user]);
+// @ts-expect-error receipt takes the user and the amount
+client.mailer("UserMailer").deliverLater("receipt", [user]);
+// @ts-expect-error the app has no such mailer
+client.mailer("UserMailers");
+// @ts-expect-error perform takes the post
+client.activeJob("ReindexJob").performLater();
+`;
+      const block = (file: string, code: string): Block => ({ file, line: 1, lang: "ts", attrs: new Map(), code });
+      const [gen, use] = checkBlocks([block("shop-jobs.ts", generated), block("usage.ts", usage)]);
+      expect(gen!.problems).toEqual([]);
+      expect(use!.problems).toEqual([]);
     });
   },
   (t) => t.suite === "forky",

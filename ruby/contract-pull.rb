@@ -67,6 +67,8 @@ module SidekiqBridgeContract
         "source" => source_info(sigs),
         "classes" => classes.sort.to_h
       }
+      defaults = active_job_defaults
+      doc["activejob_defaults"] = defaults if defaults
       $stdout.puts "#{MARK} #{JSON.generate(doc)}"
       $stdout.flush
     end
@@ -100,6 +102,13 @@ module SidekiqBridgeContract
         return underscore(mod) if mod
       end
       File.basename(Dir.pwd)
+    end
+
+    # What ActiveJob's serialize writes when a job sets neither (activejob
+    # core.rb: I18n.locale, and Time.zone&.name from the job's creation).
+    def active_job_defaults
+      return nil unless defined?(::ActiveJob::Base) && defined?(::I18n)
+      {"locale" => ::I18n.locale.to_s, "timezone" => (::Time.zone&.name if ::Time.respond_to?(:zone))}
     end
 
     def source_info(sigs)

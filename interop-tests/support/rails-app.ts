@@ -11,8 +11,8 @@ export const RAILS_APP = "shop";
 export interface RailsApp {
   /** The app's environment for this suite (Redis, SQLite file, mail folder), for Ruby run some other way. */
   env(): Record<string, string>;
-  /** Evaluates Ruby inside the booted app (one boot per call) and returns its value through JSON. */
-  eval<T = unknown>(code: string): Promise<T>;
+  /** Evaluates Ruby inside the booted app (one boot per call) and returns its value through JSON; `extraEnv` adds to env(). */
+  eval<T = unknown>(code: string, extraEnv?: Record<string, string>): Promise<T>;
   /** Starts Sidekiq on the app (`sidekiq -r rails-app`, eager-loaded). */
   start(queues: string[]): Promise<void>;
   /** Waits for a report of a job (ApplicationJob#report, AuditWorker) that `match` accepts. */
@@ -31,8 +31,8 @@ export function railsApp(sk: SidekiqContext): RailsApp {
     (await sk.redis.lrange(key, 0, -1)).map((s) => JSON.parse(s) as Record<string, unknown>);
   return {
     env: () => ({ REDIS_URL: backend().rubyRedisUrl(sk.db), ...env() }),
-    async eval<T>(code: string) {
-      const out = await sk.rubyScript("rails-app/bin/eval.rb", [code], env());
+    async eval<T>(code: string, extraEnv: Record<string, string> = {}) {
+      const out = await sk.rubyScript("rails-app/bin/eval.rb", [code], { ...env(), ...extraEnv });
       const line = out.split("\n").find((l) => l.startsWith("__BRIDGE_RESULT__ "));
       if (line === undefined) throw new RubyError(`no result from the Rails app:\n${out}`);
       return JSON.parse(line.slice("__BRIDGE_RESULT__ ".length)) as T;
@@ -54,6 +54,9 @@ export function railsApp(sk: SidekiqContext): RailsApp {
       ),
   };
 }
+
+/** The app booted with a zone and a locale of its own (config.time_zone, i18n.default_locale). */
+export const ZONED = { BRIDGE_RAILS_TIME_ZONE: "Berlin", BRIDGE_RAILS_LOCALE: "de" };
 
 /** A mail without the headers each rendering makes anew (Date, Message-ID). */
 export const stableMail = (encoded: string) => encoded.replace(/^(Date|Message-ID): .*\r\n/gm, "");

@@ -2,7 +2,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { aj, ActiveJobDefinition } from "../../src/core/client/activejob.js";
 import { MailerDefinition } from "../../src/core/client/mailer.js";
-import type { Client } from "../../src/core/client/client-types.js";
+import type { Client as ClientLike } from "../../src/core/client/client-types.js";
+import { Client } from "../../src/core/client/client.js";
 import { ContractChecker, ContractError, type ContractOptions } from "../../src/tools/contract/checker.js";
 import { readContractFile, type JobContract } from "../../src/tools/contract/document.js";
 import { RubyFloat } from "../../src/core/wire/ruby-json.js";
@@ -26,7 +27,7 @@ function refusal(fn: () => void): string | undefined {
 const ajPush = (cls: string, args: unknown[]) => ({
   class: "Sidekiq::ActiveJob::Wrapper",
   wrapped: cls,
-  args: [new ActiveJobDefinition({} as Client, cls).serialize(args)],
+  args: [new ActiveJobDefinition({} as ClientLike, cls).serialize(args)],
 });
 
 describe("contract checker", () => {
@@ -78,7 +79,10 @@ describe("contract checker", () => {
     };
     const c = new ContractChecker({ contracts: withMailer, mode: "error" }, () => {});
     const mail = (action: string, args: unknown[]) =>
-      ajPush("ActionMailer::MailDeliveryJob", new MailerDefinition({} as Client, "UserMailer").arguments(action, args));
+      ajPush(
+        "ActionMailer::MailDeliveryJob",
+        new MailerDefinition({} as ClientLike, "UserMailer").arguments(action, args),
+      );
     const user = aj.record("shop", "User", 1);
     expect(refusal(() => c.checkPush(mail("receipt", [user, "9.5", aj.kwargs({ note: "x" })])))).toBeUndefined();
     expect(refusal(() => c.checkPush(mail("receipt", [user])))).toBe(
@@ -90,6 +94,40 @@ describe("contract checker", () => {
     expect(refusal(() => c.checkPush(mail("welcome", [user])))).toMatch(
       /^UserMailer#welcome is not a mailer action of the contract of shop: Ruby would raise NoMethodError/,
     );
+  });
+
+  it("the app's locale and time zone go into its ActiveJob and mailer payloads, whatever options a call gives", async () => {
+    const rails: JobContract = {
+      ...shop,
+      activejob_defaults: { locale: "de", timezone: "Berlin" },
+      classes: { ...shop.classes, "UserMailer#welcome": { kind: "mailer", params: [], types: "none" } },
+    };
+    const client = new Client({ redis: "redis://127.0.0.1:1", dialect: 8, contract: { contracts: rails } });
+    try {
+      const payload = (d: ActiveJobDefinition) => d.serialize([]);
+      const job = (m: MailerDefinition) => (m as unknown as { job: ActiveJobDefinition }).job;
+      expect(payload(client.activeJob("SignupJob"))).toMatchObject({
+        locale: "de",
+        timezone: "Berlin",
+        queue_name: "signups",
+      });
+      // Options replace the class's queue_as, not the app's settings; a call may still name its own.
+      expect(payload(client.activeJob("SignupJob", { priority: 5 }))).toMatchObject({
+        locale: "de",
+        timezone: "Berlin",
+        queue_name: "default",
+      });
+      expect(payload(client.activeJob("SignupJob", { timezone: "UTC" }))).toMatchObject({
+        locale: "de",
+        timezone: "UTC",
+      });
+      expect(payload(job(client.mailer("UserMailer")))).toMatchObject({ locale: "de", timezone: "Berlin" });
+      // Not in the contract: ActiveJob's own defaults, and Rails' "UTC" for a mailer.
+      expect(payload(client.activeJob("OtherAppJob"))).toMatchObject({ locale: "en", timezone: null });
+      expect(payload(job(client.mailer("OtherMailer")))).toMatchObject({ locale: "en", timezone: "UTC" });
+    } finally {
+      await client.close();
+    }
   });
 
   it("types: strict refuses, error and warn warn once per class and parameter", () => {

@@ -17,6 +17,10 @@ module Shop
     config.secret_key_base = "shop-fixture-" * 4
     config.logger = ActiveSupport::Logger.new($stderr)
     config.log_level = ENV["BRIDGE_VERBOSE"] ? :debug : :warn
+    # Rails' defaults unless a test sets them: what every job and mail payload carries.
+    config.time_zone = ENV.fetch("BRIDGE_RAILS_TIME_ZONE", "UTC")
+    config.i18n.available_locales = %i[en de]
+    config.i18n.default_locale = ENV.fetch("BRIDGE_RAILS_LOCALE", "en").to_sym
     config.active_job.queue_adapter = :sidekiq
     config.action_mailer.delivery_method = :file
     config.action_mailer.file_settings = {location: ENV.fetch("BRIDGE_RAILS_MAIL", "/tmp/shop-mail")}

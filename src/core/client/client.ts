@@ -131,7 +131,9 @@ export class Client implements DefinitionClient {
     options?: ActiveJobOptions,
   ): ActiveJobDefinition<A>;
   activeJob(jobClass: string, options?: ActiveJobOptions): ActiveJobDefinition<unknown[]> {
-    return new ActiveJobDefinition(this, jobClass, options ?? this.contract?.activeJobOptions(jobClass) ?? {});
+    // The app's locale and zone hold under any options; the class's own (queue_as...) only without them.
+    const own = options ?? this.contract?.activeJobOptions(jobClass);
+    return new ActiveJobDefinition(this, jobClass, { ...this.contract?.appDefaults(jobClass), ...own });
   }
 
   /** A Rails mailer: `deliverLater` enqueues what its `deliver_later` does (actions typed by `contract gen`). */
@@ -144,7 +146,8 @@ export class Client implements DefinitionClient {
     options?: MailerOptions,
   ): MailerDefinition<M>;
   mailer(mailerClass: string, options?: MailerOptions): MailerDefinition {
-    return new MailerDefinition(this, mailerClass, options);
+    const app = this.contract?.appDefaults(mailerClass, "mailer");
+    return new MailerDefinition(this, mailerClass, { ...app, ...options });
   }
 
   /** Adds a client middleware at the end of the chain. */

@@ -7,6 +7,7 @@ import type Ajv2020Module from "ajv/dist/2020.js";
 import type { ActiveJobOptions } from "../../core/client/activejob.js";
 import type { JobOptions } from "../../core/client/normalize.js";
 import { mergeContracts, type AppClass, type JobContract } from "./document.js";
+import type { ActiveJobDefaults } from "./generated/contract.js";
 import { Signature, type CallProblem, type SchemaCompiler } from "./signature.js";
 
 /**
@@ -93,6 +94,10 @@ export class ContractChecker {
   private readonly warned = new Set<string>();
   /** Several apps' contracts: messages name the app. */
   private readonly apps: string[];
+  /** Each app's locale and Time.zone, as its own ActiveJob payloads carry them. */
+  private readonly ajDefaults = new Map<string, ActiveJobDefaults>();
+  /** Mailer class -> the app whose contract lists its actions (the first). */
+  private readonly mailerApps = new Map<string, string>();
 
   constructor(
     options: ContractOptions,
@@ -103,8 +108,14 @@ export class ContractChecker {
       throw new TypeError(`contract mode must be "warn", "error" or "strict", not ${JSON.stringify(this.mode)}`);
     const list = Array.isArray(options.contracts) ? options.contracts : [options.contracts as JobContract];
     this.apps = list.map((c) => c.app);
+    for (const c of list) if (c.activejob_defaults) this.ajDefaults.set(c.app, c.activejob_defaults);
     const compile = schemaCompiler();
     this.defs = mergeContracts(list);
+    for (const [name, defs] of this.defs) {
+      const mailer = defs.find((d) => d.def.kind === "mailer");
+      const cls = name.split("#")[0]!;
+      if (mailer && !this.mailerApps.has(cls)) this.mailerApps.set(cls, mailer.app);
+    }
     for (const [name, defs] of this.defs)
       this.classes.set(
         name,
@@ -143,6 +154,23 @@ export class ContractChecker {
       ...(typeof a.priority === "number" ? { priority: a.priority } : {}),
       ...(def.options ? { sidekiqOptions: def.options as JobOptions } : {}),
     };
+  }
+
+  /**
+   * The locale and time zone that the app owning this ActiveJob class (or
+   * mailer: any of its "Mailer#action" entries) writes in every payload; {} when
+   * the contract does not say.
+   */
+  appDefaults(
+    className: string,
+    kind: "activejob" | "mailer" = "activejob",
+  ): Pick<ActiveJobOptions, "locale" | "timezone"> {
+    const app =
+      kind === "activejob"
+        ? this.defs.get(className)?.find((d) => d.def.kind === "activejob")?.app
+        : this.mailerApps.get(className);
+    const d = app === undefined ? undefined : this.ajDefaults.get(app);
+    return d ? { locale: d.locale, timezone: d.timezone } : {};
   }
 
   /** The apps whose contract has this class. */

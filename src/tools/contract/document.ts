@@ -103,6 +103,9 @@ export function stringifyContract(doc: JobContract): string {
     contract: 1,
     app: doc.app,
     ...(doc.source ? { source: sortKeys(doc.source) as JobContract["source"] } : {}),
+    ...(doc.activejob_defaults
+      ? { activejob_defaults: sortKeys(doc.activejob_defaults) as JobContract["activejob_defaults"] }
+      : {}),
     classes,
   };
   return `${JSON.stringify(out, null, 2)}\n`;

@@ -55,6 +55,11 @@ export function signatureDifference(ruby: JobClass, node: JobClass): string | un
 /** What changed from `before` to `after`, one line per class (empty: nothing that matters to a push). */
 export function contractChanges(before: JobContract, after: JobContract): string[] {
   const out: string[] = [];
+  // The app's locale and zone go into every ActiveJob payload Node writes for it.
+  if (json(before.activejob_defaults) !== json(after.activejob_defaults))
+    out.push(
+      `(app): ActiveJob's locale and time zone were ${json(before.activejob_defaults)}, now ${json(after.activejob_defaults)}`,
+    );
   const names = [...new Set([...Object.keys(before.classes), ...Object.keys(after.classes)])].sort();
   for (const name of names) {
     const a = before.classes[name];

@@ -14,6 +14,7 @@ export interface JobContract {
    */
   app: string;
   source?: Source;
+  activejob_defaults?: ActiveJobDefaults;
   /**
    * Class name -> its definition.
    */
@@ -35,6 +36,14 @@ export interface Source {
    * Where argument types were read from: rbs (sig/ files), json-schema (Node handlers), none.
    */
   types?: "rbs" | "json-schema" | "none";
+  [k: string]: unknown;
+}
+/**
+ * What every ActiveJob payload of the app carries unless a job sets its own: `locale` (`I18n.locale`) and `timezone` (`Time.zone&.name`: a Rails app's `config.time_zone`, null without Rails), read when the app was booted. A Node push of the app's ActiveJob classes and mailers writes them as the app's own `perform_later` and `deliver_later` do.
+ */
+export interface ActiveJobDefaults {
+  locale: string;
+  timezone: string | null;
   [k: string]: unknown;
 }
 /**
