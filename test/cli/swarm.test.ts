@@ -1,7 +1,7 @@
 // `worker --processes N`: the flag, the argv each child gets, the restart rule,
 // and the supervisor itself with real signals over stand-in workers
 // (fixtures/swarm-fake-worker.mjs; the interop test runs real ones).
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, fork, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -74,6 +74,21 @@ describe("a child's stop signals", () => {
     expect(stops.duplicate(0, 1500)).toBe(false); // the stop's own exit always goes through
     expect(stops.duplicate(3, 1500)).toBe(false);
   });
+});
+
+describe("a child whose supervisor died while it started", () => {
+  it("stops as on TERM when it joins, instead of crashing on the closed channel", async () => {
+    const script = fileURLToPath(new URL("fixtures/swarm-late-join.ts", import.meta.url));
+    const child = fork(script, [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "pipe", "pipe", "ipc"] });
+    let out = "";
+    child.stdout!.on("data", (d) => (out += d));
+    child.stderr!.on("data", (d) => (out += d));
+    const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+    // Close the channel once the child runs; it joins only after it saw the close.
+    child.once("message", () => child.disconnect());
+    expect(await exited, out).toBe(0);
+    expect(out).toBe("warn The supervisor is gone: stopping, as on TERM\nTERM\n");
+  }, 30_000);
 });
 
 describe("the supervisor, with stand-in workers", () => {

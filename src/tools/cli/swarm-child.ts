@@ -59,9 +59,16 @@ export async function joinSwarm(
       });
     }
   }
-  // A supervisor killed outright closes the channel: stop as on TERM.
-  process.once("disconnect", () => process.kill(process.pid, "SIGTERM"));
-  process.send?.({ type: READY_MESSAGE, identity });
+  // A supervisor killed outright closes the channel: stop as on TERM. It may have
+  // closed while this worker started, before anyone listened; sending on it then
+  // throws, and the crash would leave the heartbeat registered for 60 s.
+  const stop = () => void process.kill(process.pid, "SIGTERM");
+  if (!process.connected) {
+    logger.warn("The supervisor is gone: stopping, as on TERM");
+    return stop();
+  }
+  process.once("disconnect", stop);
+  process.send?.({ type: READY_MESSAGE, identity }, undefined, {}, () => {});
 }
 
 /** Two TERM / INT this close together are one stop, sent twice (not a second "exit now"). */
