@@ -86,8 +86,12 @@ describe("a child whose supervisor died while it started", () => {
     const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
     // Close the channel once the child runs; it joins only after it saw the close.
     child.once("message", () => child.disconnect());
-    expect(await exited, out).toBe(0);
-    expect(out).toBe("warn The supervisor is gone: stopping, as on TERM\nTERM\n");
+    try {
+      expect(await exited, out).toBe(0);
+      expect(out).toBe("warn The supervisor is gone: stopping, as on TERM\nTERM\n");
+    } finally {
+      child.kill("SIGKILL");
+    }
   }, 30_000);
 });
 
