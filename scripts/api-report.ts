@@ -22,6 +22,27 @@ export const ENTRY_POINTS: ReadonlyArray<{ subpath: string; source: string }> = 
   { subpath: "sidekiq-bridge/sidekiq-scheduler", source: "src/addons/sidekiq-scheduler/public.ts" },
 ];
 
+/**
+ * How many names the package may export: at the root, and across every entry
+ * point together. A name is public when a program calls or constructs it,
+ * catches it, or writes it as a type (options it passes, a handler or
+ * middleware it implements and the context that gets); a type reached only
+ * through another stays internal. Past these, `--check` and the unit test fail.
+ */
+export const NAME_LIMITS = { root: 90, total: 200 } as const;
+
+/** What exceeds NAME_LIMITS, one line each (none when within them). */
+export function limitProblems(api: ReadonlyMap<string, readonly Entry[]>): string[] {
+  const root = api.get(ENTRY_POINTS[0]!.subpath)?.length ?? 0;
+  const total = [...api.values()].reduce((n, e) => n + e.length, 0);
+  const problems: string[] = [];
+  if (root > NAME_LIMITS.root)
+    problems.push(`${ENTRY_POINTS[0]!.subpath} exports ${root} names, more than ${NAME_LIMITS.root}`);
+  if (total > NAME_LIMITS.total)
+    problems.push(`the entry points export ${total} names together, more than ${NAME_LIMITS.total}`);
+  return problems;
+}
+
 export interface Entry {
   name: string;
   kind: string;
@@ -193,6 +214,10 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const pages = renderApi(api);
   const docs = new URL("docs/", ROOT);
   if (process.argv.includes("--check")) {
+    for (const problem of limitProblems(api)) {
+      console.error(`${problem}: keep only what a user calls or types (scripts/api-report.ts, NAME_LIMITS).`);
+      process.exit(1);
+    }
     for (const [path, text] of pages) {
       let current = "";
       try {

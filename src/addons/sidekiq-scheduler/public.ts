@@ -2,4 +2,3 @@
 // Sidekiq reads it (docs/SCHEDULER.md).
 export { schedulerSettingsFromFile, schedulerSettingsFromSidekiqYml, SidekiqYmlError } from "./sidekiq-yml.js";
 export type { SidekiqSchedulerSettings } from "./poller.js";
-export type { ScheduleConfig } from "./schedule-entry.js";

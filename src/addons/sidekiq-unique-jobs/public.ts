@@ -8,11 +8,7 @@ export {
   UniqueJobsConflict,
   UnknownLockError,
   UniqueJobsLockError,
-  LOCK_TYPES,
-  type UniqueJobs,
   type UniqueJobsOptions,
   type UniqueJobsClientOptions,
   type DigestInput,
-  type DigestAlgorithm,
-  type JsonFloats,
 } from "./index.js";

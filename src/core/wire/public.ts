@@ -2,86 +2,28 @@
 // Sidekiq's records in Redis itself. A lossless codec (JobRecord), Ruby's JSON
 // spelling, time units per dialect, retry fields, validation against schema/,
 // and the table of what changed in which Sidekiq release. Named exports only:
-// src/core/wire/index.ts is the internal barrel and holds more.
+// src/core/wire/index.ts is the internal barrel and holds more (the helpers
+// the package's own tools share, and each release rule's own type, reached as
+// `ReleaseRules["retry"]`).
 
 export {
   profileForVersion,
-  DIALECTS,
-  DIALECT_VERSION,
-  RECORD_KINDS,
   UnsupportedVersionError,
   type Dialect,
   type DialectLike,
   type RecordKind,
   type WireProfile,
 } from "./dialect.js";
-export {
-  releaseRules,
-  versionAtLeast,
-  type ReleaseRules,
-  type PayloadRules,
-  type ClientRules,
-  type ActiveJobRules,
-  type RetryRules,
-  type ScheduledRules,
-  type MetricsRules,
-  type LauncherRules,
-  type ApiRules,
-  type IterationRules,
-  type LatencyRule,
-} from "./release-rules.js";
+export { releaseRules, type ReleaseRules } from "./release-rules.js";
 export { JobRecord } from "./job-record.js";
 export { WireParseError, type JsonValue } from "./json-scan.js";
-export { toRubyJson, rubyFloatToS, RubyFloat, RawJson, WireEncodeError, type RubyJsonValue } from "./ruby-json.js";
-export { newJid, JID_PATTERN } from "./jid.js";
-export {
-  encodePayloadTime,
-  decodePayloadTime,
-  secondsString,
-  intSeconds,
-  nowMs,
-  PAYLOAD_TIME_FIELDS,
-  MILLIS_THRESHOLD,
-} from "./timestamps.js";
+export { toRubyJson, RubyFloat, RawJson, WireEncodeError, type RubyJsonValue } from "./ruby-json.js";
+export { newJid } from "./jid.js";
+export { encodePayloadTime, decodePayloadTime } from "./timestamps.js";
 export { encodeBacktrace, decodeBacktrace, BacktraceDecodeError } from "./backtrace.js";
-export { applyFailure, truncateMessage, MAX_ERROR_MESSAGE, type Failure } from "./retry-fields.js";
-export { migratePayloadTimes, type MigrationResult } from "./time-unit-rewrite.js";
-export {
-  validateRecord,
-  validateRaw,
-  assertValidRecord,
-  formatIssues,
-  WireValidationError,
-  type WireSchemaIssue,
-  type WireValidationResult,
-} from "./validate.js";
-export { BRIDGE_LABEL } from "./bridge-label.js";
-// Types of every wire record by dialect, generated from schema/ (npm run gen).
-export type {
-  WireRecord,
-  WireRecordTypes,
-  V6ActiveJob,
-  V6Dead,
-  V6Job,
-  V6ProcessInfo,
-  V6Process,
-  V6Retry,
-  V6Scheduled,
-  V6Work,
-  V7ActiveJob,
-  V7Dead,
-  V7Job,
-  V7ProcessInfo,
-  V7Process,
-  V7Retry,
-  V7Scheduled,
-  V7Work,
-  V8ActiveJob,
-  V8Dead,
-  V8Job,
-  V8ProcessInfo,
-  V8Process,
-  V8Retry,
-  V8Scheduled,
-  V8Work,
-} from "./generated/index.js";
+export { applyFailure, type Failure } from "./retry-fields.js";
+export { migratePayloadTimes } from "./time-unit-rewrite.js";
+export { validateRecord, validateRaw, assertValidRecord, WireValidationError } from "./validate.js";
+// The type of every wire record, generated from schema/ (npm run gen): one
+// generic for all dialects and kinds, `WireRecord<8, "job">`.
+export type { WireRecord, WireRecordTypes } from "./generated/index.js";

@@ -1,28 +1,8 @@
 // sidekiq-bridge/migration: moving a fleet queue by queue, and back (docs/MIGRATION.md).
-export type { Progress, ProgressFn } from "./stored-jobs.js";
-export {
-  auditQueues,
-  collectHandlers,
-  type NodeHandlers,
-  type AuditOptions,
-  type AuditReport,
-  type QueueAudit,
-  type Verdict,
-} from "./audit.js";
-export { moveJobs, type MoveOptions, type MoveReport, type MoveLocationReport } from "./move.js";
-export {
-  migrateTimestamps,
-  type TimestampOptions,
-  type TimestampReport,
-  type TimestampKeyReport,
-  type TimestampTarget,
-} from "./convert-timestamps.js";
-export { exportToFile, exportToStream, type ExportOptions, type ExportSummary } from "./dump.js";
-export {
-  importFromFile,
-  importFromStream,
-  ImportRefusedError,
-  type ImportOptions,
-  type ImportSummary,
-} from "./restore.js";
+// What each function reports is reached through it (`Awaited<ReturnType<typeof moveJobs>>`).
+export { auditQueues, collectHandlers, type AuditOptions } from "./audit.js";
+export { moveJobs, type MoveOptions } from "./move.js";
+export { migrateTimestamps, type TimestampOptions } from "./convert-timestamps.js";
+export { exportToFile, exportToStream, type ExportOptions } from "./dump.js";
+export { importFromFile, importFromStream, ImportRefusedError, type ImportOptions } from "./restore.js";
 export { ExportFormatError } from "./export-format.js";
