@@ -139,6 +139,38 @@ describeEachSidekiq(
       expect(discardedLeftNothing).toBe(0);
     });
 
+    it("performAllLater writes what ActiveJob.perform_all_later writes, per job, and the jobs run", async () => {
+      // Rails' own bulk (the adapter's enqueue_all: one push_bulk per class and queue, scheduled ones with `at`),
+      // on a queue the worker does not serve, taken out of Redis so that Node's can be read alone.
+      const fromRails = await rails.eval<{ queued: string[]; scheduled: string[] }>(`
+        post = Post.find(${seed.post})
+        ActiveJob.perform_all_later(
+          ReindexJob.new(post).set(queue: "bulk"), ReindexJob.new(post, force: true).set(queue: "bulk"),
+          ReindexJob.new(post).set(queue: "bulk", wait_until: Time.utc(2031, 5, 6)))
+        Sidekiq.redis do |r|
+          held = r.zrange("schedule", 0, -1).select { |s| s.include?('"queue":"bulk"') }
+          queued = r.lrange("queue:bulk", 0, -1)
+          r.del("queue:bulk")
+          r.zrem("schedule", held) unless held.empty?
+          {queued: queued, scheduled: held}
+        end
+      `);
+      const reindex = client.activeJob("ReindexJob", { timezone: "UTC" });
+      const bulk = reindex.set({ queue: "bulk" });
+      await bulk.performAllLater([[post()], [post(), aj.kwargs({ force: true })]]);
+      await bulk.set({ waitUntil: new Date(Date.UTC(2031, 4, 6)) }).performAllLater([[post()]]);
+      const queued = await sk.redis.lrange("queue:bulk", 0, -1);
+      const scheduled = (await sk.redis.zrange("schedule", 0, -1)).filter((s) => s.includes('"queue":"bulk"'));
+      expect(queued.map(stablePayload)).toEqual(fromRails.queued.map(stablePayload));
+      expect(scheduled.map(stablePayload)).toEqual(fromRails.scheduled.map(stablePayload));
+      expect(await sk.redis.zscore("schedule", scheduled[0]!)).toBe(String(Date.UTC(2031, 4, 6) / 1000));
+
+      const ran = await reindex.performAllLater([[post()], [post(), aj.kwargs({ force: true })]]);
+      expect(ran.every((e) => typeof e.jid === "string")).toBe(true);
+      for (const [i, e] of ran.entries())
+        expect(await rails.performed((r) => r.job_id === e.jobId)).toMatchObject({ title: "Hello", force: i === 1 });
+    });
+
     it("a plain Sidekiq job of app/sidekiq loads its record by id", async () => {
       const jid = await client.job("AuditWorker", { queue: "audit", retry: 2 }).performAsync(seed.account, "login");
       expect(await rails.performed((r) => r.jid === jid)).toMatchObject({ account: "Acme", action: "login" });

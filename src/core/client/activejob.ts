@@ -1,7 +1,10 @@
 // Enqueue jobs that Rails' ActiveJob performs: the Sidekiq wrapper payload,
 // with args[0] in ActiveJob's `serialize` shape and its argument markers.
 import { randomUUID } from "node:crypto";
-import { AjDuration, AjModule, AjRange, AjSerialized, GlobalIdRef } from "../wire/activejob-values.js";
+import { AjDuration, AjModule, AjRange, AjSerialized, GlobalIdRef, railsWrote } from "../wire/activejob-values.js";
+import { BIG_DECIMAL_MAX_EXPONENT, bigDecimalString } from "../wire/big-decimal.js";
+import { tzinfoName, zoneOffsetSeconds, zoneSpelledLike } from "../wire/rails-time-zones.js";
+import { rubyIso8601, splitInstant, type AjInstant } from "../wire/ruby-time.js";
 import { releaseRules } from "../wire/release-rules.js";
 import { RubyFloat, type RubyJsonValue } from "../wire/ruby-json.js";
 import type { Client } from "./client-types.js";
@@ -30,9 +33,11 @@ const RESERVED = new Set([
   "_aj_serialized",
 ]);
 
+export type { AjInstant };
+
 /** Ruby's `Time#iso8601(9)` for a UTC time. */
-export function iso8601Nanos(d: Date): string {
-  return d.toISOString().replace(/\.(\d{3})Z$/, ".$1000000Z");
+export function iso8601Nanos(d: AjInstant): string {
+  return rubyIso8601(d, "Z");
 }
 
 function serializeHash(obj: Record<string, unknown>): { [k: string]: RubyJsonValue } {
@@ -55,7 +60,12 @@ export function serializeArgument(v: unknown): RubyJsonValue {
     return v;
   }
   if (v instanceof Date) return aj.time(v).json;
-  // What a handler received from Rails goes back as Rails wrote it.
+  // What a handler received from Rails goes back as Rails wrote it: a Range
+  // or Duration decoded from Rails keeps its bytes (Dates, zones, floats).
+  if (v instanceof AjRange || v instanceof AjDuration) {
+    const wrote = railsWrote(v);
+    if (wrote !== undefined) return wrote;
+  }
   if (v instanceof GlobalIdRef) return aj.globalId(v.gid).json;
   if (v instanceof AjSerialized) return v.raw;
   if (v instanceof AjDuration) return aj.duration(v.seconds, v.parts).json;
@@ -85,38 +95,107 @@ function cgiEscape(v: string | number): string {
 const serialized = (serializer: string, value: RubyJsonValue, more: { [k: string]: RubyJsonValue } = {}) =>
   new AjValue({ _aj_serialized: `ActiveJob::Serializers::${serializer}`, value, ...more });
 
+/** Zones whose abbreviation is UTC: TimeWithZone#utc? holds, and iso8601 writes "Z" (Etc/GMT and London write "+00:00"). */
+const UTC_ZONES = /^(Etc\/)?(UTC|UCT|Universal|Zulu)$/;
+
+/** The tzinfo name Rails writes for `zone`, an ActiveSupport::TimeZone name or an IANA one; throws for an unknown one. */
+function railsZone(zone: string): string {
+  const name = tzinfoName(zone);
+  if (name !== undefined) return name;
+  const like = zoneSpelledLike(zone);
+  throw new ActiveJobSerializationError(
+    `Unknown time zone ${JSON.stringify(zone)}: neither an ActiveSupport::TimeZone name ("Tokyo") nor an IANA one ("Asia/Tokyo")` +
+      (like !== undefined && like !== zone
+        ? `; Rails names are case-sensitive: did you mean ${JSON.stringify(like)}?`
+        : ""),
+  );
+}
+
 /** `time.in_time_zone(zone).iso8601(9)`: the wall time in the zone and its offset ("Z" for UTC itself). */
-export function zonedIso8601Nanos(t: Date, zone: string): string {
-  if (/^(Etc\/)?(UTC|UCT|Universal|Zulu)$/.test(zone)) return iso8601Nanos(t);
-  const name = new Intl.DateTimeFormat("en-US", { timeZone: zone, timeZoneName: "longOffset" })
-    .formatToParts(t)
-    .find((p) => p.type === "timeZoneName")!.value; // "GMT+02:00", or "GMT" for +00:00
-  const m = /GMT([+-])(\d\d):(\d\d)/.exec(name);
-  const minutes = m ? (m[1] === "-" ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
-  const wall = iso8601Nanos(new Date(t.getTime() + minutes * 60_000)).slice(0, -1);
-  return `${wall}${m ? `${m[1]}${m[2]}:${m[3]}` : "+00:00"}`;
+export function zonedIso8601Nanos(t: AjInstant, zone: string): string {
+  const name = railsZone(zone);
+  if (UTC_ZONES.test(name)) return iso8601Nanos(t);
+  return rubyIso8601(t, zoneOffsetSeconds(name, splitInstant(t)[0] * 1000));
+}
+
+/** Ruby's ActiveSupport::Duration::PARTS_IN_SECONDS. */
+const PART_SECONDS: Readonly<Record<string, number>> = {
+  years: 31556952,
+  months: 2629746,
+  weeks: 604800,
+  days: 86400,
+  hours: 3600,
+  minutes: 60,
+  seconds: 1,
+};
+
+/**
+ * `1.hour + 30.minutes` as Rails builds it from its parts: the value is their
+ * sum in seconds, a Float when a part is; parts that are zero are dropped
+ * unless the whole is zero.
+ */
+function durationOf(parts: Readonly<Record<string, number>>): AjValue {
+  let value = 0;
+  for (const [k, n] of Object.entries(parts)) {
+    const unit = PART_SECONDS[k];
+    if (unit === undefined || !Number.isFinite(n))
+      throw new ActiveJobSerializationError(`Not an ActiveSupport::Duration part: ${k}: ${n}`);
+    value += n * unit;
+  }
+  const kept = value === 0 ? parts : Object.fromEntries(Object.entries(parts).filter(([, n]) => n !== 0));
+  const float = Object.values(parts).some((n) => !Number.isInteger(n));
+  return durationValue(float ? new RubyFloat(value) : value, kept);
+}
+
+const durationValue = (value: number | RubyFloat, parts: Readonly<Record<string, number>>) =>
+  new AjValue({
+    _aj_serialized: "ActiveJob::Serializers::DurationSerializer",
+    value,
+    parts: Object.entries(parts).map(([k, n]) => [aj.symbol(k).json, n]),
+  });
+
+/** An ActiveSupport::Duration: from its parts, as Rails sums them, or (`seconds`, `parts`) written as given. */
+function duration(parts: Readonly<Record<string, number>>): AjValue;
+function duration(seconds: number, parts: Readonly<Record<string, number>>): AjValue;
+function duration(a: number | Readonly<Record<string, number>>, parts?: Readonly<Record<string, number>>): AjValue {
+  return typeof a === "number" ? durationValue(a, parts ?? {}) : durationOf(a);
+}
+
+/** `BigDecimal(s).to_s`, as Rails writes a BigDecimal; refuses what `BigDecimal()` refuses. */
+function bigDecimal(s: string): AjValue {
+  const out = bigDecimalString(s);
+  if (out === "invalid")
+    throw new ActiveJobSerializationError(`invalid value for BigDecimal(): ${JSON.stringify(s)} (as Ruby says)`);
+  if (out === "too large")
+    throw new ActiveJobSerializationError(
+      `BigDecimal ${JSON.stringify(s)} has an exponent beyond ${BIG_DECIMAL_MAX_EXPONENT}: Ruby would write it in that many digits`,
+    );
+  return serialized("BigDecimalSerializer", out);
 }
 
 /** Helpers for ActiveJob's argument markers. */
 export const aj = {
   /** A Ruby Symbol (`:name`). */
   symbol: (name: string) => serialized("SymbolSerializer", name),
-  /** A Ruby Time (nanosecond ISO-8601, as Rails writes it). */
-  time: (t: Date) => serialized("TimeSerializer", iso8601Nanos(t)),
+  /** A Ruby Time (nanosecond ISO-8601, as Rails writes it); a bigint is nanoseconds since the epoch. */
+  time: (t: AjInstant) => serialized("TimeSerializer", iso8601Nanos(t)),
   /** A Ruby Date (`YYYY-MM-DD`). */
   date: (d: Date | string) => serialized("DateSerializer", typeof d === "string" ? d : d.toISOString().slice(0, 10)),
-  /** A DateTime (ActiveJob writes its offset; this writes UTC as "+00:00"). */
-  dateTime: (t: Date) => serialized("DateTimeSerializer", iso8601Nanos(t).replace(/Z$/, "+00:00")),
-  /** An ActiveSupport::TimeWithZone: the instant in an IANA zone (`Time.zone` name as tzinfo spells it). */
-  timeWithZone: (t: Date, zone: string) =>
-    serialized("TimeWithZoneSerializer", zonedIso8601Nanos(t, zone), { time_zone: zone }),
-  /** An ActiveSupport::Duration of `seconds`, with its parts (`{ hours: 1, minutes: 30 }`, as 1.hour + 30.minutes). */
-  duration: (seconds: number, parts: Readonly<Record<string, number>>) =>
-    new AjValue({
-      _aj_serialized: "ActiveJob::Serializers::DurationSerializer",
-      value: seconds,
-      parts: Object.entries(parts).map(([k, n]) => [aj.symbol(k).json, n]),
-    }),
+  /** A DateTime (ActiveJob writes its offset; this writes UTC as "+00:00"; before 1582-10-15 in the Julian calendar, as Ruby's DateTime). */
+  dateTime: (t: AjInstant) => serialized("DateTimeSerializer", rubyIso8601(t, 0, "date")),
+  /**
+   * An ActiveSupport::TimeWithZone: the instant in a zone named as Rails names
+   * it ("Tokyo", "Eastern Time (US & Canada)") or by IANA ("Asia/Tokyo"),
+   * written with its tzinfo name, as Rails writes it.
+   */
+  timeWithZone: (t: AjInstant, zone: string) =>
+    serialized("TimeWithZoneSerializer", zonedIso8601Nanos(t, zone), { time_zone: railsZone(zone) }),
+  /**
+   * An ActiveSupport::Duration: `aj.duration({ hours: 1, minutes: 30 })` as
+   * `1.hour + 30.minutes`, its value summed as Rails sums it; or
+   * `aj.duration(seconds, parts)`, written as given.
+   */
+  duration,
   /** A Range `begin..end` (`begin...end` with excludeEnd); null for an endless or beginless side. */
   range: (begin: unknown, end: unknown, excludeEnd = false) =>
     new AjValue({
@@ -127,8 +206,8 @@ export const aj = {
     }),
   /** A class or module, by its name ("Account"). */
   module: (name: string) => serialized("ModuleSerializer", name),
-  /** A BigDecimal, from its decimal string. */
-  bigDecimal: (s: string) => serialized("BigDecimalSerializer", s),
+  /** A BigDecimal, from any string `BigDecimal()` accepts, written as Rails writes it ("12.50" as "12.5"). */
+  bigDecimal,
   /** Any other serializer by name, e.g. ("ModuleSerializer", "Foo"). */
   serialized,
   /** A record through GlobalID, e.g. "gid://app/User/1". */
@@ -245,5 +324,33 @@ export class ActiveJobDefinition<A extends unknown[] = unknown[]> {
     if (this.at !== undefined) item.at = this.at;
     const jid = await this.client.push(item, { ...DEFAULT_JOB_OPTIONS, ...this.options.sidekiqOptions });
     return { jobId: body.job_id as string, jid };
+  }
+
+  /**
+   * `ActiveJob.perform_all_later` of one job per argument list (Rails 7.1+):
+   * as the Sidekiq adapter's `enqueue_all`, one `push_bulk` of this class and
+   * queue, each job scheduled with `at` when `set` gave a wait. Returns one
+   * Enqueued per job, in order.
+   */
+  async performAllLater(argsList: readonly A[]): Promise<Enqueued[]> {
+    if (argsList.length === 0) return [];
+    const queue = this.options.queue ?? "default";
+    const profile = await this.client.profile(queue);
+    const rails = this.options.rails ?? releaseRules(profile).activeJob.defaultRails;
+    if (rails === "6.1")
+      throw new ActiveJobSerializationError('perform_all_later needs Rails 7.1 or later: pass rails: "7.1"');
+    const bodies = argsList.map((args) => this.serialize(args, rails));
+    const jids = await this.client.pushBulk(
+      {
+        class: profile.activeJobWrapper,
+        wrapped: this.jobClass,
+        queue,
+        args: bodies.map((b) => [b]),
+        // `job.scheduled_at&.to_f`, one per job.
+        ...(this.at !== undefined ? { at: bodies.map(() => this.at!) } : {}),
+      },
+      { ...DEFAULT_JOB_OPTIONS, ...this.options.sidekiqOptions },
+    );
+    return bodies.map((b, i) => ({ jobId: b.job_id as string, jid: jids[i] ?? null }));
   }
 }

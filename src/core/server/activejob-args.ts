@@ -1,7 +1,14 @@
 // Decoding ActiveJob's serialized arguments for Node handlers: the inverse of
 // src/core/client/activejob.ts. Ruby-only values come back as the small classes of
 // wire/activejob-values.ts; a serializer this file does not know as AjSerialized.
-import { AjDuration, AjModule, AjRange, AjSerialized, GlobalIdRef } from "../wire/activejob-values.js";
+import {
+  AjDuration,
+  AjModule,
+  AjRange,
+  AjSerialized,
+  decodedFromRails,
+  GlobalIdRef,
+} from "../wire/activejob-values.js";
 import { parseJson, parseJsonKeepingFloats, type JsonValue } from "../wire/json-scan.js";
 import { RubyFloat, type RubyJsonValue } from "../wire/ruby-json.js";
 
@@ -27,13 +34,12 @@ function deserializeObject(o: Obj): unknown {
       return String(value);
     case "DurationSerializer": {
       const parts = (deserializeArgument(o.parts ?? []) as Array<[string, number]>).map(([k, n]) => [k, Number(n)]);
-      return new AjDuration(Number(value), Object.fromEntries(parts));
+      return decodedFromRails(new AjDuration(Number(value), Object.fromEntries(parts)), o);
     }
     case "RangeSerializer":
-      return new AjRange(
-        deserializeArgument(o.begin ?? null),
-        deserializeArgument(o.end ?? null),
-        o.exclude_end === true,
+      return decodedFromRails(
+        new AjRange(deserializeArgument(o.begin ?? null), deserializeArgument(o.end ?? null), o.exclude_end === true),
+        o,
       );
     case "ModuleSerializer":
       return new AjModule(String(value));

@@ -42,3 +42,20 @@ export class AjRange<T = unknown> {
 export class AjModule {
   constructor(readonly name: string) {}
 }
+
+// What Rails wrote for a value the decoder made, kept beside the value rather
+// than in it: the classes stay plain data (equal to one built by hand), and a
+// Range of Dates or BigDecimals, or a Duration of Float parts, still goes back
+// byte for byte (JavaScript has no place for the Date/Time, BigDecimal or 1.0).
+const wrote = new WeakMap<object, { [k: string]: RubyJsonValue }>();
+
+/** Records `raw`, the serialized object Rails wrote, as what `value` is written back as. */
+export function decodedFromRails<T extends object>(value: T, raw: { [k: string]: RubyJsonValue }): T {
+  wrote.set(value, raw);
+  return value;
+}
+
+/** The serialized object Rails wrote for a decoded value, or undefined for a value made in Node. */
+export function railsWrote(value: object): { [k: string]: RubyJsonValue } | undefined {
+  return wrote.get(value);
+}
