@@ -84,4 +84,16 @@ describe("the paths the docs and the comments name", () => {
     const missing = sources.flatMap((f) => missingInComments(f, read(f), tree));
     expect(shown(missing)).toEqual([]);
   }, 30_000); // about 600 files: a second alone, several on a busy machine
+
+  it("the walk of one job in docs/ARCHITECTURE.md names each file once, by its path", () => {
+    const doc = read("docs/ARCHITECTURE.md");
+    const start = doc.indexOf("\n## One job, from push to acknowledgement\n");
+    expect(start).toBeGreaterThan(0);
+    const walk = doc.slice(start + 1, doc.indexOf("\n## ", start + 1));
+    const spans = [...walk.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+    const files = spans.filter((s) => /^[\w.-]+(?:\/[\w.-]+)*\.ts$/.test(s));
+    expect(files.filter((f) => !f.includes("/"))).toEqual([]);
+    expect(files.filter((f, i) => files.indexOf(f) !== i)).toEqual([]);
+    expect(files.length).toBeGreaterThanOrEqual(20);
+  });
 });
