@@ -174,21 +174,19 @@ export interface RawMember {
 }
 
 /**
- * The keys splitting a payload reuses instead of copying each key: Sidekiq's
- * (the one list) and those the add-ons write on every job they touch (Pro's
- * `bid`, sidekiq-unique-jobs' lock, the tracing's propagation headers), which
- * the wire layer may name but not import. Grouped by first char code and
- * length (all are shorter than 32), so a key meets one or two candidates.
+ * The keys splitting a payload reuses instead of copying each key, by first
+ * char code: Sidekiq's (the one list) and those the add-ons write on every job
+ * they touch (Pro's `bid`, sidekiq-unique-jobs' lock, the tracing's propagation
+ * headers), which the wire layer may name but not import.
  */
 const KNOWN_KEYS: Array<string[] | undefined> = [];
 for (const k of [...SIDEKIQ_PAYLOAD_KEY_NAMES, "bid", "lock", "lock_args", "lock_digest", "trace_propagations"])
-  (KNOWN_KEYS[(k.charCodeAt(0) << 5) | k.length] ??= []).push(k);
+  (KNOWN_KEYS[k.charCodeAt(0)] ??= []).push(k);
 
 /** The text between `start` and `end` (a key without escapes), as a known key's string when it is one. */
 function keyText(text: string, start: number, end: number): string {
-  const length = end - start;
-  const known = length < 32 ? KNOWN_KEYS[(text.charCodeAt(start) << 5) | length] : undefined;
-  if (known) for (const k of known) if (text.startsWith(k, start)) return k;
+  const known = KNOWN_KEYS[text.charCodeAt(start)];
+  if (known) for (const k of known) if (k.length === end - start && text.startsWith(k, start)) return k;
   return text.slice(start, end);
 }
 
