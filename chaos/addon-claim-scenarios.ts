@@ -5,7 +5,7 @@
 // Counted against the gem's own claims: every fire time claimed in the gem's
 // set must be in the queue exactly once (lost: claimed and never pushed;
 // duplicated: pushed more than once), and no in-flight claim may be left.
-// Clean-up comes from sidekiq-bridge's recovery (addon/claims.ts): the gems
+// Clean-up comes from sidekiq-bridge's recovery (src/addons/pollers/claims.ts): the gems
 // have none, and their own poller skips a fire time killed at this point
 // (interop-tests/cron-claim-recovery.test.ts, scheduler-claim-recovery.test.ts).
 import { rmSync } from "node:fs";

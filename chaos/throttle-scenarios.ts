@@ -32,7 +32,7 @@ const LIMIT = 4;
 const CONCURRENCY = 10;
 const HANDLERS = { handlers: "chaos/throttle-handlers.mjs" };
 const SYSTEM = "sidekiq-bridge (reliable fetch, throttled)";
-/** The gem's release for Sidekiq 8 (shared/peers/ruby/README.md). */
+/** The gem's release for Sidekiq 8 (../shared/peers/ruby/README.md). */
 const THROTTLED_GEM = "sidekiq-throttled-2.1.0";
 
 type Worker = ChildProcess & { output: () => string };

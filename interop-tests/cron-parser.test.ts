@@ -4,7 +4,7 @@
 // same next three. Run where et-orbi 1.4 is installed (forky: Sidekiq 8.1.7);
 // trixie's et-orbi 1.2.7 lacks the weekday modulo (`mon%2`) fugit needs.
 //
-// Where croner alone disagrees with fugit, schedule.ts follows fugit. The test
+// Where croner alone disagrees with fugit, cron.ts follows fugit. The test
 // prints those expressions; with croner 11.0.1 there were 43: fugit's
 // extensions croner does not read or reads otherwise (5/15, */90, 0 */27,
 // wrap-around ranges 50-10, 22-2, fri-mon, 28-3, 11-2, hour 24, last, -1, -2,

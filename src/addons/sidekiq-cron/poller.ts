@@ -9,7 +9,7 @@
 //
 // Unlike the gem's poller, a poller killed between its claim and its push
 // does not skip that fire time: with an identity (a worker's), the claim is
-// recoverable (addon/claims.ts) and any live Node poller pushes it once.
+// recoverable (src/addons/pollers/claims.ts) and any live Node poller pushes it once.
 //
 // Unlike the gem's poller, one unreadable entry (a message that is not JSON,
 // a key of the wrong type) does not stop the others: it is logged once and

@@ -334,7 +334,7 @@ export class SidekiqSchedulerPoller {
 
   /**
    * The gem's claim of `second` (a ZADD to its pushed key, then EXPIRE); with
-   * an identity, recoverable (addon/claims.ts). Undefined when another
+   * an identity, recoverable (src/addons/pollers/claims.ts). Undefined when another
    * scheduler won; else how to push the job, or to record that nothing is.
    */
   private async claim(

@@ -8,24 +8,15 @@ import type { PushItem } from "../../core/client/normalize.js";
 import type { GateContext, GateVerdict } from "../../core/server/job-gate.js";
 import type { JsonValue } from "../../core/wire/json-scan.js";
 import { queueKey, queueNameOf } from "../../core/wire/keys.js";
+import { payloadKeysWrittenBy } from "../../core/wire/sidekiq-payload-keys.js";
 import type { Strategy } from "./strategy.js";
 
-/** What a pushed job gets anew (jid, times) or loses (retry state), as Client.enqueue_to_in builds it from the class. */
-const NOT_CARRIED = new Set([
-  "class",
-  "args",
-  "queue",
-  "jid",
-  "created_at",
-  "enqueued_at",
-  "at",
-  "retry_count",
-  "retried_at",
-  "failed_at",
-  "error_message",
-  "error_class",
-  "error_backtrace",
-]);
+/**
+ * What a pushed job gets anew (jid, times) or loses (retry state), as
+ * Client.enqueue_to_in builds it from the class; the rest (the class's
+ * options, the wrapper's class, middleware's keys) is carried.
+ */
+const NOT_CARRIED = payloadKeysWrittenBy("push", "stamp", "retry");
 
 function call<T>(v: T | ((...a: JsonValue[]) => T), args: readonly JsonValue[]): T {
   return typeof v === "function" ? (v as (...a: JsonValue[]) => T)(...args) : v;

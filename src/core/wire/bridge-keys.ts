@@ -19,7 +19,7 @@ export const RECOVERY_LOCK = "bridge:wip-recovery";
 export const PROMOTING_RECOVERY_LOCK = "bridge:promoting-recovery";
 
 /**
- * In-flight claims of the cron and sidekiq-scheduler pollers (addon/claims.ts):
+ * In-flight claims of the cron and sidekiq-scheduler pollers (src/addons/pollers/claims.ts):
  * a fire time claimed in the gem's set and not yet pushed, field
  * `<kind>|<claim set>|<member>`, value a JSON entry naming its owner.
  */

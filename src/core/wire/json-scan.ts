@@ -2,6 +2,7 @@
 // are rewritten by splicing raw member text, so unknown keys, key order, big
 // integers and float lexemes (`1.0`) survive a round trip byte for byte.
 import { RubyFloat, type RubyJsonValue } from "./ruby-json.js";
+import { SIDEKIQ_PAYLOAD_KEY_NAMES } from "./sidekiq-payload-keys.js";
 
 /** Text that is not valid JSON. */
 export class WireParseError extends Error {
@@ -172,34 +173,14 @@ export interface RawMember {
   plain?: boolean;
 }
 
-/** Sidekiq's payload keys, by first char code: splitting a payload reuses these strings instead of copying each key. */
+/**
+ * The keys splitting a payload reuses instead of copying each key, by first
+ * char code: Sidekiq's (the one list) and those the add-ons write on every job
+ * they touch (Pro's `bid`, sidekiq-unique-jobs' lock, the tracing's propagation
+ * headers), which the wire layer may name but not import.
+ */
 const KNOWN_KEYS: Array<string[] | undefined> = [];
-for (const k of [
-  "retry",
-  "queue",
-  "args",
-  "class",
-  "jid",
-  "created_at",
-  "enqueued_at",
-  "wrapped",
-  "retry_count",
-  "retried_at",
-  "failed_at",
-  "error_message",
-  "error_class",
-  "error_backtrace",
-  "backtrace",
-  "at",
-  "tags",
-  "bid",
-  "lock",
-  "lock_args",
-  "lock_digest",
-  "dead",
-  "cattr",
-  "trace_propagations",
-])
+for (const k of [...SIDEKIQ_PAYLOAD_KEY_NAMES, "bid", "lock", "lock_args", "lock_digest", "trace_propagations"])
   (KNOWN_KEYS[k.charCodeAt(0)] ??= []).push(k);
 
 /** The text between `start` and `end` (a key without escapes), as a known key's string when it is one. */

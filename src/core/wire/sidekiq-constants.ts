@@ -7,46 +7,6 @@ export const ACTIVEJOB_WRAPPER_CLASSES: ReadonlySet<string> = new Set([
   "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper",
 ]);
 
-/**
- * The top-level payload keys Sidekiq itself writes or reads (lib/sidekiq in
- * 6.4 to 8.1: the client, job_retry, the scheduled poller, the logger, the
- * profiler, CurrentAttributes' `cattr` and `cattr_<n>`, the API's
- * `display_class`). A key outside these and the add-ons' is some
- * middleware's, which `migrate audit` lists.
- */
-export const SIDEKIQ_PAYLOAD_KEYS: ReadonlySet<string> = new Set([
-  "class",
-  "args",
-  "queue",
-  "jid",
-  "created_at",
-  "enqueued_at",
-  "at",
-  "retry",
-  "retry_count",
-  "retry_for",
-  "retry_queue",
-  "failed_at",
-  "retried_at",
-  "discarded_at",
-  "error_message",
-  "error_class",
-  "error_backtrace",
-  "backtrace",
-  "dead",
-  "tags",
-  "wrapped",
-  "log_level",
-  "display_class",
-  "profile",
-  "cattr",
-]);
-
-/** Whether a top-level payload key is Sidekiq's own (CurrentAttributes numbers its second and later `cattr_<n>`). */
-export function isSidekiqPayloadKey(key: string): boolean {
-  return SIDEKIQ_PAYLOAD_KEYS.has(key) || /^cattr_\d+$/.test(key);
-}
-
 /** `max_retries`: used when a job's `retry` is `true` rather than a number. */
 export const DEFAULT_MAX_RETRY_ATTEMPTS = 25;
 /** `dead_timeout_in_seconds`: 6 months, in every release. */

@@ -1,7 +1,7 @@
 // What `migrate audit` reports, and what it judges by: the types the audit,
 // the add-ons' audit checks (audit-check.ts) and the CLI share.
 
-/** A sidekiq-cron job that pushes to a queue, as the report lists it (see cron/audit.ts). */
+/** A sidekiq-cron job that pushes to a queue, as the report lists it (see src/addons/sidekiq-cron/audit.ts). */
 export interface CronFeed {
   name: string;
   namespace: string;

@@ -4,7 +4,7 @@
 // own). Node runs such jobs without that middleware, so each is listed as a
 // warning per queue: not a block, since most such keys are harmless.
 import { addons } from "../../addons/registry.js";
-import { isSidekiqPayloadKey } from "../../core/wire/sidekiq-constants.js";
+import { isSidekiqPayloadKey } from "../../core/wire/sidekiq-payload-keys.js";
 import type { AuditCheck } from "./audit-check.js";
 
 /** The keys the add-ons of the registry write. */

@@ -19,7 +19,7 @@ export { replaceSortedSetMembers } from "./replace-sorted-set-members.js";
 export { moveListElements } from "./move-list-elements.js";
 // Bulk actions on the sorted job sets (api/bulk-action.ts)
 export { moveSetEntries } from "./move-set-entries.js";
-// Add-on pollers' recoverable claims (addon/claims.ts)
+// Add-on pollers' recoverable claims (src/addons/pollers/claims.ts)
 export { claimAddonFireTime } from "./claim-addon-fire-time.js";
 export { replaceAddonClaim } from "./replace-addon-claim.js";
 export { pushAddonClaim } from "./push-addon-claim.js";
