@@ -22,7 +22,7 @@ import type { Logger } from "../logging/logger.js";
 import { Manager } from "./manager.js";
 import { identityHost, recoverOrphans } from "./recovery.js";
 import { ScheduledPoller } from "./scheduled.js";
-import { detectFeatures } from "./server-features.js";
+import { detectFeatures } from "./fetch/index.js";
 import { checkEvictionPolicy } from "../redis/eviction-policy.js";
 import type { Service } from "./service.js";
 import type { Runtime } from "./runtime.js";

@@ -1,23 +1,29 @@
 // Sidekiq's Manager for one capsule: its slots, the fetch loop each of its
-// fetch lanes runs (the lanes themselves: fetch-lanes.ts; jobs fetched ahead
-// of a free slot: fetch-ahead.ts), the jobs running now, and the hard part of
+// fetch lanes runs (the fetch path, from lanes to acknowledgements: fetch/,
+// mapped in fetch/index.ts), the jobs running now, and the hard part of
 // shutdown (abort what is still running at the deadline and hand it back).
 // The launcher owns one manager per capsule.
 import type { Redis } from "ioredis";
 import { bounded, type ConnectionWatch, isConnectionError } from "../redis/availability.js";
-import { AckQueue } from "./ack-queue.js";
-import { BasicFetch } from "./basic-fetch.js";
 import type { Capsule } from "./capsule.js";
-import type { Fetcher, UnitOfWork } from "./fetch.js";
-import { FetchAhead } from "./fetch-ahead.js";
-import { defaultFetchLanes, FetchLanes, laneBatch, spareLanes } from "./fetch-lanes.js";
+import {
+  AckQueue,
+  BasicFetch,
+  defaultFetchLanes,
+  FetchAhead,
+  type Fetcher,
+  FetchLanes,
+  laneBatch,
+  ReliableFetch,
+  type ServerFeatures,
+  Slots,
+  spareLanes,
+  type UnitOfWork,
+} from "./fetch/index.js";
 import { LazyAbort } from "./lazy-abort.js";
-import { Slots } from "./slots.js";
 import type { Runtime } from "./runtime.js";
 import type { Logger } from "../logging/logger.js";
 import { type ProcessorDeps, type ProcessResult, processJob } from "./processor.js";
-import { ReliableFetch } from "./reliable-fetch.js";
-import type { ServerFeatures } from "./server-features.js";
 
 export interface ManagerOptions {
   /** The worker's runtime, by reference: the connection, the identity, the fetch options, the events. */

@@ -7,7 +7,7 @@ import type { JsonValue } from "../wire/json-scan.js";
 import { applyFailure } from "../wire/retry-fields.js";
 import { ACTIVEJOB_WRAPPER_CLASSES } from "../wire/sidekiq-constants.js";
 import { activeJobArguments } from "./activejob-args.js";
-import type { UnitOfWork } from "./fetch.js";
+import type { UnitOfWork } from "./fetch/index.js";
 import type { LazyAbort } from "./lazy-abort.js";
 import { handleFailure, sendToDead, type RetryConfig } from "./job-retry.js";
 import type { JobRun } from "./job-observer.js";
