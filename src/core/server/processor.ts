@@ -7,7 +7,6 @@ import type { JsonValue } from "../wire/json-scan.js";
 import { applyFailure } from "../wire/retry-fields.js";
 import { ACTIVEJOB_WRAPPER_CLASSES } from "../wire/sidekiq-constants.js";
 import { activeJobArguments } from "./activejob-args.js";
-import type { UnitOfWork } from "./fetch/index.js";
 import type { LazyAbort } from "./lazy-abort.js";
 import { handleFailure, sendToDead, type RetryConfig } from "./job-retry.js";
 import type { JobRun } from "./job-observer.js";
@@ -16,7 +15,7 @@ import type { Logger } from "../logging/logger.js";
 import { markerOf, type PayloadMarker } from "./payload-marker.js";
 import { admit } from "./job-gate.js";
 import type { Stats } from "./execution-stats.js";
-import type { WorkEntry } from "./heartbeat.js";
+import type { Work } from "./work-state.js";
 import { describeError, JobRetrySkip, type JobContext } from "./types.js";
 
 import type { ServerMiddleware, ServerMiddlewareContext } from "./types.js";
@@ -25,7 +24,8 @@ export type { ServerMiddleware, ServerMiddlewareContext, UnknownClassPolicy } fr
 /**
  * What a processor is given: the worker's runtime, by reference (handlers,
  * middleware, markers, gates, the job watch, the unknown-class policy), and
- * what its launcher keeps for the process (retry rules, stats, running jobs).
+ * what its launcher keeps for the process (retry rules, stats). The job it
+ * runs is an entry of the launcher's WorkState, which it marks busy.
  */
 export interface ProcessorDeps {
   runtime: Runtime;
@@ -33,8 +33,6 @@ export interface ProcessorDeps {
   stats: Stats;
   /** The launcher's logger (silent once a shutdown gave up on Redis). */
   logger: Logger;
-  /** Running jobs by tid, read by the heartbeat. */
-  work: Map<string, WorkEntry>;
   /** The worker is quieting or stopping (handlers read it as ctx.stopping). */
   stopping?: () => boolean;
 }
@@ -133,12 +131,8 @@ class HandlerContext implements JobContext {
   }
 }
 
-export async function processJob(
-  uow: UnitOfWork,
-  tid: string,
-  abort: LazyAbort,
-  deps: ProcessorDeps,
-): Promise<ProcessResult> {
+export async function processJob(work: Work, deps: ProcessorDeps): Promise<ProcessResult> {
+  const { uow, tid, abort } = work;
   const { logger, runtime: rt } = deps;
   const redis = rt.conn.redis;
   const watch = rt.jobWatch;
@@ -161,7 +155,8 @@ export async function processJob(
     const wrapped = record.get("wrapped");
     isActiveJob = ACTIVEJOB_WRAPPER_CLASSES.has(klass);
     className = isActiveJob && typeof wrapped === "string" ? wrapped : klass;
-    jid = record.getString("jid") ?? "";
+    work.jid = record.getString("jid");
+    jid = work.jid ?? "";
   } catch (e) {
     // Malformed payloads go to the morgue as they are, as Sidekiq's processor does.
     await sendToDead(redis, uow.raw, deps.retry);
@@ -186,7 +181,8 @@ export async function processJob(
     if (verdict !== "run") return verdict === "done" ? "ack" : "hand-back";
   }
 
-  deps.work.set(tid, { tid, queue: uow.queueName, payload: jobstr, runAt: Math.floor(Date.now() / 1000) });
+  // Busy from here (Sidekiq's WORK_STATE.set): the heartbeat shows it.
+  work.runAt = Math.floor(Date.now() / 1000);
   const run: JobRun = watch.start({ jid, className, queue: uow.queueName, tid, record });
   const started = performance.now();
   try {
@@ -257,6 +253,6 @@ export async function processJob(
       return "requeue";
     }
   } finally {
-    deps.work.delete(tid);
+    work.runAt = undefined;
   }
 }
