@@ -6,7 +6,7 @@
 import { expect, it } from "vitest";
 import { offlineProcessorDeps, offlineWork } from "../../harness/processor-deps.js";
 import type { Logger } from "../../src/core/logging/logger.js";
-import { named } from "../../src/core/server/middleware-chain.js";
+import { named } from "../../src/core/middleware/chain.js";
 import { processJob } from "../../src/core/server/processor.js";
 
 const logger: Logger = { debug() {}, info() {}, warn() {}, error() {} };

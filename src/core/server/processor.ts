@@ -18,7 +18,6 @@ import type { Stats } from "./execution-stats.js";
 import type { Work } from "./work-state.js";
 import { describeError, JobRetrySkip, type JobContext } from "./types.js";
 
-import type { ServerMiddleware, ServerMiddlewareContext } from "./types.js";
 export type { ServerMiddleware, ServerMiddlewareContext, UnknownClassPolicy } from "./types.js";
 
 /**
@@ -71,18 +70,6 @@ function checkMarkers(record: JobRecord, className: string, jid: string, deps: P
 /** A job whose class has no Node handler (Ruby's NameError in Sidekiq's retry records). */
 export class UnknownJobClassError extends Error {
   override name = "NameError";
-}
-
-async function chain(
-  mw: readonly ServerMiddleware[],
-  ctx: ServerMiddlewareContext,
-  last: () => Promise<void>,
-): Promise<void> {
-  const step = async (i: number): Promise<void> => {
-    if (i === mw.length) return last();
-    await mw[i]!(ctx, () => step(i + 1));
-  };
-  await step(0);
 }
 
 /**
@@ -191,14 +178,11 @@ export async function processJob(work: Work, deps: ProcessorDeps): Promise<Proce
       ? activeJobArguments(record.raw("args") ?? "null")
       : ((record.get("args") ?? []) as JsonValue[]);
     const ctx = new HandlerContext(jid, className, uow.queueName, record, jobstr, run, logger, abort, deps);
-    if (rt.serverMiddleware.entries.length === 0) await registered.handler(args as never, ctx);
+    const chain = rt.serverMiddleware;
+    if (chain.empty) await registered.handler(args as never, ctx);
     else
-      await chain(
-        rt.serverMiddleware.entries,
-        { jid, className, queue: uow.queueName, job: record, redis: redis },
-        async () => {
-          await registered.handler(args as never, ctx);
-        },
+      await chain.invoke({ jid, className, queue: uow.queueName, job: record, redis }, () =>
+        registered.handler(args as never, ctx),
       );
     const ms = performance.now() - started;
     deps.stats.record(className, ms, true);
