@@ -154,16 +154,16 @@ export class Manager {
     const unfinished = work.of(cap).filter((j) => !j.settled);
     for (const j of unfinished) j.abort.abort(new Error("sidekiq-bridge worker shutting down"));
     for (const f of new Set(unfinished.map((j) => j.fetcher))) {
-      const raw = unfinished.filter((j) => j.fetcher === f).map((j) => j.uow);
+      const uows = unfinished.filter((j) => j.fetcher === f).map((j) => j.uow);
       const r = await bounded(
-        f.requeue(raw).then(
+        f.requeue(uows).then(
           () => true,
           () => false,
         ),
         deadline,
       );
-      if (r === true) result.pushedBack += raw.length;
-      else result.notPushedBack += raw.length;
+      if (r === true) result.pushedBack += uows.length;
+      else result.notPushedBack += uows.length;
     }
     for (const j of unfinished) work.finish(j);
     // Fetched ahead and not handed back (Redis unreachable): recovery returns them.
