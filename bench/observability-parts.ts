@@ -21,12 +21,11 @@ import {
 import { Registry } from "prom-client";
 import { instrumentWorker } from "../src/tools/metrics/prometheus.js";
 import { JobLogger } from "../src/core/logging/job-logger.js";
-import { LazyAbort } from "../src/core/server/lazy-abort.js";
 import { consoleLogger } from "../src/core/logging/logger.js";
 import { processJob, type ProcessorDeps, type ServerMiddleware } from "../src/core/server/processor.js";
 import type { Worker } from "../src/core/worker/worker.js";
 import { tracingServerMiddleware } from "../src/tools/tracing/opentelemetry.js";
-import { offlineProcessorDeps } from "../harness/processor-deps.js";
+import { offlineProcessorDeps, offlineWork } from "../harness/processor-deps.js";
 import { median } from "./measure/summary.js";
 
 const JOBS = Number(process.env.BENCH_PARTS_JOBS ?? 30_000);
@@ -105,7 +104,7 @@ async function run(name: string): Promise<number> {
     for (let k = i; k < i + BATCH && k < JOBS; k++) {
       const job = jobs[k]!;
       const uow = { queue: "queue:obs-bench", queueName: "obs-bench", job, raw: Buffer.from(job), field: undefined };
-      batch.push(processJob(uow, (++tid).toString(36), new LazyAbort(), deps));
+      batch.push(processJob(offlineWork(uow, (++tid).toString(36)), deps));
     }
     await Promise.all(batch);
     // A fetch round trip: timers and setImmediate (the log flush, span export) get their turn.

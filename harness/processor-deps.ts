@@ -1,8 +1,12 @@
 // ProcessorDeps for running processJob on ready payloads in one process,
 // with no Redis: a unit test of the handler's ctx and a bench of the
 // processor's per-job cost. Only jobs that succeed may run (the retry path
-// needs Redis); the runtime, stats and the running-job map are fresh.
+// needs Redis); the runtime and stats are fresh. offlineWork is the entry a
+// manager would have put in its WorkState for the job.
 import type { Client } from "../src/core/client/client.js";
+import type { Capsule } from "../src/core/server/capsule.js";
+import type { Fetcher, UnitOfWork } from "../src/core/server/fetch/index.js";
+import { Work } from "../src/core/server/work-state.js";
 import { resolveWorkerConfig } from "../src/core/config/resolve.js";
 import { JobLogger, type JobLines } from "../src/core/logging/job-logger.js";
 import type { Logger } from "../src/core/logging/logger.js";
@@ -37,7 +41,11 @@ export function offlineProcessorDeps(o: {
     retry: undefined as unknown as RetryConfig,
     stats: new Stats(),
     logger: o.logger,
-    work: new Map(),
     stopping: o.stopping ?? (() => false),
   };
+}
+
+/** A job in a slot, with no fetcher and no capsule: processJob reads neither. */
+export function offlineWork(uow: UnitOfWork, tid = "t1"): Work {
+  return new Work(tid, uow, undefined as unknown as Fetcher, undefined as unknown as Capsule);
 }

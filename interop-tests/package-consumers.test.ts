@@ -212,7 +212,7 @@ describe("the packed tarball", () => {
   });
 
   it("exposes only its entry points: an internal module is not importable", () => {
-    const r = spawnSync(process.execPath, ["-e", 'require("sidekiq-bridge/dist/core/server/fetch.js")'], {
+    const r = spawnSync(process.execPath, ["-e", 'require("sidekiq-bridge/dist/core/server/fetch/fetch.js")'], {
       cwd: app,
       encoding: "utf8",
     });

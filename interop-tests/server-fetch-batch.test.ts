@@ -9,11 +9,11 @@
 import { expect, it } from "vitest";
 import { Worker } from "../src/core/worker/worker.js";
 import { makeCapsule } from "../src/core/server/capsule.js";
-import { AckQueue } from "../src/core/server/ack-queue.js";
-import { BasicFetch } from "../src/core/server/basic-fetch.js";
-import { ReliableFetch } from "../src/core/server/reliable-fetch.js";
+import { AckQueue } from "../src/core/server/fetch/ack-queue.js";
+import { BasicFetch } from "../src/core/server/fetch/basic-fetch.js";
+import { ReliableFetch } from "../src/core/server/fetch/reliable-fetch.js";
 import { WIP_REGISTRY, wipKey, workingHashKey } from "../src/core/wire/bridge-keys.js";
-import { detectFeatures, featuresOf } from "../src/core/server/server-features.js";
+import { detectFeatures, featuresOf } from "../src/core/server/fetch/server-features.js";
 import { describeEachSidekiq, itFirstPass, waitFor, type SidekiqContext } from "./support/harness.js";
 
 const pushBulk = (sk: SidekiqContext, klass: string, queue: string, n: number) =>

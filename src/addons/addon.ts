@@ -92,7 +92,7 @@ export interface Addon<Option = unknown, Name extends string = string> {
   /** Other top-level payload fields the gem writes (so `migrate audit` does not list them as unknown). */
   readonly payloadKeys?: readonly string[];
   /**
-   * The name of its server middleware in the worker's chain (middleware-chain.ts
+   * The name of its server middleware in the worker's chain (src/core/middleware/chain.ts
    * `named`): a user who adds it by hand (`worker.use(...)`) runs the add-on,
    * as Sidekiq's `server_middleware.exists?` tells.
    */

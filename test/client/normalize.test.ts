@@ -3,7 +3,8 @@ import { normalizeItem, type JobHash } from "../../src/core/client/normalize.js"
 import { SidekiqArgumentError } from "../../src/core/client/errors.js";
 import { scheduleAt } from "../../src/core/client/job.js";
 import { verifyArgs, findUnsafeArg } from "../../src/core/client/strict-args.js";
-import { runClientMiddleware } from "../../src/core/client/middleware.js";
+import type { ClientMiddleware } from "../../src/core/client/middleware.js";
+import { MiddlewareChain } from "../../src/core/middleware/chain.js";
 import { serializeArguments, aj, iso8601Nanos } from "../../src/core/client/activejob.js";
 import { profileForVersion, RubyFloat, toRubyJson } from "../../src/core/wire/index.js";
 
@@ -107,28 +108,30 @@ describe("scheduleAt (Sidekiq's at(interval))", () => {
 
 describe("client middleware", () => {
   const ctx = () => ({ jobClass: "X", job: { class: "X" } as JobHash, queue: "q", redis: undefined as never });
+  const chain = (...mw: ClientMiddleware[]) => {
+    const c = new MiddlewareChain<ClientMiddleware>("client");
+    for (const m of mw) c.add(m);
+    return c;
+  };
   it("runs links in order and pushes only when every link calls next", async () => {
     const order: string[] = [];
     const c = ctx();
     expect(
-      await runClientMiddleware(
-        [
-          async (x, n) => {
-            order.push("a");
-            x.job.a = 1;
-            await n();
-          },
-          (_x, n) => {
-            order.push("b");
-            return n();
-          },
-        ],
-        c,
-      ),
+      await chain(
+        async (x, n) => {
+          order.push("a");
+          x.job.a = 1;
+          await n();
+        },
+        (_x, n) => {
+          order.push("b");
+          return n();
+        },
+      ).invoke(c),
     ).toBe(true);
     expect(order).toEqual(["a", "b"]);
     expect(c.job.a).toBe(1);
-    expect(await runClientMiddleware([async () => {}], ctx())).toBe(false);
+    expect(await chain(async () => {}).invoke(ctx())).toBe(false);
   });
 });
 

@@ -6,7 +6,8 @@ import fc from "fast-check";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { Client, type ClientOptions } from "../../src/core/client/client.js";
-import { runClientMiddleware } from "../../src/core/client/middleware.js";
+import type { ClientMiddleware } from "../../src/core/client/middleware.js";
+import { MiddlewareChain } from "../../src/core/middleware/chain.js";
 import { bulkTemplate, fillTemplate, payloadTemplate, type JobHash } from "../../src/core/client/normalize.js";
 import { profileForVersion, toRubyJson, type RubyJsonValue } from "../../src/core/wire/index.js";
 
@@ -243,8 +244,9 @@ describe("payloadTemplate and bulkTemplate", () => {
   });
 });
 
-describe("runClientMiddleware", () => {
+describe("the client's middleware chain", () => {
   it("an empty chain reaches the end", async () => {
-    expect(await runClientMiddleware([], { jobClass: "X", job: {}, queue: "q", redis: stubRedis().redis })).toBe(true);
+    const chain = new MiddlewareChain<ClientMiddleware>("client");
+    expect(await chain.invoke({ jobClass: "X", job: {}, queue: "q", redis: stubRedis().redis })).toBe(true);
   });
 });

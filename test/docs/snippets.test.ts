@@ -73,11 +73,11 @@ describe("documentation snippets", () => {
     );
     expect(drift).toEqual([]);
     expect(
-      excerptMismatches("export class Slots {\n// ...\n  get running(): number {", "src/core/server/slots.ts"),
+      excerptMismatches("export class Slots {\n// ...\n  get running(): number {", "src/core/server/fetch/slots.ts"),
     ).toEqual([]);
-    expect(excerptMismatches("  get running(): number {\nexport class Slots {", "src/core/server/slots.ts")).toEqual([
-      "export class Slots {",
-    ]);
+    expect(
+      excerptMismatches("  get running(): number {\nexport class Slots {", "src/core/server/fetch/slots.ts"),
+    ).toEqual(["export class Slots {"]);
   });
 
   it(`leave at most ${MAX_UNCHECKED} blocks unchecked, each with its reason`, () => {

@@ -10,8 +10,8 @@ import { startFaultProxy } from "../../harness/fault-proxy.js";
 import type { RedisServer } from "../../harness/redis-server.js";
 import { startServer } from "../../harness/servers.js";
 import { connectRedis } from "../../src/core/redis/connection.js";
-import type { Fetcher } from "../../src/core/server/fetch.js";
-import { FetchLanes } from "../../src/core/server/fetch-lanes.js";
+import type { Fetcher } from "../../src/core/server/fetch/fetch.js";
+import { FetchLanes } from "../../src/core/server/fetch/fetch-lanes.js";
 import { quietLogger as logger } from "../support/use-redis.js";
 
 /** A lane's fetcher that never fetches: the test holds its lane "in flight" by hand. */

@@ -3,8 +3,7 @@
 // iterable job's ctx is.
 import { inspect } from "node:util";
 import { expect, it } from "vitest";
-import { offlineProcessorDeps } from "../../harness/processor-deps.js";
-import { LazyAbort } from "../../src/core/server/lazy-abort.js";
+import { offlineProcessorDeps, offlineWork } from "../../harness/processor-deps.js";
 import type { Logger } from "../../src/core/logging/logger.js";
 import { processJob } from "../../src/core/server/processor.js";
 import type { JobContext } from "../../src/core/server/types.js";
@@ -22,9 +21,9 @@ it("the handler's ctx has the job's fields, and its getters work on the ctx and 
     logger,
     stopping: () => stopping,
   });
-  const abort = new LazyAbort();
   const uow = { queue: "queue:q", queueName: "q", job, raw: Buffer.from(job), field: undefined };
-  expect(await processJob(uow as never, "t1", abort, deps)).toBe("ack");
+  const work = offlineWork(uow);
+  expect(await processJob(work, deps)).toBe("ack");
   const ctx = seen!;
   expect([ctx.jid, ctx.className, ctx.queue, ctx.raw]).toEqual(["0123456789abcdef01234567", "CtxJob", "q", job]);
   expect(ctx.record.get("args")).toEqual([1]);
@@ -35,7 +34,7 @@ it("the handler's ctx has the job's fields, and its getters work on the ctx and 
     expect(c.stopping).toBe(false);
   }
   stopping = true;
-  abort.abort(new Error("stop"));
+  work.abort.abort(new Error("stop"));
   expect([ctx.stopping, derived.stopping, ctx.signal.aborted, derived.signal.aborted]).toEqual([
     true,
     true,

@@ -4,10 +4,9 @@
 // meets: the handler, the middleware in its order, a gate, the markers, the
 // job events and the error handlers.
 import { expect, it } from "vitest";
-import { offlineProcessorDeps } from "../../harness/processor-deps.js";
+import { offlineProcessorDeps, offlineWork } from "../../harness/processor-deps.js";
 import type { Logger } from "../../src/core/logging/logger.js";
-import { LazyAbort } from "../../src/core/server/lazy-abort.js";
-import { named } from "../../src/core/server/middleware-chain.js";
+import { named } from "../../src/core/middleware/chain.js";
 import { processJob } from "../../src/core/server/processor.js";
 
 const logger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -29,12 +28,12 @@ it("a processor meets what was plugged into the runtime after it was given it", 
   );
   rt.gate({ name: "gate", admit: () => (seen.push("gate"), "run") });
   rt.on("job:success", (e) => void seen.push(`success ${e.className}`));
-  expect(await processJob(unit("LateJob"), "t1", new LazyAbort(), deps)).toBe("ack");
+  expect(await processJob(offlineWork(unit("LateJob")), deps)).toBe("ack");
   expect(seen).toEqual(["gate", "first", "second", "handler", "success LateJob"]);
 
   // Markers are set at start, after the launcher was built: the processor reads them from the runtime.
   rt.markers = [{ field: "lock_digest", addon: "sidekiq-unique-jobs", handBack: true, message: "handed back" }];
-  expect(await processJob(unit("LateJob", ',"lock_digest":"d"'), "t2", new LazyAbort(), deps)).toBe("hand-back");
+  expect(await processJob(offlineWork(unit("LateJob", ',"lock_digest":"d"'), "t2"), deps)).toBe("hand-back");
 });
 
 it("an error handler added through the runtime is what handleException calls; a throwing listener is logged and skipped", () => {

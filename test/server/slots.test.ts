@@ -2,7 +2,7 @@
 // fetched ahead never exceed its concurrency; the hand-back pause doubles up
 // to 5 s and ends as soon as a job runs.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { Slots } from "../../src/core/server/slots.js";
+import { Slots } from "../../src/core/server/fetch/slots.js";
 
 describe("Slots", () => {
   afterEach(() => vi.useRealTimers());

@@ -3,7 +3,7 @@
 // older versions left), and the default lanes keep reliable batches large:
 // a reliable batch costs 4 commands whatever its size.
 import { describe, expect, it } from "vitest";
-import { defaultFetchLanes, laneBatch } from "../../src/core/server/fetch-lanes.js";
+import { defaultFetchLanes, laneBatch } from "../../src/core/server/fetch/fetch-lanes.js";
 import { parseWipKey, wipKey, workingHashKey } from "../../src/core/wire/bridge-keys.js";
 
 describe("working keys", () => {

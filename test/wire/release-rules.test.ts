@@ -206,7 +206,7 @@ describe("one place for release differences", () => {
       "core/wire/release-rules.ts",
       "core/wire/dialect.ts",
       "core/client/fleet.ts",
-      "core/server/server-features.ts",
+      "core/server/fetch/server-features.ts",
     ]);
     const offenders: string[] = [];
     const walk = (dir: string): void => {

@@ -16,7 +16,8 @@ import type { BulkItem, Client as DefinitionClient, PreparedPush } from "./clien
 import { DialectDetectionError, NO_FLEET_TO_DETECT, SidekiqArgumentError } from "./errors.js";
 import { bulkPushFailure, checkBulk } from "./push-bulk-checks.js";
 import { liveProcesses, profileForFleet } from "./fleet.js";
-import { runClientMiddleware, type ClientMiddleware } from "./middleware.js";
+import { MiddlewareChain } from "../middleware/chain.js";
+import type { ClientMiddleware } from "./middleware.js";
 import {
   bulkTemplate,
   DEFAULT_JOB_OPTIONS,
@@ -53,6 +54,7 @@ export interface ClientOptions {
   autoRefreshMs?: number;
   /** Strict argument check; default as the dialect's Sidekiq: warn for 6, raise for 7 and 8. */
   strictArgs?: StrictArgsMode;
+  /** Client middleware, in order (`client.middleware` adds, inserts and removes later). */
   middleware?: ClientMiddleware[];
   /** Sharding: the Redis for a queue (default: `redis` for every queue). */
   route?: (queue: string) => RedisSource;
@@ -85,7 +87,8 @@ export type UncheckedClient = Omit<Client, "job" | "activeJob" | "mailer"> & {
 export class Client implements DefinitionClient {
   private readonly shards = new Map<RedisSource, Shard>();
   private readonly defaultShard: Shard;
-  private readonly middleware: ClientMiddleware[];
+  /** Sidekiq's client middleware chain: add, prepend, insertBefore, insertAfter, remove, exists, clear. */
+  readonly middleware = new MiddlewareChain<ClientMiddleware>("client");
   private readonly validate: boolean;
   private readonly warn: (m: string) => void;
   private readonly fixedProfile?: WireProfile;
@@ -95,7 +98,7 @@ export class Client implements DefinitionClient {
   constructor(private readonly options: ClientOptions) {
     this.warn = options.warn ?? ((m) => console.warn(`[sidekiq-bridge] ${m}`));
     this.watch = new ConnectionWatch({ lost: this.warn, back: this.warn });
-    this.middleware = [...(options.middleware ?? [])];
+    for (const mw of options.middleware ?? []) this.middleware.add(mw);
     this.validate = options.validate ?? validateByDefault();
     // A fixed dialect is resolved once (and a typo fails here, not at the first push).
     if (options.dialect !== undefined && options.dialect !== "auto") this.fixedProfile = profileFor(options.dialect);
@@ -150,9 +153,9 @@ export class Client implements DefinitionClient {
     return new MailerDefinition(this, mailerClass, { ...app, ...options });
   }
 
-  /** Adds a client middleware at the end of the chain. */
+  /** Adds a client middleware at the end of the chain (`middleware.add`). */
   use(mw: ClientMiddleware): this {
-    this.middleware.push(mw);
+    this.middleware.add(mw);
     return this;
   }
 
@@ -210,8 +213,8 @@ export class Client implements DefinitionClient {
   private async pushTo(shard: Shard, item: PushItem, classDefaults: Readonly<JobOptions>): Promise<string | null> {
     const profile = this.fixedProfile ?? (await this.profileOf(shard));
     const job = normalizeItem(item, profile, classDefaults);
-    if (this.middleware.length > 0) {
-      const ok = await runClientMiddleware(this.middleware, {
+    if (!this.middleware.empty) {
+      const ok = await this.middleware.invoke({
         jobClass: String(job.class),
         job,
         queue: String(job.queue),
@@ -266,7 +269,7 @@ export class Client implements DefinitionClient {
     const mode = this.strictMode(profile);
     const out: Array<string | null> = [];
     const redis = shard.conn.redis;
-    const noMiddleware = this.middleware.length === 0;
+    const noMiddleware = this.middleware.empty;
     // Without middleware every job is `normed` with its own args and jid (and
     // enqueued_at or at): the shared members are encoded once (see payloadTemplate).
     let template: BulkTemplate | null | undefined;
@@ -321,7 +324,7 @@ export class Client implements DefinitionClient {
       for (const [i, jobArgs] of slice.entries()) {
         const copy: JobHash = { ...normed, args: jobArgs, jid: jid ?? newJid() };
         if (at !== undefined) copy.at = Array.isArray(at) ? at[start + i]! : at;
-        const ok = await runClientMiddleware(this.middleware, {
+        const ok = await this.middleware.invoke({
           jobClass: String(copy.class),
           job: copy,
           queue: String(copy.queue),
@@ -370,10 +373,10 @@ export class Client implements DefinitionClient {
     const profile = this.fixedProfile ?? (await this.profileOf(shard));
     if (!record.has("jid")) record.set("jid", newJid());
     if (!record.has("created_at")) record.set("created_at", encodePayloadTime(Date.now(), profile));
-    if (this.middleware.length > 0) {
+    if (!this.middleware.empty) {
       const view = record.toObject() as JobHash;
       const before = { ...view };
-      const ok = await runClientMiddleware(this.middleware, {
+      const ok = await this.middleware.invoke({
         jobClass: String(view.class),
         job: view,
         queue,

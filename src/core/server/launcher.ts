@@ -3,7 +3,9 @@
 // the services add-ons contribute (pollers), the recovery of dead processes'
 // working lists, and the signals. Quiet stops fetching and the services;
 // stop waits, hands back, clears. It holds the worker's runtime (runtime.ts)
-// by reference and knows no add-on by name.
+// by reference and knows no add-on by name. The jobs running in the process
+// are its WorkState (work-state.ts), which its managers fill and its heartbeat
+// reads.
 import { fleetProfile } from "../client/fleet.js";
 import { permissionLogFilter } from "../redis/acl.js";
 import { BRIDGE_LABEL } from "../wire/bridge-label.js";
@@ -16,25 +18,26 @@ import {
   whenReady,
 } from "../redis/availability.js";
 import type { WireProfile } from "../wire/dialect.js";
-import { Heartbeat, type WorkEntry } from "./heartbeat.js";
+import { Heartbeat } from "./heartbeat.js";
 import type { RetryConfig } from "./job-retry.js";
 import type { Logger } from "../logging/logger.js";
 import { Manager } from "./manager.js";
 import { identityHost, recoverOrphans } from "./recovery.js";
 import { ScheduledPoller } from "./scheduled.js";
-import { detectFeatures } from "./server-features.js";
+import { detectFeatures } from "./fetch/index.js";
 import { checkEvictionPolicy } from "../redis/eviction-policy.js";
 import type { Service } from "./service.js";
 import type { Runtime } from "./runtime.js";
 import { handleOsSignals, onRemoteSignal } from "./signals.js";
 import { incompleteStopLine, silenceReason, SHUTDOWN_GRACE_MS, type StopResult } from "./stop-result.js";
 import { Stats } from "./execution-stats.js";
+import { type SlotDump, WorkState } from "./work-state.js";
 
 type State = "new" | "running" | "quiet" | "stopping" | "stopped";
 
 export class Launcher {
   private state: State = "new";
-  private readonly work = new Map<string, WorkEntry>();
+  private readonly work = new WorkState();
   private readonly stats = new Stats();
   private readonly managers: Manager[] = [];
   private heartbeat?: Heartbeat;
@@ -44,7 +47,6 @@ export class Launcher {
   private readonly services: Service[] = [];
   private recoveryTimer?: NodeJS.Timeout;
   private stopped?: Promise<StopResult>;
-  private tidSeq = 0;
   private readonly watch: ConnectionWatch;
   /** Set once shutdown gave up on Redis: late failures of abandoned calls are not logged. */
   private gaveUp = false;
@@ -126,7 +128,7 @@ export class Launcher {
         weights: c.weights,
       })),
       embedded: config.process.embedded,
-      work: () => this.work.values(),
+      work: () => this.work.busy(),
       stats: this.stats,
       quiet: () => this.quiet,
       onSignal: (sig) => onRemoteSignal(this, sig, this.signalsHandled),
@@ -177,13 +179,12 @@ export class Launcher {
         features,
         logger: this.logger,
         watch: this.watch,
-        nextTid: () => (++this.tidSeq).toString(36),
+        work: this.work,
         processor: {
           runtime: this.o,
           retry,
           stats: this.stats,
           logger: this.logger,
-          work: this.work,
           stopping: () => this.state !== "running",
         },
       });
@@ -328,14 +329,14 @@ export class Launcher {
   slots(): Array<{ capsule: string; busy: number; concurrency: number }> {
     return this.managers.map((m) => ({
       capsule: m.capsule.name,
-      busy: m.dump().length,
+      busy: this.work.count(m.capsule),
       concurrency: m.capsule.concurrency,
     }));
   }
 
   /** What each slot is doing (Sidekiq's TTIN dump). */
-  dump(): Array<{ tid: string; queue: string; jid?: string | undefined; runningFor: number }> {
-    return this.managers.flatMap((m) => m.dump());
+  dump(): SlotDump[] {
+    return this.work.dump();
   }
 
   /**

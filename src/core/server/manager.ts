@@ -1,23 +1,30 @@
 // Sidekiq's Manager for one capsule: its slots, the fetch loop each of its
-// fetch lanes runs (the lanes themselves: fetch-lanes.ts; jobs fetched ahead
-// of a free slot: fetch-ahead.ts), the jobs running now, and the hard part of
-// shutdown (abort what is still running at the deadline and hand it back).
+// fetch lanes runs (the fetch path, from lanes to acknowledgements: fetch/,
+// mapped in fetch/index.ts), and the hard part of shutdown (abort what is
+// still running at the deadline and hand it back). Its running jobs are
+// entries of the launcher's WorkState (work-state.ts), shared by its managers.
 // The launcher owns one manager per capsule.
 import type { Redis } from "ioredis";
 import { bounded, type ConnectionWatch, isConnectionError } from "../redis/availability.js";
-import { AckQueue } from "./ack-queue.js";
-import { BasicFetch } from "./basic-fetch.js";
 import type { Capsule } from "./capsule.js";
-import type { Fetcher, UnitOfWork } from "./fetch.js";
-import { FetchAhead } from "./fetch-ahead.js";
-import { defaultFetchLanes, FetchLanes, laneBatch, spareLanes } from "./fetch-lanes.js";
-import { LazyAbort } from "./lazy-abort.js";
-import { Slots } from "./slots.js";
+import {
+  AckQueue,
+  BasicFetch,
+  defaultFetchLanes,
+  FetchAhead,
+  type Fetcher,
+  FetchLanes,
+  laneBatch,
+  ReliableFetch,
+  type ServerFeatures,
+  Slots,
+  spareLanes,
+  type UnitOfWork,
+} from "./fetch/index.js";
 import type { Runtime } from "./runtime.js";
 import type { Logger } from "../logging/logger.js";
 import { type ProcessorDeps, type ProcessResult, processJob } from "./processor.js";
-import { ReliableFetch } from "./reliable-fetch.js";
-import type { ServerFeatures } from "./server-features.js";
+import type { Work, WorkState } from "./work-state.js";
 
 export interface ManagerOptions {
   /** The worker's runtime, by reference: the connection, the identity, the fetch options, the events. */
@@ -26,8 +33,8 @@ export interface ManagerOptions {
   features: ServerFeatures;
   processor: ProcessorDeps;
   logger: Logger;
-  /** Thread ids, unique across the process's managers. */
-  nextTid: () => string;
+  /** The process's running jobs: this manager's are those of its capsule. */
+  work: WorkState;
   /** Reports an outage of the fetch connections once, with the worker's others. */
   watch?: ConnectionWatch;
 }
@@ -40,23 +47,11 @@ export interface ManagerStopResult {
   problems: string[];
 }
 
-interface InFlight {
-  uow: UnitOfWork;
-  fetcher: Fetcher;
-  abort: LazyAbort;
-  startedAt: number;
-  /** The handler has finished; only bookkeeping (ack, retry write) remains. */
-  settled?: boolean;
-  /** Its slot is free again. */
-  released?: boolean;
-}
-
 type State = "new" | "running" | "quiet" | "stopped";
 
 export class Manager {
   private state: State = "new";
   private readonly lanes: FetchLanes;
-  private readonly inFlight = new Map<string, InFlight>();
   private readonly slots: Slots;
   private loops: Promise<void>[] = [];
   private jobDone?: () => void;
@@ -146,7 +141,9 @@ export class Manager {
       loopsDone = true;
       this.jobDone?.();
     });
-    while ((this.inFlight.size > 0 || !loopsDone) && Date.now() < jobsDeadline) {
+    const cap = this.o.capsule;
+    const work = this.o.work;
+    while ((work.count(cap) > 0 || !loopsDone) && Date.now() < jobsDeadline) {
       await new Promise<void>((r) => {
         this.jobDone = r;
         setTimeout(r, Math.min(250, Math.max(0, jobsDeadline - Date.now())));
@@ -154,28 +151,29 @@ export class Manager {
     }
     void loops;
     // Jobs whose handler finished are only acknowledging: never requeue those.
-    const unfinished = [...this.inFlight.values()].filter((j) => !j.settled);
+    const unfinished = work.of(cap).filter((j) => !j.settled);
     for (const j of unfinished) j.abort.abort(new Error("sidekiq-bridge worker shutting down"));
     for (const f of new Set(unfinished.map((j) => j.fetcher))) {
-      const work = unfinished.filter((j) => j.fetcher === f).map((j) => j.uow);
+      const uows = unfinished.filter((j) => j.fetcher === f).map((j) => j.uow);
       const r = await bounded(
-        f.requeue(work).then(
+        f.requeue(uows).then(
           () => true,
           () => false,
         ),
         deadline,
       );
-      if (r === true) result.pushedBack += work.length;
-      else result.notPushedBack += work.length;
+      if (r === true) result.pushedBack += uows.length;
+      else result.notPushedBack += uows.length;
     }
-    for (const [tid, j] of this.inFlight) if (!j.settled) this.inFlight.delete(tid);
+    for (const j of unfinished) work.finish(j);
     // Fetched ahead and not handed back (Redis unreachable): recovery returns them.
     result.notPushedBack += this.ahead.drop();
     // Finished jobs still writing their acknowledgement (or retry): a little longer.
-    while (this.inFlight.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    if (this.inFlight.size > 0)
+    while (work.count(cap) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const left = work.count(cap);
+    if (left > 0)
       result.problems.push(
-        `${this.inFlight.size} finished jobs were not acknowledged (${this.o.runtime.config.fetch.reliable ? "recovery runs them again" : "they are done"})`,
+        `${left} finished jobs were not acknowledged (${this.o.runtime.config.fetch.reliable ? "recovery runs them again" : "they are done"})`,
       );
     return result;
   }
@@ -192,16 +190,6 @@ export class Manager {
     this.state = "stopped";
     this.lanes.disconnect();
     this.lanes.wakeAll();
-  }
-
-  /** What each slot is doing (Sidekiq's TTIN dump). */
-  dump(): Array<{ tid: string; queue: string; jid?: string | undefined; runningFor: number }> {
-    return [...this.inFlight.entries()].map(([tid, j]) => ({
-      tid,
-      queue: j.uow.queueName,
-      jid: /"jid":"([0-9a-f]+)"/.exec(j.uow.job ?? "")?.[1],
-      runningFor: (Date.now() - j.startedAt) / 1000,
-    }));
   }
 
   /**
@@ -300,20 +288,18 @@ export class Manager {
 
   /** The raw jobs (base64) this manager holds: running, or fetched ahead and waiting. */
   private held(): Set<string> {
-    return new Set([...this.inFlight.values(), ...this.ahead.waiting].map((j) => j.uow.raw.toString("base64")));
+    return new Set([...this.o.work.of(this.o.capsule), ...this.ahead.waiting].map((j) => j.uow.raw.toString("base64")));
   }
 
   /** Runs one fetched job in a slot, then its bookkeeping (ack, requeue or hand-back). */
   private run(uow: UnitOfWork, fetch: Fetcher): void {
-    const tid = this.o.nextTid();
-    const job: InFlight = { uow, fetcher: fetch, abort: new LazyAbort(), startedAt: Date.now() };
-    this.inFlight.set(tid, job);
+    const job = this.o.work.start(uow, fetch, this.o.capsule);
     this.slots.take();
-    void this.runJob(tid, job);
+    void this.runJob(job);
   }
 
   /** The slot is free once the handler is done: the acknowledgement's round trip then overlaps the next fetch. */
-  private release(job: InFlight): void {
+  private release(job: Work): void {
     if (job.released) return;
     job.released = true;
     this.slots.release();
@@ -324,14 +310,14 @@ export class Manager {
 
   // One async function per job (not a chain of then/catch/finally): a busy
   // worker runs thousands a second, and each promise and closure is garbage.
-  private async runJob(tid: string, job: InFlight): Promise<void> {
+  private async runJob(job: Work): Promise<void> {
     const { uow, fetcher: fetch } = job;
     const slots = this.slots;
     try {
       let result: ProcessResult;
       const started = performance.now();
       try {
-        result = await processJob(uow, tid, job.abort, this.o.processor);
+        result = await processJob(job, this.o.processor);
         this.ahead.timed(performance.now() - started);
       } catch (e) {
         // E.g. Redis down while burying a malformed job: try the job again later.
@@ -364,7 +350,7 @@ export class Manager {
       // With reliable fetch the job stays in the working list and is recovered later.
       this.o.logger.error("could not finish a job's bookkeeping", { error: (e as Error).message });
     } finally {
-      if (!job.abort.aborted) this.inFlight.delete(tid);
+      if (!job.abort.aborted) this.o.work.finish(job);
       this.release(job);
       this.jobDone?.();
     }

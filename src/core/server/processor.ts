@@ -7,7 +7,6 @@ import type { JsonValue } from "../wire/json-scan.js";
 import { applyFailure } from "../wire/retry-fields.js";
 import { ACTIVEJOB_WRAPPER_CLASSES } from "../wire/sidekiq-constants.js";
 import { activeJobArguments } from "./activejob-args.js";
-import type { UnitOfWork } from "./fetch.js";
 import type { LazyAbort } from "./lazy-abort.js";
 import { handleFailure, sendToDead, type RetryConfig } from "./job-retry.js";
 import type { JobRun } from "./job-observer.js";
@@ -16,16 +15,16 @@ import type { Logger } from "../logging/logger.js";
 import { markerOf, type PayloadMarker } from "./payload-marker.js";
 import { admit } from "./job-gate.js";
 import type { Stats } from "./execution-stats.js";
-import type { WorkEntry } from "./heartbeat.js";
+import type { Work } from "./work-state.js";
 import { describeError, JobRetrySkip, type JobContext } from "./types.js";
 
-import type { ServerMiddleware, ServerMiddlewareContext } from "./types.js";
 export type { ServerMiddleware, ServerMiddlewareContext, UnknownClassPolicy } from "./types.js";
 
 /**
  * What a processor is given: the worker's runtime, by reference (handlers,
  * middleware, markers, gates, the job watch, the unknown-class policy), and
- * what its launcher keeps for the process (retry rules, stats, running jobs).
+ * what its launcher keeps for the process (retry rules, stats). The job it
+ * runs is an entry of the launcher's WorkState, which it marks busy.
  */
 export interface ProcessorDeps {
   runtime: Runtime;
@@ -33,8 +32,6 @@ export interface ProcessorDeps {
   stats: Stats;
   /** The launcher's logger (silent once a shutdown gave up on Redis). */
   logger: Logger;
-  /** Running jobs by tid, read by the heartbeat. */
-  work: Map<string, WorkEntry>;
   /** The worker is quieting or stopping (handlers read it as ctx.stopping). */
   stopping?: () => boolean;
 }
@@ -73,18 +70,6 @@ function checkMarkers(record: JobRecord, className: string, jid: string, deps: P
 /** A job whose class has no Node handler (Ruby's NameError in Sidekiq's retry records). */
 export class UnknownJobClassError extends Error {
   override name = "NameError";
-}
-
-async function chain(
-  mw: readonly ServerMiddleware[],
-  ctx: ServerMiddlewareContext,
-  last: () => Promise<void>,
-): Promise<void> {
-  const step = async (i: number): Promise<void> => {
-    if (i === mw.length) return last();
-    await mw[i]!(ctx, () => step(i + 1));
-  };
-  await step(0);
 }
 
 /**
@@ -133,12 +118,8 @@ class HandlerContext implements JobContext {
   }
 }
 
-export async function processJob(
-  uow: UnitOfWork,
-  tid: string,
-  abort: LazyAbort,
-  deps: ProcessorDeps,
-): Promise<ProcessResult> {
+export async function processJob(work: Work, deps: ProcessorDeps): Promise<ProcessResult> {
+  const { uow, tid, abort } = work;
   const { logger, runtime: rt } = deps;
   const redis = rt.conn.redis;
   const watch = rt.jobWatch;
@@ -161,7 +142,8 @@ export async function processJob(
     const wrapped = record.get("wrapped");
     isActiveJob = ACTIVEJOB_WRAPPER_CLASSES.has(klass);
     className = isActiveJob && typeof wrapped === "string" ? wrapped : klass;
-    jid = record.getString("jid") ?? "";
+    work.jid = record.getString("jid");
+    jid = work.jid ?? "";
   } catch (e) {
     // Malformed payloads go to the morgue as they are, as Sidekiq's processor does.
     await sendToDead(redis, uow.raw, deps.retry);
@@ -186,7 +168,8 @@ export async function processJob(
     if (verdict !== "run") return verdict === "done" ? "ack" : "hand-back";
   }
 
-  deps.work.set(tid, { tid, queue: uow.queueName, payload: jobstr, runAt: Math.floor(Date.now() / 1000) });
+  // Busy from here (Sidekiq's WORK_STATE.set): the heartbeat shows it.
+  work.runAt = Math.floor(Date.now() / 1000);
   const run: JobRun = watch.start({ jid, className, queue: uow.queueName, tid, record });
   const started = performance.now();
   try {
@@ -195,14 +178,11 @@ export async function processJob(
       ? activeJobArguments(record.raw("args") ?? "null")
       : ((record.get("args") ?? []) as JsonValue[]);
     const ctx = new HandlerContext(jid, className, uow.queueName, record, jobstr, run, logger, abort, deps);
-    if (rt.serverMiddleware.entries.length === 0) await registered.handler(args as never, ctx);
+    const chain = rt.serverMiddleware;
+    if (chain.empty) await registered.handler(args as never, ctx);
     else
-      await chain(
-        rt.serverMiddleware.entries,
-        { jid, className, queue: uow.queueName, job: record, redis: redis },
-        async () => {
-          await registered.handler(args as never, ctx);
-        },
+      await chain.invoke({ jid, className, queue: uow.queueName, job: record, redis }, () =>
+        registered.handler(args as never, ctx),
       );
     const ms = performance.now() - started;
     deps.stats.record(className, ms, true);
@@ -257,6 +237,6 @@ export async function processJob(
       return "requeue";
     }
   } finally {
-    deps.work.delete(tid);
+    work.runAt = undefined;
   }
 }

@@ -15,7 +15,7 @@ import { type WorkerEventName, WorkerEvents, type WorkerListener } from "./event
 import type { JobGate } from "./job-gate.js";
 import type { ErrorHandler } from "./job-observer.js";
 import { JobWatch } from "./job-watch.js";
-import { MiddlewareChain } from "./middleware-chain.js";
+import { MiddlewareChain } from "../middleware/chain.js";
 import type { PayloadMarker } from "./payload-marker.js";
 import type { ServerMiddleware } from "./types.js";
 import type { ServiceFactory } from "./service.js";
@@ -44,8 +44,8 @@ export class Runtime {
   readonly handlers = new Map<string, RegisteredHandler>();
   /** ActiveJob handlers by job class (routed by `wrapped`). */
   readonly activeJobHandlers = new Map<string, RegisteredHandler>();
-  /** Sidekiq's `server_middleware`: add, remove, exists, insertBefore, insertAfter. */
-  readonly serverMiddleware = new MiddlewareChain<ServerMiddleware>();
+  /** Sidekiq's `server_middleware`: add, prepend, insertBefore, insertAfter, remove, exists, clear. */
+  readonly serverMiddleware = new MiddlewareChain<ServerMiddleware>("server");
   /** Sidekiq's `death_handlers`. */
   readonly deathHandlers: DeathHandler[] = [];
   /** Sidekiq's `error_handlers`. */

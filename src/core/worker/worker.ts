@@ -7,7 +7,7 @@
 import type { Addon } from "../../addons/addon.js";
 import { addons, type AddonOptions } from "../../addons/registry.js";
 import { Client } from "../client/client.js";
-import type { MiddlewareChain } from "../server/middleware-chain.js";
+import type { MiddlewareChain } from "../middleware/chain.js";
 import { installerOf } from "../../addons/installers.js";
 import { resolveWorkerConfig, type WorkerConfig } from "../config/resolve.js";
 import type { CoreWorkerOptions } from "../config/worker-options.js";

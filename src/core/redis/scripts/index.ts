@@ -2,7 +2,7 @@
 // (its header says what it does, why it must be atomic, its KEYS, ARGV and
 // reply), all defined with defineScript. Shared Lua lives in includes/.
 export { defineScript, type LuaInclude, type Script, type ScriptArg, type ScriptSource } from "./define-script.js";
-// Reliable fetch (server/fetch.ts)
+// Reliable fetch (server/fetch/reliable-fetch.ts)
 export { fetchOneIntoWorkingList } from "./fetch-one-into-working-list.js";
 export { fetchBatchIntoWorkingList } from "./fetch-batch-into-working-list.js";
 export { putBackFromWorkingList } from "./put-back-from-working-list.js";

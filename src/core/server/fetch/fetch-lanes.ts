@@ -1,14 +1,14 @@
 // A capsule's fetch lanes: each lane is a fetcher on a connection of its own,
-// whose fetch loop (manager.ts) fetches for the capsule's shared slots, so one
+// whose fetch loop (../manager.ts) fetches for the capsule's shared slots, so one
 // lane's round trip overlaps the other's jobs. How many lanes a capsule gets,
 // how many jobs a lane's fetch asks for, and what the lanes share: their
 // working lists (one registration, one reclaim after a lost fetch reply or a
 // reconnect) and the wait for room to fetch.
 import type { Redis } from "ioredis";
-import { closeOnRefusedSelect, type ConnectionWatch, isConnectionError } from "../redis/availability.js";
-import { blockingOptions, disarmOnClose, networkTimeoutOf, resolveNetworkTimeout } from "../redis/network.js";
+import { closeOnRefusedSelect, type ConnectionWatch, isConnectionError } from "../../redis/availability.js";
+import { blockingOptions, disarmOnClose, networkTimeoutOf, resolveNetworkTimeout } from "../../redis/network.js";
 import { FETCH_TIMEOUT_SECONDS, type Fetcher } from "./fetch.js";
-import type { Logger } from "../logging/logger.js";
+import type { Logger } from "../../logging/logger.js";
 
 /**
  * How many fetch lanes (connections, each fetching for the capsule's shared

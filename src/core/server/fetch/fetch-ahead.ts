@@ -5,9 +5,9 @@
 // after a crash), each job starting as a slot frees. Quiet, or a job still
 // waiting after AHEAD_MAX_WAIT_MS (every slot held by long jobs), puts them
 // back at the head of their queues for another process.
-import { isConnectionError } from "../redis/availability.js";
+import { isConnectionError } from "../../redis/availability.js";
 import type { Fetcher, UnitOfWork } from "./fetch.js";
-import type { Logger } from "../logging/logger.js";
+import type { Logger } from "../../logging/logger.js";
 
 /**
  * Fetch ahead only while jobs take less than this on average (ms): then a

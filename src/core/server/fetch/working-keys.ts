@@ -2,9 +2,9 @@
 // queues, this process's working list (one-job moves) and working hash
 // (batches), named in src/core/wire/bridge-keys.ts, and the key lists each fetch
 // passes to its Lua script.
-import { queueKey } from "../wire/keys.js";
-import { wipKey, workingHashKey } from "../wire/bridge-keys.js";
-import { queuesCommand, type Capsule } from "./capsule.js";
+import { queueKey } from "../../wire/keys.js";
+import { wipKey, workingHashKey } from "../../wire/bridge-keys.js";
+import { queuesCommand, type Capsule } from "../capsule.js";
 import type { UnitOfWork } from "./fetch.js";
 
 /** A fetch's key lists (WorkingKeys.forFetch). */

@@ -4,7 +4,7 @@
 // at once, as with Sidekiq's one BRPOP per idle processor, so a crash can
 // lose no more than Sidekiq's would.
 import type { Redis } from "ioredis";
-import { queuesCommand, type Capsule } from "./capsule.js";
+import { queuesCommand, type Capsule } from "../capsule.js";
 import { bulkRequeue, FETCH_TIMEOUT_SECONDS, unitOfWork, type Fetcher, type UnitOfWork } from "./fetch.js";
 import { isUnknownCommand, type ServerFeatures } from "./server-features.js";
 

@@ -8,9 +8,9 @@
 // Jobs travel as raw bytes, so even a payload that is not UTF-8 is requeued
 // or buried exactly as it came.
 import type { Redis } from "ioredis";
-import { strictUtf8 } from "../wire/sidekiq-constants.js";
-import { queueNameOf } from "../wire/keys.js";
-import { execReplies } from "../redis/replies.js";
+import { strictUtf8 } from "../../wire/sidekiq-constants.js";
+import { queueNameOf } from "../../wire/keys.js";
+import { execReplies } from "../../redis/replies.js";
 
 /** Sidekiq's TIMEOUT: a blocking fetch returns after this, so the loop can see a shutdown. */
 export const FETCH_TIMEOUT_SECONDS = 2;

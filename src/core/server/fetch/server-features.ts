@@ -1,7 +1,7 @@
 // What the Redis server can do, read once from INFO: fetch uses BLMPOP (7.0+)
 // and RPOP with a count (6.2+) when present, and the one-job commands otherwise.
 import type { Redis } from "ioredis";
-import { versionAtLeast } from "../wire/dialect.js";
+import { versionAtLeast } from "../../wire/dialect.js";
 
 export interface ServerFeatures {
   /** BLMPOP / LMPOP (Redis 7.0+, Valkey). Cleared if the server refuses it after all. */

@@ -1,6 +1,6 @@
 // Reliable fetch (the worker's default): each job moves atomically into a
 // working hash (a batch) or list (one job) of this process and leaves it only
-// when done, so a crash loses nothing: recovery.ts returns those of dead
+// when done, so a crash loses nothing: ../recovery.ts returns those of dead
 // processes to their queues. With several free slots one Lua call moves a
 // batch into the working hash (3 commands) and acknowledges the jobs that
 // finished since the last fetch (one HDEL for them all: ack-queue.ts). One
@@ -8,10 +8,14 @@
 // RPOPLPUSH (BRPOPLPUSH for a single queue) into the working list,
 // acknowledged by LREM. It keeps the capsule's queue order.
 import type { Redis } from "ioredis";
-import { WIP_REGISTRY } from "../wire/bridge-keys.js";
-import { fetchBatchIntoWorkingList, fetchOneIntoWorkingList, putBackFromWorkingList } from "../redis/scripts/index.js";
+import { WIP_REGISTRY } from "../../wire/bridge-keys.js";
+import {
+  fetchBatchIntoWorkingList,
+  fetchOneIntoWorkingList,
+  putBackFromWorkingList,
+} from "../../redis/scripts/index.js";
 import { ACK_DELAY_MS, AckQueue, sendAcks, settleAcks, type TakenAcks } from "./ack-queue.js";
-import type { Capsule } from "./capsule.js";
+import type { Capsule } from "../capsule.js";
 import { FETCH_TIMEOUT_SECONDS, unitOfWork, type Fetcher, type UnitOfWork } from "./fetch.js";
 import type { ServerFeatures } from "./server-features.js";
 import { WorkingKeys, type FetchKeys } from "./working-keys.js";
