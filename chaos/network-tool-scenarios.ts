@@ -14,7 +14,7 @@ import { enqueuedKey } from "../src/addons/sidekiq-cron/keys.js";
 import { moveJobs } from "../src/tools/migration/move.js";
 import { connectRedis } from "../src/core/redis/connection.js";
 import { startWebServer } from "../src/tools/web/server.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import { type ScenarioResult, sleep, until } from "./scenarios.js";
 
 export type PollerSystem = "node-cron" | "ruby-cron" | "ruby-scheduler";

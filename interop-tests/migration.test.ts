@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { Client } from "../src/core/client/client.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import type { Logger } from "../src/core/logging/logger.js";
 import { JobRecord, newJid, rubyFloatToS } from "../src/core/wire/index.js";
 import type { AuditReport } from "../src/tools/migration/audit.js";
@@ -49,7 +49,7 @@ interface CliResult<T> {
 function cli<T = unknown>(url: string, args: string[]): Promise<CliResult<T>> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["dist/tools/cli/main.js", ...args], {
+    const child = spawn(process.execPath, ["dist/assembly/main.js", ...args], {
       cwd: REPO_ROOT,
       env: { ...process.env, REDIS_URL: url },
       stdio: ["ignore", "pipe", "pipe"],

@@ -130,7 +130,7 @@ describeEachSidekiq("web dashboard lists pages in the order of Ruby's Web UI", (
     // The CLI lists them in the same order, a page at a time.
     const cli = spawnSync(
       process.execPath,
-      [join(REPO_ROOT, "dist/tools/cli/main.js"), "processes", "--work", "--limit", "40", "--offset", "90", "--json"],
+      [join(REPO_ROOT, "dist/assembly/main.js"), "processes", "--work", "--limit", "40", "--offset", "90", "--json"],
       { env: { ...process.env, REDIS_URL: sk.url }, encoding: "utf8" },
     );
     expect(cli.status, cli.stderr).toBe(0);

@@ -9,9 +9,9 @@
 
 // Client: enqueue from Node, for Ruby (or Node) workers.
 export { Client, type ClientOptions } from "./core/client/client.js";
-export { ContractError, type ContractMode, type ContractOptions } from "./tools/contract/checker.js";
+export { ContractError, type ContractMode, type ContractOptions } from "./core/contract/checker.js";
 export { readContractFile, parseContract, type JobContract, type JobClass } from "./tools/contract/document.js";
-export type { HandlerContract, ArgsSchema } from "./tools/contract/handlers.js";
+export type { HandlerContract, ArgsSchema } from "./core/contract/handlers.js";
 export type {
   ContractTypes,
   ContractJobName,
@@ -21,7 +21,7 @@ export type {
   ContractMailerName,
   ContractMailerActions,
   UndeclaredClassName,
-} from "./tools/contract/types.js";
+} from "./core/contract/types.js";
 export type { UncheckedClient } from "./core/client/client.js";
 export type { BulkItem } from "./core/client/client-types.js";
 export type { PushItem } from "./core/client/normalize.js";
@@ -57,7 +57,7 @@ export { RedisPermissionError, BRIDGE_COMMANDS, bridgeAclRules } from "./core/re
 export type { Dialect, DialectLike } from "./core/wire/dialect.js";
 
 // Worker: process Sidekiq jobs in Node.
-export { Worker, type WorkerOptions } from "./core/worker/worker.js";
+export { Worker, type WorkerOptions } from "./assembly/worker.js";
 export type { StopResult } from "./core/server/stop-result.js";
 export {
   JobRetrySkip,

@@ -16,7 +16,8 @@ import type { ErrorHandler } from "../core/server/job-observer.js";
 import type { ServerMiddleware } from "../core/server/processor.js";
 import type { ServiceFactory } from "../core/server/service.js";
 import type { DeathHandler } from "../core/server/types.js";
-import type { WebTab } from "../tools/web/route.js";
+import type { CommandModule } from "../tools/cli/extension.js";
+import type { WebTab } from "../tools/web/extension.js";
 
 /**
  * What an add-on may plug into, once, while the worker is assembled: the
@@ -48,18 +49,9 @@ export interface AddonSeams {
 /**
  * Plugs an add-on into a worker; `option` is its WorkerOptions value (`true`
  * when on by default). It lives in the add-on's install.ts, which only the
- * worker loads (src/addons/installers.ts): its entry stays data.
+ * worker loads (src/assembly/installers.ts): its entry stays data.
  */
 export type AddonInstaller<Option> = (seams: AddonSeams, option: Exclude<Option, false | undefined>) => void;
-
-/** A command of `sidekiq-bridge <name>`: a module with its summary, help and run. */
-export interface CommandModule {
-  summary: string;
-  help: string;
-  /** The help for these arguments (a command with subcommands: the one named), when not the whole `help`. */
-  helpFor?(argv: readonly string[]): string;
-  run(argv: string[]): Promise<number>;
-}
 
 /** An add-on: one folder, one entry in registry.ts. `Option` is what its WorkerOptions entry takes. */
 export interface Addon<Option = unknown, Name extends string = string> {

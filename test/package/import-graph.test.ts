@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
-/** The gems' add-ons: entries of src/addons/registry.ts, reached by everything else only through it. */
+/** The gems' add-ons: entries of src/assembly/registry.ts, reached by everything else only through it. */
 const GEM_ADD_ONS = [
   "src/addons/sidekiq-cron",
   "src/addons/sidekiq-unique-jobs",

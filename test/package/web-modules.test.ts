@@ -62,7 +62,7 @@ const ADDON_MODULES_ALLOWED = new Set([
   "src/addons/sidekiq-unique-jobs/marker.ts",
   "src/addons/sidekiq-scheduler/addon.ts",
   "src/addons/sidekiq-throttled/addon.ts",
-  "src/tools/tracing/addon.ts",
+  "src/assembly/tracing-addon.ts",
   "src/addons/sidekiq-pro-batches/addon.ts",
 ]);
 

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { MiddlewareChain, middlewareName, named } from "../../src/core/server/middleware-chain.js";
 import { uniqueJobs } from "../../src/addons/sidekiq-unique-jobs/server.js";
-import { Worker } from "../../src/core/worker/worker.js";
+import { Worker } from "../../src/assembly/worker.js";
 import { quietLogger as logger } from "../support/use-redis.js";
 
 type Mw = (x: string[], next: () => void) => void;

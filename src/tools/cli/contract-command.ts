@@ -8,7 +8,7 @@ import { dirname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { contractHandlers as contractAuditCheckHandlers } from "../contract/audit-check.js";
 import { contractChanges, handlerDrift } from "../contract/drift.js";
-import { exportContract, type HandlerContract } from "../contract/handlers.js";
+import { exportContract, type HandlerContract } from "../../core/contract/handlers.js";
 import { rubyStubs } from "../contract/ruby-stubs.js";
 import { collectHandlers } from "../migration/collect-handlers.js";
 import { CommandError, UsageError } from "./errors.js";

@@ -8,7 +8,7 @@ import type { AuditCheck } from "../migration/audit-check.js";
 import type { ClassUsage, NodeHandlers } from "../migration/audit-report.js";
 import { readContractFile, type JobContract } from "./document.js";
 import { signatureDifference } from "./drift.js";
-import { handlerClass, type HandlerContract } from "./handlers.js";
+import { handlerClass, type HandlerContract } from "../../core/contract/handlers.js";
 
 interface Seen {
   ruby: JobContract[];

@@ -1,6 +1,6 @@
 // What an add-on tells `migrate audit`: what it reads in Redis, what it
 // counts on each job, and what it adds to a queue's verdict. audit.ts runs
-// the checks of every add-on in the registry (src/addons/registry.ts) and
+// the checks of every add-on in the registry (src/assembly/registry.ts) and
 // knows none of them by name.
 import type { Redis } from "ioredis";
 import type { JobRecord } from "../../core/wire/job-record.js";

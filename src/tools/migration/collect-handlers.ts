@@ -1,7 +1,7 @@
 // What a handlers module registers, read without a Redis connection, for
 // `migrate audit`: the classes Node can run and the add-ons it turns on.
-import { addons } from "../../addons/registry.js";
-import { addonAuditCheckOf } from "../../addons/audits.js";
+import { addons } from "../../assembly/registry.js";
+import { addonAuditCheckOf } from "../../assembly/audits.js";
 import { auditChecks } from "./audit-checks.js";
 import type { NodeHandlers } from "./audit-report.js";
 

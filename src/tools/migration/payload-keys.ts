@@ -3,7 +3,7 @@
 // know (Sidekiq Enterprise's unique jobs, Sentry's trace headers, an app's
 // own). Node runs such jobs without that middleware, so each is listed as a
 // warning per queue: not a block, since most such keys are harmless.
-import { addons } from "../../addons/registry.js";
+import { addons } from "../../assembly/registry.js";
 import { isSidekiqPayloadKey } from "../../core/wire/sidekiq-constants.js";
 import type { AuditCheck } from "./audit-check.js";
 

@@ -31,7 +31,7 @@ export interface TracingOptions {
 }
 
 /** The keys the W3C propagators read and write, at the top level of the job. */
-const CARRIER_KEYS = ["traceparent", "tracestate", "baggage"];
+export const CARRIER_KEYS: readonly string[] = ["traceparent", "tracestate", "baggage"];
 const TRACER_NAME = "sidekiq-bridge";
 
 function tracerOf(o: TracingOptions): Otel.Tracer {

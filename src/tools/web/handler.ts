@@ -39,7 +39,7 @@ import { metricsForJobPage, metricsPage } from "./pages/metrics.js";
 import { queuePage, queuesPage } from "./pages/queues.js";
 import type { WebRequest } from "./request.js";
 import type { Route, WebTab } from "./route.js";
-import { addons } from "../../addons/registry.js";
+import { addons } from "../../assembly/registry.js";
 import { entriesForKey } from "./set-entries.js";
 
 /** Options of the dashboard: the Redis, base path, read-only mode and the `authorize` hook. */

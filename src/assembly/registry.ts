@@ -3,13 +3,14 @@
 // addon.ts, see docs/ADDONS.md), its line here, and where it runs or audits,
 // its line in installers.ts and audits.ts; its WorkerOptions entry, its flag,
 // its payload markers, its tab and its commands follow from the entry.
-import { cronAddon } from "./sidekiq-cron/addon.js";
-import { proBatchesAddon } from "./sidekiq-pro-batches/addon.js";
-import { tracingAddon } from "../tools/tracing/addon.js";
-import { uniqueJobsAddon } from "./sidekiq-unique-jobs/addon.js";
-import { throttledAddon } from "./sidekiq-throttled/addon.js";
-import { sidekiqSchedulerAddon } from "./sidekiq-scheduler/addon.js";
-import type { Addon, CommandModule } from "./addon.js";
+import { cronAddon } from "../addons/sidekiq-cron/addon.js";
+import { proBatchesAddon } from "../addons/sidekiq-pro-batches/addon.js";
+import { tracingAddon } from "./tracing-addon.js";
+import { uniqueJobsAddon } from "../addons/sidekiq-unique-jobs/addon.js";
+import { throttledAddon } from "../addons/sidekiq-throttled/addon.js";
+import { sidekiqSchedulerAddon } from "../addons/sidekiq-scheduler/addon.js";
+import type { Addon } from "../addons/addon.js";
+import type { CommandModule } from "../tools/cli/extension.js";
 
 export const ADDONS = [
   cronAddon,

@@ -2,10 +2,10 @@
 // sidekiq-bridge command line. Each command lives in its own module,
 // `<name>-command.ts`, exporting `summary`, `help` and `run(argv)`.
 
-import type { CommandModule } from "../../addons/addon.js";
-import { addonCommands } from "../../addons/registry.js";
-import { cliVersion } from "./version.js";
-import { NETWORK_TIMEOUT_HELP, takeNetworkTimeout } from "./network-flag.js";
+import type { CommandModule } from "../tools/cli/extension.js";
+import { addonCommands } from "./registry.js";
+import { cliVersion } from "../tools/cli/version.js";
+import { NETWORK_TIMEOUT_HELP, takeNetworkTimeout } from "../tools/cli/network-flag.js";
 
 type Loader = () => Promise<CommandModule>;
 
@@ -13,21 +13,21 @@ type Loader = () => Promise<CommandModule>;
 // and bundlers see every command; the worker's code is not loaded for `stats`).
 const COMMANDS: Record<string, Loader> = {
   worker: () => import("./worker-command.js"),
-  enqueue: () => import("./enqueue-command.js"),
-  stats: () => import("./stats-command.js"),
-  queues: () => import("./queues-command.js"),
-  processes: () => import("./processes-command.js"),
-  scheduled: async () => (await import("./sorted-set-command.js")).scheduled,
-  retries: async () => (await import("./sorted-set-command.js")).retries,
-  dead: async () => (await import("./sorted-set-command.js")).dead,
-  quiet: async () => (await import("./signal-command.js")).quiet,
-  stop: async () => (await import("./signal-command.js")).stop,
-  migrate: () => import("./migrate-command.js"),
-  export: () => import("./export-command.js"),
-  import: () => import("./import-command.js"),
-  web: () => import("./web-command.js"),
-  metrics: () => import("./metrics-command.js"),
-  contract: () => import("./contract-command.js"),
+  enqueue: () => import("../tools/cli/enqueue-command.js"),
+  stats: () => import("../tools/cli/stats-command.js"),
+  queues: () => import("../tools/cli/queues-command.js"),
+  processes: () => import("../tools/cli/processes-command.js"),
+  scheduled: async () => (await import("../tools/cli/sorted-set-command.js")).scheduled,
+  retries: async () => (await import("../tools/cli/sorted-set-command.js")).retries,
+  dead: async () => (await import("../tools/cli/sorted-set-command.js")).dead,
+  quiet: async () => (await import("../tools/cli/signal-command.js")).quiet,
+  stop: async () => (await import("../tools/cli/signal-command.js")).stop,
+  migrate: () => import("../tools/cli/migrate-command.js"),
+  export: () => import("../tools/cli/export-command.js"),
+  import: () => import("../tools/cli/import-command.js"),
+  web: () => import("../tools/cli/web-command.js"),
+  metrics: () => import("../tools/cli/metrics-command.js"),
+  contract: () => import("../tools/cli/contract-command.js"),
   // What the add-ons contribute (sidekiq-cron's `cron`).
   ...addonCommands(),
 };

@@ -1,11 +1,11 @@
 // What each add-on tells `migrate audit`, in registry order: the audit checks
 // of the add-ons' audit.ts files. Only `migrate audit` loads this module.
-import { cronAudit } from "./sidekiq-cron/audit.js";
+import { cronAudit } from "../addons/sidekiq-cron/audit.js";
 import type { AuditCheck } from "../tools/migration/audit-check.js";
-import { proBatchesAudit } from "./sidekiq-pro-batches/audit.js";
-import { schedulerAudit } from "./sidekiq-scheduler/audit.js";
-import { throttledAudit } from "./sidekiq-throttled/audit.js";
-import { uniqueJobsAudit } from "./sidekiq-unique-jobs/audit.js";
+import { proBatchesAudit } from "../addons/sidekiq-pro-batches/audit.js";
+import { schedulerAudit } from "../addons/sidekiq-scheduler/audit.js";
+import { throttledAudit } from "../addons/sidekiq-throttled/audit.js";
+import { uniqueJobsAudit } from "../addons/sidekiq-unique-jobs/audit.js";
 import { addons } from "./registry.js";
 
 const AUDITS: Readonly<Record<string, AuditCheck>> = {
