@@ -25,7 +25,7 @@ import { RedisPermissionError } from "../src/core/redis/acl.js";
 import { connectRedis } from "../src/core/redis/connection.js";
 import { tracingClientMiddleware, tracingServerMiddleware } from "../src/tools/tracing/opentelemetry.js";
 import { uniqueJobsClient } from "../src/addons/sidekiq-unique-jobs/index.js";
-import { startWebServer } from "../src/tools/web/server.js";
+import { startWebServer } from "../src/assembly/web.js";
 import { Worker } from "../src/assembly/worker.js";
 import { startAclRedis, without, type AclRedis } from "./support/acl.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";

@@ -9,7 +9,8 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { REPO_ROOT } from "../harness/local-backend.js";
-import { startWebServer, type WebServer } from "../src/tools/web/server.js";
+import { type WebServer } from "../src/tools/web/server.js";
+import { startWebServer } from "../src/assembly/web.js";
 import { describeEachSidekiq, type SidekiqContext } from "./support/harness.js";
 
 const ENTRIES = 70;

@@ -1,7 +1,10 @@
-// What each add-on tells `migrate audit`, in registry order: the audit checks
-// of the add-ons' audit.ts files. Only `migrate audit` loads this module.
+// What each add-on tells `migrate audit`, in registry order: its name, the
+// check of its audit.ts, and the payload keys it writes (its markers' fields
+// and its other keys). The migration tool takes this list as an argument and
+// imports no add-on; only `migrate audit`, `contract export` and the
+// "sidekiq-bridge/migration" entry load this module.
 import { cronAudit } from "../addons/sidekiq-cron/audit.js";
-import type { AuditCheck } from "../tools/migration/audit-check.js";
+import type { AuditAddon, AuditCheck } from "../tools/migration/extension.js";
 import { proBatchesAudit } from "../addons/sidekiq-pro-batches/audit.js";
 import { schedulerAudit } from "../addons/sidekiq-scheduler/audit.js";
 import { throttledAudit } from "../addons/sidekiq-throttled/audit.js";
@@ -16,12 +19,11 @@ const AUDITS: Readonly<Record<string, AuditCheck>> = {
   throttled: throttledAudit as AuditCheck,
 };
 
-/** The add-ons' `migrate audit` checks, in registry order. */
-export function addonAuditChecks(): AuditCheck[] {
-  return addons().flatMap((a) => (AUDITS[a.name] ? [AUDITS[a.name]!] : []));
-}
-
-/** The `migrate audit` check of the add-on named `name`, if it has one. */
-export function addonAuditCheckOf(name: string): AuditCheck | undefined {
-  return AUDITS[name];
+/** Every add-on as `migrate audit` sees it, in registry order. */
+export function auditAddons(): AuditAddon[] {
+  return addons().map((a) => ({
+    name: a.name,
+    check: AUDITS[a.name],
+    payloadKeys: [...(a.markers ?? []).map((m) => m.field), ...(a.payloadKeys ?? [])],
+  }));
 }

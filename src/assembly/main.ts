@@ -1,13 +1,33 @@
 #!/usr/bin/env -S node --max-semi-space-size=2 --heap-growing-percent=50
 // sidekiq-bridge command line. Each command lives in its own module,
-// `<name>-command.ts`, exporting `summary`, `help` and `run(argv)`.
+// `<name>-command.ts`, exporting `summary`, `help` and `run(argv)`. This map
+// is the top layer's: it knows the add-ons, so it adds their commands and
+// hands the commands that need them the add-ons' audit checks and tabs.
 
 import type { CommandModule } from "../tools/cli/extension.js";
-import { addonCommands } from "./registry.js";
+import { addonCommands, webTabs } from "./registry.js";
 import { cliVersion } from "../tools/cli/version.js";
 import { NETWORK_TIMEOUT_HELP, takeNetworkTimeout } from "../tools/cli/network-flag.js";
 
 type Loader = () => Promise<CommandModule>;
+
+/** A command whose run also takes what only this layer knows (the add-ons' audit checks or dashboard tabs). */
+interface CommandTaking<A> extends Omit<CommandModule, "run"> {
+  run(argv: string[], given: A): Promise<number>;
+}
+
+/** The command with `what` bound as its run's second argument, fetched when it runs. */
+function given<A>(mod: CommandTaking<A>, what: () => A | Promise<A>): CommandModule {
+  return {
+    summary: mod.summary,
+    help: mod.help,
+    ...(mod.helpFor ? { helpFor: mod.helpFor } : {}),
+    run: async (argv) => mod.run(argv, await what()),
+  };
+}
+
+/** The add-ons' `migrate audit` checks, loaded only by the commands that audit. */
+const auditAddons = async () => (await import("./audits.js")).auditAddons();
 
 // name -> its module, loaded only when run (a literal import() each, so tools
 // and bundlers see every command; the worker's code is not loaded for `stats`).
@@ -22,12 +42,12 @@ const COMMANDS: Record<string, Loader> = {
   dead: async () => (await import("../tools/cli/sorted-set-command.js")).dead,
   quiet: async () => (await import("../tools/cli/signal-command.js")).quiet,
   stop: async () => (await import("../tools/cli/signal-command.js")).stop,
-  migrate: () => import("../tools/cli/migrate-command.js"),
+  migrate: async () => given(await import("../tools/cli/migrate-command.js"), auditAddons),
   export: () => import("../tools/cli/export-command.js"),
   import: () => import("../tools/cli/import-command.js"),
-  web: () => import("../tools/cli/web-command.js"),
+  web: async () => given(await import("../tools/cli/web-command.js"), webTabs),
   metrics: () => import("../tools/cli/metrics-command.js"),
-  contract: () => import("../tools/cli/contract-command.js"),
+  contract: async () => given(await import("../tools/cli/contract-command.js"), auditAddons),
   // What the add-ons contribute (sidekiq-cron's `cron`).
   ...addonCommands(),
 };

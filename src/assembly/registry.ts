@@ -11,6 +11,7 @@ import { throttledAddon } from "../addons/sidekiq-throttled/addon.js";
 import { sidekiqSchedulerAddon } from "../addons/sidekiq-scheduler/addon.js";
 import type { Addon } from "../addons/addon.js";
 import type { CommandModule } from "../tools/cli/extension.js";
+import type { WebTab } from "../tools/web/extension.js";
 
 export const ADDONS = [
   cronAddon,
@@ -36,4 +37,9 @@ export function addons(): ReadonlyArray<Addon<unknown>> {
 /** The commands add-ons contribute to `sidekiq-bridge`, by name. */
 export function addonCommands(): Record<string, () => Promise<CommandModule>> {
   return Object.assign({}, ...addons().map((a) => a.commands ?? {})) as Record<string, () => Promise<CommandModule>>;
+}
+
+/** The dashboard tabs add-ons contribute, each named by its add-on (its `WebOptions.extensions` key). */
+export function webTabs(): WebTab[] {
+  return addons().flatMap((a) => (a.web ? [{ name: a.name, ...a.web }] : []));
 }

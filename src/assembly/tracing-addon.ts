@@ -5,7 +5,7 @@
 // application's OpenTelemetry API. The tool knows no add-on: this entry,
 // built from the keys it writes, is the top layer's.
 import type { Addon } from "../addons/addon.js";
-import { CARRIER_KEYS } from "../tools/tracing/opentelemetry.js";
+import { CARRIER_KEYS } from "../tools/tracing/trace-context.js";
 
 export const tracingAddon: Addon<never, "tracing"> = {
   name: "tracing",

@@ -3,7 +3,7 @@
 // one line it logs at start about its add-ons.
 import { describe, expect, it } from "vitest";
 import { help, run } from "../../src/assembly/worker-command.js";
-import { collectHandlers } from "../../src/tools/migration/collect-handlers.js";
+import { collectHandlers } from "../../src/assembly/migration.js";
 import { Worker } from "../../src/assembly/worker.js";
 import { startRedis } from "../../harness/redis-server.js";
 

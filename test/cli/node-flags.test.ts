@@ -9,7 +9,7 @@ it("the CLI's shebang starts node with WORKER_NODE_FLAGS (the flags the bench's 
 
 it("docker-compose.yml's node worker starts node with WORKER_NODE_FLAGS too (it runs dist/assembly/main.js, not the shebang)", () => {
   const compose = readFileSync(new URL("../../docker-compose.yml", import.meta.url), "utf8");
-  const commands = [...compose.matchAll(/command: \[("node", [^\]]*"dist\/tools\/cli\/main\.js"[^\]]*)\]/g)].map(
+  const commands = [...compose.matchAll(/command: \[("node", [^\]]*"dist\/assembly\/main\.js"[^\]]*)\]/g)].map(
     (m) => m[1]!,
   );
   expect(commands.length).toBeGreaterThan(0);

@@ -5,7 +5,7 @@ import { readContractFile } from "../../src/tools/contract/document.js";
 import { contractChanges, handlerDrift } from "../../src/tools/contract/drift.js";
 import { exportContract, paramsFromArgsSchema } from "../../src/core/contract/handlers.js";
 import { rubyStubs } from "../../src/tools/contract/ruby-stubs.js";
-import { collectHandlers } from "../../src/tools/migration/collect-handlers.js";
+import { collectHandlers } from "../../src/assembly/migration.js";
 
 const shop = readContractFile(join(import.meta.dirname, "fixtures/shop.contract.json"));
 

@@ -19,7 +19,7 @@ import type { EntryAction, JobSetName } from "../../src/core/api/sorted-entry.js
 import { Client } from "../../src/core/client/client.js";
 import type { ClientMiddleware } from "../../src/core/client/middleware.js";
 import { RedisOutOfMemoryError } from "../../src/core/redis/availability.js";
-import { createWebHandler } from "../../src/tools/web/handler.js";
+import { createWebHandler } from "../../src/assembly/web.js";
 import { memoryLimit, type MemoryLimit } from "./memory-limit.js";
 
 const N = 1000;
