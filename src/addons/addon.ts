@@ -1,10 +1,11 @@
 // The plug-in interface: how an add-on (sidekiq-cron, sidekiq-unique-jobs,
 // sidekiq-throttled...) joins a Node worker without the core knowing it, the
 // way a gem attaches to Sidekiq through `Sidekiq.configure_server`. An entry
-// (registry.ts) is data: its name, flag, markers, dashboard tab and commands,
-// whose pages and modules load on first use. What runs lives beside it and
-// loads only where used: its install (installers.ts, the worker's) and its
-// audit check (audits.ts, `migrate audit`'s). The worker installs every
+// (in src/assembly/registry.ts) is data: its name, flag, markers, dashboard
+// tab and commands, whose pages and modules load on first use. What runs
+// lives beside it and loads only where used: its install
+// (src/assembly/installers.ts, the worker's) and its audit check
+// (src/assembly/audits.ts, `migrate audit`'s). The worker installs every
 // add-on that is turned on, handing it the seams below. docs/ADDONS.md walks
 // through one.
 import type { ClientMiddleware } from "../core/client/middleware.js";
@@ -53,7 +54,7 @@ export interface AddonSeams {
  */
 export type AddonInstaller<Option> = (seams: AddonSeams, option: Exclude<Option, false | undefined>) => void;
 
-/** An add-on: one folder, one entry in registry.ts. `Option` is what its WorkerOptions entry takes. */
+/** An add-on: one folder, one entry in src/assembly/registry.ts. `Option` is what its WorkerOptions entry takes. */
 export interface Addon<Option = unknown, Name extends string = string> {
   /** Its option's name: in WorkerOptions, in a handlers module, and the stem of its CLI flag. */
   readonly name: Name;

@@ -1,6 +1,6 @@
 // The add-ons a worker, the CLI, the dashboard and `migrate audit` know: one
-// entry each, all data (addon.ts). Adding an add-on means its folder (with an
-// addon.ts, see docs/ADDONS.md), its line here, and where it runs or audits,
+// entry each, all data (src/addons/addon.ts). Adding an add-on means its folder
+// (with an addon.ts, see docs/ADDONS.md), its line here, and where it runs or audits,
 // its line in installers.ts and audits.ts; its WorkerOptions entry, its flag,
 // its payload markers, its tab and its commands follow from the entry.
 import { cronAddon } from "../addons/sidekiq-cron/addon.js";

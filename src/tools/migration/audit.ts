@@ -4,7 +4,7 @@
 // serving it, and whether Node has a handler for every class: READY, or
 // BLOCKED with the reasons. Each add-on adds what it knows through its audit
 // check (sidekiq-unique-jobs' locks, IterableJob cursors, sidekiq-cron's
-// feeds): see audit-check.ts. Read-only.
+// feeds): see extension.ts (AuditCheck). Read-only.
 import type { Redis } from "ioredis";
 import { auditChecks } from "./audit-checks.js";
 import type { JobRecord } from "../../core/wire/job-record.js";

@@ -9,7 +9,7 @@
 import type { Redis } from "ioredis";
 import type { JobRecord } from "../../core/wire/job-record.js";
 
-/** A sidekiq-cron job that pushes to a queue, as the report lists it (see cron/audit.ts). */
+/** A sidekiq-cron job that pushes to a queue, as the report lists it (see src/addons/sidekiq-cron/audit.ts). */
 export interface CronFeed {
   name: string;
   namespace: string;
