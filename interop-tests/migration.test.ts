@@ -31,9 +31,14 @@ import { startServer } from "../harness/servers.js";
 // The binary is built once by the global setup (interop-tests/support/global-setup.ts),
 // before any suite spawns it; building here again would rewrite dist/ under other suites.
 beforeAll(() => {
-  for (const f of ["main", "migrate-command", "export-command", "import-command"]) {
-    if (!existsSync(join(REPO_ROOT, "dist/tools/cli", `${f}.js`)))
-      throw new Error(`dist/tools/cli/${f}.js is missing: the global setup should have built it (npm run build)`);
+  for (const f of [
+    "assembly/main",
+    "tools/cli/migrate-command",
+    "tools/cli/export-command",
+    "tools/cli/import-command",
+  ]) {
+    if (!existsSync(join(REPO_ROOT, "dist", `${f}.js`)))
+      throw new Error(`dist/${f}.js is missing: the global setup should have built it (npm run build)`);
   }
 });
 
