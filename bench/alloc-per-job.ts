@@ -31,7 +31,7 @@ else await parent();
 
 async function child(): Promise<void> {
   const { writeSync } = await import("node:fs");
-  const { Worker } = await import("../src/core/worker/worker.js");
+  const { Worker } = await import("../src/assembly/worker.js");
   const gc = (globalThis as { gc?: () => void }).gc!;
   const say = (s: string) => writeSync(1, `${s}\n`);
   const quiet = { debug() {}, info() {}, warn: console.error, error: console.error };

@@ -9,7 +9,7 @@
 import { Redis } from "ioredis";
 import { startRedis } from "../harness/redis-server.js";
 import { Client } from "../src/core/client/client.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import type { Logger } from "../src/core/logging/logger.js";
 import { countCommands, readCommandStats, resetCommandStats } from "./measure/commandstats.js";
 

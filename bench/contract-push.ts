@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { startRedis } from "../harness/redis-server.js";
 import { Client } from "../src/core/client/client.js";
-import { ContractChecker } from "../src/tools/contract/checker.js";
+import { ContractChecker } from "../src/core/contract/checker.js";
 import { readContractFile } from "../src/tools/contract/document.js";
 import { median } from "./measure/summary.js";
 

@@ -1,5 +1,5 @@
 // Peak RSS of a worker draining N no-op jobs at concurrency C: the real CLI
-// (`node <its flags> dist/tools/cli/main.js worker`) and an application embedding
+// (`node <its flags> dist/assembly/main.js worker`) and an application embedding
 // the Worker (bench/rss/embedded-worker.mjs) with and without node flags. The
 // jobs are staged first where the idle worker cannot see them, then released
 // with one RENAME; the worker reports VmHWM itself at the last job. RSS
@@ -24,7 +24,7 @@ interface Variant {
 }
 const cli = (flags: readonly string[]): string[] => [
   ...flags,
-  join(REPO_ROOT, "dist/tools/cli/main.js"),
+  join(REPO_ROOT, "dist/assembly/main.js"),
   "worker",
   "-q",
   "bench",

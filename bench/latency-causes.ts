@@ -21,7 +21,7 @@ import { fileURLToPath } from "node:url";
 import { monitorEventLoopDelay, PerformanceObserver, performance } from "node:perf_hooks";
 import { startRedis } from "../harness/redis-server.js";
 import { Client } from "../src/core/client/client.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import { nowMs } from "../src/core/wire/timestamps.js";
 import { AUX_CPU, pinnedArgv, pinPid, REDIS_CPU, TEST_CPU } from "./lib/cpu.js";
 import { percentile } from "./measure/summary.js";

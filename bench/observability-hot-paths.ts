@@ -14,7 +14,7 @@ import { WorkerEvents } from "../src/core/server/events.js";
 import { JobLogger } from "../src/core/logging/job-logger.js";
 import { JobWatch } from "../src/core/server/job-watch.js";
 import { consoleLogger, formatJson } from "../src/core/logging/logger.js";
-import type { Worker } from "../src/core/worker/worker.js";
+import type { Worker } from "../src/assembly/worker.js";
 import { JobRecord } from "../src/core/wire/job-record.js";
 import { median } from "./measure/summary.js";
 

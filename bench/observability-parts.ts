@@ -23,7 +23,7 @@ import { instrumentWorker } from "../src/tools/metrics/prometheus.js";
 import { JobLogger } from "../src/core/logging/job-logger.js";
 import { consoleLogger } from "../src/core/logging/logger.js";
 import { processJob, type ProcessorDeps, type ServerMiddleware } from "../src/core/server/processor.js";
-import type { Worker } from "../src/core/worker/worker.js";
+import type { Worker } from "../src/assembly/worker.js";
 import { tracingServerMiddleware } from "../src/tools/tracing/opentelemetry.js";
 import { offlineProcessorDeps, offlineWork } from "../harness/processor-deps.js";
 import { median } from "./measure/summary.js";

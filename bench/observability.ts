@@ -28,7 +28,7 @@ import { startRedis } from "../harness/redis-server.js";
 import { Client } from "../src/core/client/client.js";
 import { instrumentWorker } from "../src/tools/metrics/prometheus.js";
 import { consoleLogger } from "../src/core/logging/logger.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import { tracingClientMiddleware, tracingServerMiddleware } from "../src/tools/tracing/opentelemetry.js";
 import { median } from "./measure/summary.js";
 

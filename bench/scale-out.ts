@@ -33,7 +33,7 @@ const PROCESSES = (process.env.BENCH_PROCESSES ?? "1,2").split(",").map(Number);
 const FETCHES = (process.env.BENCH_FETCH ?? "basic,reliable").split(",");
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 10);
 const OUT = process.env.BENCH_OUT ?? join(REPO_ROOT, "bench", "results");
-const MAIN = join(REPO_ROOT, "dist", "tools", "cli", "main.js");
+const MAIN = join(REPO_ROOT, "dist", "assembly", "main.js");
 const HANDLERS = join(REPO_ROOT, "bench", "lib", "scale-out-handlers.mjs");
 // Commands this script sends inside a window (besides commandstats' own).
 const OWN_COMMANDS = ["keys", "type", "llen", "hlen", "exists"];

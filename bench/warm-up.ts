@@ -25,9 +25,9 @@ const FETCH = process.env.BENCH_FETCH === "basic" ? "basic" : "reliable";
 const DIST = resolve(process.env.BENCH_DIST ?? new URL("../dist", import.meta.url).pathname);
 
 const load = (path: string) => import(pathToFileURL(`${DIST}/${path}`).href);
-const { Client } = (await load("client/client.js")) as typeof import("../src/core/client/client.js");
-const { Worker } = (await load("worker/worker.js")) as typeof import("../src/core/worker/worker.js");
-const { consoleLogger } = (await load("logging/logger.js")) as typeof import("../src/core/logging/logger.js");
+const { Client } = (await load("core/client/client.js")) as typeof import("../src/core/client/client.js");
+const { Worker } = (await load("assembly/worker.js")) as typeof import("../src/assembly/worker.js");
+const { consoleLogger } = (await load("core/logging/logger.js")) as typeof import("../src/core/logging/logger.js");
 
 const server = await startRedis({});
 try {

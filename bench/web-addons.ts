@@ -8,7 +8,7 @@
 //   npx tsx bench/web-addons.ts          (BENCH_WEB_RUNS=N: measured runs per page, default 7)
 import type { Redis } from "ioredis";
 import { CronApi } from "../src/addons/sidekiq-cron/cron-api.js";
-import { startWebServer } from "../src/tools/web/server.js";
+import { startWebServer } from "../src/assembly/web.js";
 import { printPageTimes, withSeededRedis } from "./page-times.js";
 
 const LOCKS = 100_000;

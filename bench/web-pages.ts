@@ -7,7 +7,7 @@
 //   npx tsx bench/web-pages.ts          (BENCH_WEB_RUNS=N: measured runs per page, default 7)
 import type { Redis } from "ioredis";
 import { minuteKey7, minuteKey8 } from "../src/core/wire/metrics-keys.js";
-import { startWebServer } from "../src/tools/web/server.js";
+import { startWebServer } from "../src/assembly/web.js";
 import { printPageTimes, withSeededRedis } from "./page-times.js";
 
 const PROCESSES = 200;

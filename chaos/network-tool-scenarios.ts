@@ -13,8 +13,8 @@ import { CronApi } from "../src/addons/sidekiq-cron/cron-api.js";
 import { enqueuedKey } from "../src/addons/sidekiq-cron/keys.js";
 import { moveJobs } from "../src/tools/migration/move.js";
 import { connectRedis } from "../src/core/redis/connection.js";
-import { startWebServer } from "../src/tools/web/server.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { startWebServer } from "../src/assembly/web.js";
+import { Worker } from "../src/assembly/worker.js";
 import { type ScenarioResult, sleep, until } from "./scenarios.js";
 
 export type PollerSystem = "node-cron" | "ruby-cron" | "ruby-scheduler";

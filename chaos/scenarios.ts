@@ -66,7 +66,7 @@ export function spawnNodeWorker(
   const child = spawn(
     process.execPath,
     [
-      "dist/tools/cli/main.js",
+      "dist/assembly/main.js",
       "worker",
       ...queues.flatMap((q) => ["-q", q]),
       "-c",

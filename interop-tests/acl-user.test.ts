@@ -25,8 +25,8 @@ import { RedisPermissionError } from "../src/core/redis/acl.js";
 import { connectRedis } from "../src/core/redis/connection.js";
 import { tracingClientMiddleware, tracingServerMiddleware } from "../src/tools/tracing/opentelemetry.js";
 import { uniqueJobsClient } from "../src/addons/sidekiq-unique-jobs/index.js";
-import { startWebServer } from "../src/tools/web/server.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { startWebServer } from "../src/assembly/web.js";
+import { Worker } from "../src/assembly/worker.js";
 import { startAclRedis, without, type AclRedis } from "./support/acl.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 
@@ -43,7 +43,7 @@ function captureLogger(): Logger & { lines: string[] } {
 
 /** The built CLI, run to its end. */
 function cli(args: string[], url: string): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ["dist/tools/cli/main.js", ...args, "--redis", url], {
+  const r = spawnSync(process.execPath, ["dist/assembly/main.js", ...args, "--redis", url], {
     cwd: REPO_ROOT,
     encoding: "utf8",
     timeout: 60_000,

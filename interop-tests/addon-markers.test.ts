@@ -5,9 +5,9 @@
 // queue and lists top-level keys that no known middleware writes.
 import { afterEach, expect, it } from "vitest";
 import type { Logger } from "../src/core/logging/logger.js";
-import { auditQueues } from "../src/tools/migration/audit.js";
+import { auditQueues } from "../src/assembly/migration.js";
 import { emptyHandlers } from "../src/tools/migration/collect-handlers.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 
 function captureLogger(): Logger & { lines: string[] } {

@@ -7,7 +7,7 @@ import { beforeEach, expect, it } from "vitest";
 import { EmbeddedProcessError, ProcessNotFoundError } from "../src/core/api/process-hash.js";
 import { SidekiqApi } from "../src/core/api/sidekiq-api.js";
 import { Client } from "../src/core/client/client.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import { JobRecord, RawJson, rubyFloatToS } from "../src/core/wire/index.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 

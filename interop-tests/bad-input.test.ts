@@ -2,7 +2,7 @@
 // keeps running, and nothing else is affected.
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import type { Logger } from "../src/core/logging/logger.js";
 import { JobRecord } from "../src/core/wire/index.js";
 import { startRedis, type RedisServer } from "../harness/redis-server.js";

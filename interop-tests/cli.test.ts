@@ -12,7 +12,7 @@ import { describeEachSidekiq, waitFor } from "./support/harness.js";
 import { REPO_ROOT } from "../harness/local-backend.js";
 
 // dist/ is built once per run by the interop global setup.
-const MAIN = join(REPO_ROOT, "dist", "tools", "cli", "main.js");
+const MAIN = join(REPO_ROOT, "dist", "assembly", "main.js");
 
 interface Run {
   code: number | null;

@@ -7,8 +7,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, it, onTestFinished } from "vitest";
-import { auditQueues, collectHandlers } from "../src/tools/migration/audit.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { auditQueues, collectHandlers } from "../src/assembly/migration.js";
+import { Worker } from "../src/assembly/worker.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 import { cli } from "./support/contract.js";
 

@@ -11,7 +11,7 @@ import { ActiveJobDefinition, aj } from "../src/core/client/activejob.js";
 import type { Client as DefinitionClient } from "../src/core/client/client-types.js";
 import { Client } from "../src/core/client/client.js";
 import type { RubyJsonValue } from "../src/core/wire/ruby-json.js";
-import { ContractChecker, ContractError } from "../src/tools/contract/checker.js";
+import { ContractChecker, ContractError } from "../src/core/contract/checker.js";
 import { readContractFile, type JobContract } from "../src/tools/contract/document.js";
 import { describeEachSidekiq } from "./support/harness.js";
 import { cli, CONTRACT_FILES, rubyCommand } from "./support/contract.js";

@@ -7,7 +7,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../src/core/client/client.js";
 import { CronApi, CronPoller } from "../src/addons/sidekiq-cron/index.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import type { Logger } from "../src/core/logging/logger.js";
 import { startRedis, type RedisServer } from "../harness/redis-server.js";
 

@@ -3,7 +3,8 @@
 // stdout and stderr captured.
 import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { run } from "../src/addons/sidekiq-cron/cli-command.js";
-import { auditQueues, emptyHandlers } from "../src/tools/migration/audit.js";
+import { emptyHandlers } from "../src/tools/migration/audit.js";
+import { auditQueues } from "../src/assembly/migration.js";
 import { cronRuby } from "./support/cron.js";
 import { describeEachSidekiq } from "./support/harness.js";
 

@@ -6,7 +6,7 @@
 // Sidekiq 8.1.7, which has Rails) ActiveJob classes run on Ruby.
 import { expect, it } from "vitest";
 import { CronApi } from "../src/addons/sidekiq-cron/index.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import type { Logger } from "../src/core/logging/logger.js";
 import { CRON_PEERS, cronRuby } from "./support/cron.js";
 import { describeEachSidekiqConcurrently } from "./support/harness.js";

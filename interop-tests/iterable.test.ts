@@ -5,7 +5,8 @@
 // processed exactly once. On Sidekiq 8, Ruby's `Sidekiq::Client#cancel!`
 // stops a Node-run iteration and the Web UI's Busy page shows its progress.
 import { expect, it } from "vitest";
-import { auditQueues, emptyHandlers } from "../src/tools/migration/audit.js";
+import { emptyHandlers } from "../src/tools/migration/audit.js";
+import { auditQueues } from "../src/assembly/migration.js";
 import { cancelIterableJob, iterationProgress } from "../src/core/iterable/iterable-state.js";
 import { describeEachSidekiq, type SidekiqContext, waitFor, beatNow } from "./support/harness.js";
 import { hooks, iterated, nodeWorker as twinWorker, startRuby as twinRuby } from "./support/iterable-twin.js";

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { Client } from "../src/core/client/client.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import type { Logger } from "../src/core/logging/logger.js";
 import { JobRecord, newJid, rubyFloatToS } from "../src/core/wire/index.js";
 import type { AuditReport } from "../src/tools/migration/audit.js";
@@ -31,9 +31,14 @@ import { startServer } from "../harness/servers.js";
 // The binary is built once by the global setup (interop-tests/support/global-setup.ts),
 // before any suite spawns it; building here again would rewrite dist/ under other suites.
 beforeAll(() => {
-  for (const f of ["main", "migrate-command", "export-command", "import-command"]) {
-    if (!existsSync(join(REPO_ROOT, "dist/tools/cli", `${f}.js`)))
-      throw new Error(`dist/tools/cli/${f}.js is missing: the global setup should have built it (npm run build)`);
+  for (const f of [
+    "assembly/main",
+    "tools/cli/migrate-command",
+    "tools/cli/export-command",
+    "tools/cli/import-command",
+  ]) {
+    if (!existsSync(join(REPO_ROOT, "dist", `${f}.js`)))
+      throw new Error(`dist/${f}.js is missing: the global setup should have built it (npm run build)`);
   }
 });
 
@@ -49,7 +54,7 @@ interface CliResult<T> {
 function cli<T = unknown>(url: string, args: string[]): Promise<CliResult<T>> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["dist/tools/cli/main.js", ...args], {
+    const child = spawn(process.execPath, ["dist/assembly/main.js", ...args], {
       cwd: REPO_ROOT,
       env: { ...process.env, REDIS_URL: url },
       stdio: ["ignore", "pipe", "pipe"],

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { expect, it } from "vitest";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import type { WorkerEventMap } from "../src/core/server/events.js";
 import { REPO_ROOT } from "../harness/local-backend.js";
 import { startCli } from "./support/cli-process.js";

@@ -11,7 +11,7 @@ import {
   registerFleetMetrics,
   serveMetrics,
 } from "../src/tools/metrics/prometheus.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import { freePort } from "../harness/redis-server.js";
 import { startCli } from "./support/cli-process.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";

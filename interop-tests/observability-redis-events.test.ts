@@ -11,7 +11,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { freePort, type RedisServer, startRedis } from "../harness/redis-server.js";
 import { instrumentWorker } from "../src/tools/metrics/prometheus.js";
 import type { Logger } from "../src/core/logging/logger.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import { beatNow, describeEachSidekiq, waitFor } from "./support/harness.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

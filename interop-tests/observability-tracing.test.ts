@@ -14,7 +14,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { beforeAll, expect, it } from "vitest";
 import { Client } from "../src/core/client/client.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import { tracingClientMiddleware, tracingServerMiddleware } from "../src/tools/tracing/opentelemetry.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 

@@ -181,8 +181,8 @@ describe("the packed tarball", () => {
       "dist/index.js",
       "dist/index.d.ts",
       "dist/core/wire/public.js",
-      "dist/tools/web/index.js",
-      "dist/tools/cli/main.js",
+      "dist/assembly/web.js",
+      "dist/assembly/main.js",
       "schema/dialects.json",
       "schema/v8/job.schema.json",
     ])

@@ -5,7 +5,7 @@
 import { beforeAll, expect, it } from "vitest";
 import { aj } from "../src/core/client/activejob.js";
 import { Client } from "../src/core/client/client.js";
-import { startWebServer } from "../src/tools/web/server.js";
+import { startWebServer } from "../src/assembly/web.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 import { RAILS_APP, railsApp, stablePayload } from "./support/rails-app.js";
 

@@ -4,7 +4,7 @@
 import { beforeAll, expect, it } from "vitest";
 import { aj } from "../src/core/client/activejob.js";
 import { Client } from "../src/core/client/client.js";
-import { ContractError } from "../src/tools/contract/checker.js";
+import { ContractError } from "../src/core/contract/checker.js";
 import { generateTypes, loadSchemaCompiler } from "../src/tools/contract/gen.js";
 import { pullContract } from "../src/tools/contract/pull.js";
 import { checkBlocks, type Block } from "../test/docs/snippets.js";

@@ -7,7 +7,7 @@ import { aj, serializeArgument } from "../src/core/client/activejob.js";
 import { AjDuration, AjModule, AjRange, AjSerialized, GlobalIdRef } from "../src/core/wire/activejob-values.js";
 import { parseJsonKeepingFloats } from "../src/core/wire/json-scan.js";
 import { toRubyJson, type RubyJsonValue } from "../src/core/wire/ruby-json.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import { describeEachSidekiq } from "./support/harness.js";
 import { RAILS_APP, railsApp } from "./support/rails-app.js";
 

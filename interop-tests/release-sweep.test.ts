@@ -5,7 +5,7 @@
 // that batch their checks (harness/README.md, "The release sweep").
 import { afterAll, beforeAll, expect } from "vitest";
 import { Client } from "../src/core/client/client.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import { SidekiqApi } from "../src/core/api/sidekiq-api.js";
 import { describeError } from "../src/core/server/types.js";
 import { releaseRules, versionAtLeast } from "../src/core/wire/index.js";

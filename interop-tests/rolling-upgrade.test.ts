@@ -8,7 +8,7 @@
 import { Redis } from "ioredis";
 import { describe, expect, inject, it } from "vitest";
 import { Client } from "../src/core/client/client.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import { releaseRules, type LauncherRules } from "../src/core/wire/index.js";
 import { sweepTargets, targetForVersion } from "../harness/versions.js";
 import { allocateDb, beatNow, selected, waitFor } from "./support/harness.js";

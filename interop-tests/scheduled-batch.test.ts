@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { Redis } from "ioredis";
 import { Client } from "../src/core/client/client.js";
 import { ScheduledPoller } from "../src/core/server/scheduled.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import type { Logger } from "../src/core/logging/logger.js";
 import { recoverOrphans, recoverPromoting, restorePromoting } from "../src/core/server/recovery.js";
 import { PROMOTING_REGISTRY, promotingKey } from "../src/core/wire/bridge-keys.js";

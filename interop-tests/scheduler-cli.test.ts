@@ -3,9 +3,10 @@
 // 6.0.2 on 7.3 and 8.1), and what Ruby sees after each action. The command
 // runs in-process (its `run`), with stdout and stderr captured.
 import { afterEach, beforeEach, expect, it, vi } from "vitest";
-import { auditQueues, emptyHandlers } from "../src/tools/migration/audit.js";
+import { emptyHandlers } from "../src/tools/migration/audit.js";
+import { auditQueues } from "../src/assembly/migration.js";
 import { run } from "../src/addons/sidekiq-scheduler/cli-command.js";
-import { startWebServer } from "../src/tools/web/server.js";
+import { startWebServer } from "../src/assembly/web.js";
 import { describeEachSidekiq } from "./support/harness.js";
 import { schedulerRuby } from "./support/scheduler.js";
 

@@ -7,7 +7,7 @@ import { expect, it } from "vitest";
 import type { Logger } from "../src/core/logging/logger.js";
 import { SchedulerApi } from "../src/addons/sidekiq-scheduler/scheduler-api.js";
 import { formatEoTime, parseDuration, parsePointInTime, timingFor } from "../src/addons/sidekiq-scheduler/timing.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
 import { renderRecurringJobs, schedulerRuby, startRubyScheduler } from "./support/scheduler.js";
 

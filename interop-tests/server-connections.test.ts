@@ -2,7 +2,7 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../src/core/client/client.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import type { Logger } from "../src/core/logging/logger.js";
 import { freePort, startRedis, type RedisServer } from "../harness/redis-server.js";
 import { makeTestCerts, type TestCerts } from "../harness/tls.js";

@@ -7,7 +7,7 @@
 // short jobs hold every slot; those jobs go back to the head of their queue
 // when they wait too long or the worker quiets.
 import { expect, it } from "vitest";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import { makeCapsule } from "../src/core/server/capsule.js";
 import { AckQueue } from "../src/core/server/fetch/ack-queue.js";
 import { BasicFetch } from "../src/core/server/fetch/basic-fetch.js";

@@ -18,9 +18,9 @@ import { RedisUnavailableError } from "../src/core/redis/availability.js";
 import { EXIT_INCOMPLETE } from "../src/core/server/signals.js";
 import { SHUTDOWN_GRACE_MS } from "../src/core/server/stop-result.js";
 import type { Logger } from "../src/core/logging/logger.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 
-const MAIN = join(REPO_ROOT, "dist", "tools", "cli", "main.js");
+const MAIN = join(REPO_ROOT, "dist", "assembly", "main.js");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function until(what: string, fn: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {

@@ -2,7 +2,7 @@
 // real Node worker: /busy (process and running job), /retries and /morgue
 // (jobs Node failed), /metrics (Node's job classes).
 import { expect, it } from "vitest";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext, beatNow } from "./support/harness.js";
 
 async function render(sk: SidekiqContext, path: string): Promise<{ status: number; body: string }> {

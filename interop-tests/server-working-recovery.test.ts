@@ -7,7 +7,7 @@ import { expect, it } from "vitest";
 import { makeCapsule } from "../src/core/server/capsule.js";
 import { ReliableFetch } from "../src/core/server/fetch/reliable-fetch.js";
 import { WIP_REGISTRY, wipKey, workingHashKey } from "../src/core/wire/bridge-keys.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import type { Logger } from "../src/core/logging/logger.js";
 import { detectFeatures } from "../src/core/server/fetch/server-features.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";

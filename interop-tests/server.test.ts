@@ -1,7 +1,7 @@
 // Ruby enqueues, a Node worker processes, as one more Sidekiq process.
 import { expect, it } from "vitest";
 import { Client } from "../src/core/client/client.js";
-import { Worker, type WorkerOptions } from "../src/core/worker/worker.js";
+import { Worker, type WorkerOptions } from "../src/assembly/worker.js";
 import { JobRecord } from "../src/core/wire/index.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext, beatNow } from "./support/harness.js";
 

@@ -44,7 +44,7 @@ describeEachSidekiq(
       await sk.redis.flushdb();
       const dir = mkdtempSync(join(tmpdir(), "throttled-handlers-"));
       writeFileSync(join(dir, "handlers.mjs"), HANDLERS);
-      const cli = ["--import", "tsx", "src/tools/cli/main.ts", "worker", "-q", "thrk", "-c", "2"];
+      const cli = ["--import", "tsx", "src/assembly/main.ts", "worker", "-q", "thrk", "-c", "2"];
       const child = spawn(process.execPath, [...cli, "-r", join(dir, "handlers.mjs"), "--dialect", sk.target.version], {
         cwd: REPO_ROOT,
         env: { ...process.env, REDIS_URL: sk.url },

@@ -3,7 +3,7 @@
 // Node worker at once keeps its concurrency limit and its threshold, and a
 // slot either side takes is one the other counts.
 import { afterEach, expect, it } from "vitest";
-import type { Worker } from "../src/core/worker/worker.js";
+import type { Worker } from "../src/assembly/worker.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 import { captureLogger } from "./support/unique-jobs.js";
 import {

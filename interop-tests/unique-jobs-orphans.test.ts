@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../harness/local-backend.js";
-import type { Worker } from "../src/core/worker/worker.js";
+import type { Worker } from "../src/assembly/worker.js";
 import { JobRecord } from "../src/core/wire/index.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 import { captureLogger, gemsFor, nodeUniqueWorker, uniqueRuby, useRubyUniqueServer } from "./support/unique-jobs.js";
@@ -39,7 +39,7 @@ describeEachSidekiq(
           const child = spawn(
             process.execPath,
             [
-              "dist/tools/cli/main.js",
+              "dist/assembly/main.js",
               "worker",
               "-q",
               "orphanq",

@@ -4,7 +4,7 @@
 // of its keys and changelog must be the same afterwards.
 import { describe, expect, it } from "vitest";
 import { Client } from "../src/core/client/client.js";
-import type { Worker } from "../src/core/worker/worker.js";
+import type { Worker } from "../src/assembly/worker.js";
 import { uniqueJobsClient, UniqueJobsConflict } from "../src/addons/sidekiq-unique-jobs/index.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
 import {

@@ -8,7 +8,8 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { startWebServer, type WebServer } from "../src/tools/web/server.js";
+import { type WebServer } from "../src/tools/web/server.js";
+import { startWebServer } from "../src/assembly/web.js";
 import { launchBrowser, num, SCREENSHOTS, type TestBrowser } from "./support/browser.js";
 import { cronRuby } from "./support/cron.js";
 import { describeEachSidekiq } from "./support/harness.js";

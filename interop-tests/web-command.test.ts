@@ -7,7 +7,7 @@ import { expect, it } from "vitest";
 import { REPO_ROOT } from "../harness/local-backend.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 
-const MAIN = join(REPO_ROOT, "dist", "tools", "cli", "main.js");
+const MAIN = join(REPO_ROOT, "dist", "assembly", "main.js");
 
 describeEachSidekiq(
   "sidekiq-bridge web",

@@ -9,8 +9,9 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { Client } from "../src/core/client/client.js";
-import { Worker } from "../src/core/worker/worker.js";
-import { startWebServer, type WebServer } from "../src/tools/web/server.js";
+import { Worker } from "../src/assembly/worker.js";
+import { type WebServer } from "../src/tools/web/server.js";
+import { startWebServer } from "../src/assembly/web.js";
 import { launchBrowser, num, SCREENSHOTS, type TestBrowser } from "./support/browser.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 

@@ -10,8 +10,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { SidekiqProcess } from "../harness/backend.js";
 import type { SidekiqTarget } from "../harness/versions.js";
 import { Client } from "../src/core/client/client.js";
-import { Worker } from "../src/core/worker/worker.js";
-import { startWebServer, type WebServer } from "../src/tools/web/server.js";
+import { Worker } from "../src/assembly/worker.js";
+import { type WebServer } from "../src/tools/web/server.js";
+import { startWebServer } from "../src/assembly/web.js";
 import { launchBrowser, num, SCREENSHOTS, type TestBrowser } from "./support/browser.js";
 import { allocateDb, backend, RubyError, selected, waitFor } from "./support/harness.js";
 

@@ -9,7 +9,8 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { REPO_ROOT } from "../harness/local-backend.js";
-import { startWebServer, type WebServer } from "../src/tools/web/server.js";
+import { type WebServer } from "../src/tools/web/server.js";
+import { startWebServer } from "../src/assembly/web.js";
 import { describeEachSidekiq, type SidekiqContext } from "./support/harness.js";
 
 const ENTRIES = 70;
@@ -130,7 +131,7 @@ describeEachSidekiq("web dashboard lists pages in the order of Ruby's Web UI", (
     // The CLI lists them in the same order, a page at a time.
     const cli = spawnSync(
       process.execPath,
-      [join(REPO_ROOT, "dist/tools/cli/main.js"), "processes", "--work", "--limit", "40", "--offset", "90", "--json"],
+      [join(REPO_ROOT, "dist/assembly/main.js"), "processes", "--work", "--limit", "40", "--offset", "90", "--json"],
       { env: { ...process.env, REDIS_URL: sk.url }, encoding: "utf8" },
     );
     expect(cli.status, cli.stderr).toBe(0);

@@ -13,10 +13,10 @@ const ROOT = new URL("../", import.meta.url);
 export const ENTRY_POINTS: ReadonlyArray<{ subpath: string; source: string }> = [
   { subpath: "sidekiq-bridge", source: "src/index.ts" },
   { subpath: "sidekiq-bridge/wire", source: "src/core/wire/public.ts" },
-  { subpath: "sidekiq-bridge/web", source: "src/tools/web/index.ts" },
+  { subpath: "sidekiq-bridge/web", source: "src/assembly/web.ts" },
   { subpath: "sidekiq-bridge/metrics", source: "src/tools/metrics/index.ts" },
   { subpath: "sidekiq-bridge/tracing", source: "src/tools/tracing/index.ts" },
-  { subpath: "sidekiq-bridge/migration", source: "src/tools/migration/public.ts" },
+  { subpath: "sidekiq-bridge/migration", source: "src/assembly/migration.ts" },
   { subpath: "sidekiq-bridge/sidekiq-cron", source: "src/addons/sidekiq-cron/public.ts" },
   { subpath: "sidekiq-bridge/sidekiq-unique-jobs", source: "src/addons/sidekiq-unique-jobs/public.ts" },
   { subpath: "sidekiq-bridge/sidekiq-scheduler", source: "src/addons/sidekiq-scheduler/public.ts" },

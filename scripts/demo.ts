@@ -18,7 +18,7 @@ import {
   secondsString,
 } from "../src/core/wire/index.js";
 import { Client } from "../src/core/client/client.js";
-import { Worker } from "../src/core/worker/worker.js";
+import { Worker } from "../src/assembly/worker.js";
 import type { Logger } from "../src/core/logging/logger.js";
 
 const quietLogger: Logger = { debug() {}, info() {}, warn() {}, error: (m) => console.error(m) };

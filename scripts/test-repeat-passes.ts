@@ -13,7 +13,7 @@ import { REPO_ROOT } from "../harness/local-backend.js";
 // The CLI the interop tests spawn (dist/) is built once here, not by each
 // pass's global setup at the same moment.
 const built = spawnSync("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: REPO_ROOT, stdio: "inherit" });
-if (built.status !== 0 || !existsSync(`${REPO_ROOT}/dist/tools/cli/main.js`)) {
+if (built.status !== 0 || !existsSync(`${REPO_ROOT}/dist/assembly/main.js`)) {
   console.error("[sidekiq-bridge] repeat passes: building dist/ failed");
   process.exit(1);
 }

@@ -16,9 +16,9 @@
 
 // Client: enqueue from Node, for Ruby (or Node) workers.
 export { Client, type ClientOptions } from "./core/client/client.js";
-export { ContractError } from "./tools/contract/checker.js";
+export { ContractError } from "./core/contract/checker.js";
 export { readContractFile, parseContract, type JobContract } from "./tools/contract/document.js";
-export type { ContractTypes } from "./tools/contract/types.js";
+export type { ContractTypes } from "./core/contract/types.js";
 export type { BulkItem } from "./core/client/client-types.js";
 export type { PushItem, JobOptions } from "./core/client/normalize.js";
 export type { ClientMiddleware, ClientMiddlewareContext } from "./core/client/middleware.js";
@@ -40,7 +40,7 @@ export { RedisUnavailableError, RedisOutOfMemoryError } from "./core/redis/avail
 export { RedisPermissionError, BRIDGE_COMMANDS, bridgeAclRules } from "./core/redis/acl.js";
 
 // Worker: process Sidekiq jobs in Node.
-export { Worker, type WorkerOptions } from "./core/worker/worker.js";
+export { Worker, type WorkerOptions } from "./assembly/worker.js";
 export {
   JobRetrySkip,
   type JobContext,

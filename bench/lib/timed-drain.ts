@@ -6,7 +6,7 @@
 import { Redis } from "ioredis";
 import { Client } from "../../src/core/client/client.js";
 import { consoleLogger } from "../../src/core/logging/logger.js";
-import { Worker, type WorkerOptions } from "../../src/core/worker/worker.js";
+import { Worker, type WorkerOptions } from "../../src/assembly/worker.js";
 
 export interface TimedDrainOptions {
   url: string;

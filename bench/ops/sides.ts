@@ -22,7 +22,7 @@ import { MATRIX } from "../../harness/versions.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const REPO = resolve(HERE, "../..");
-const CLI = join(REPO, "dist/tools/cli/main.js");
+const CLI = join(REPO, "dist/assembly/main.js");
 
 /** argv that runs the built CLI as its installed bin does: node with the flags of its shebang. */
 export function cliArgv(...args: string[]): string[] {

@@ -3,7 +3,7 @@
 // BenchNoopJob (the same name as ruby-fixtures/lib/bench_jobs.rb). Bundled by
 // bench/lib/build.ts and run with plain `node`, pinned by the harness.
 import { Client } from "../../src/core/client/client.js";
-import { Worker, type WorkerOptions } from "../../src/core/worker/worker.js";
+import { Worker, type WorkerOptions } from "../../src/assembly/worker.js";
 import type { Logger } from "../../src/core/logging/logger.js";
 import { JobCounter, runChild, serveClient, serveWorker } from "../lib/protocol.js";
 

@@ -20,7 +20,7 @@ export interface CliProcess {
 }
 
 export function startCli(args: string[], env: Record<string, string>): CliProcess {
-  const child = spawn(process.execPath, ["dist/tools/cli/main.js", ...args], {
+  const child = spawn(process.execPath, ["dist/assembly/main.js", ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

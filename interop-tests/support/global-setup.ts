@@ -43,7 +43,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const undo: Array<() => Promise<void> | void> = [];
 
   try {
-    // The real binary (dist/tools/cli/main.js) is built once, before any suite spawns it
+    // The real binary (dist/assembly/main.js) is built once, before any suite spawns it
     // (scripts/test-repeat-passes.ts builds it once for two passes running together).
     if (process.env.SIDEKIQ_BRIDGE_DIST_BUILT !== "1") {
       const build = spawnSync("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: REPO_ROOT, encoding: "utf8" });

@@ -5,7 +5,7 @@
 // raising once.
 import { arrayEnumerator, type IterableJob } from "../../src/core/iterable/iterable.js";
 import type { Logger } from "../../src/core/logging/logger.js";
-import { Worker } from "../../src/core/worker/worker.js";
+import { Worker } from "../../src/assembly/worker.js";
 import type { SidekiqContext } from "./harness.js";
 
 export type IterArgs = [count: number, delayMs: number];

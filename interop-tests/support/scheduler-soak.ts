@@ -8,7 +8,7 @@
 // schedule never fires; each push has its own claim.
 import { expect, it } from "vitest";
 import type { Logger } from "../../src/core/logging/logger.js";
-import { Worker } from "../../src/core/worker/worker.js";
+import { Worker } from "../../src/assembly/worker.js";
 import type { SidekiqTarget } from "../../harness/versions.js";
 import { describeEachSidekiqConcurrently, waitFor } from "./harness.js";
 import { startRubyScheduler } from "./scheduler.js";

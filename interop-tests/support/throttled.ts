@@ -6,7 +6,7 @@ import type { Redis } from "ioredis";
 import { afterAll, beforeAll } from "vitest";
 import type { SidekiqTarget } from "../../harness/versions.js";
 import type { ThrottledOptions, ThrottleOptions } from "../../src/addons/sidekiq-throttled/options.js";
-import { Worker } from "../../src/core/worker/worker.js";
+import { Worker } from "../../src/assembly/worker.js";
 import type { Logger } from "../../src/core/logging/logger.js";
 import type { SidekiqContext } from "./harness.js";
 import { captureLogger } from "./unique-jobs.js";

@@ -2,7 +2,7 @@
 // gem and its job classes loaded, and a Node worker mirroring those classes.
 import { afterAll, afterEach, beforeAll } from "vitest";
 import type { SidekiqProcess } from "../../harness/backend.js";
-import { Worker } from "../../src/core/worker/worker.js";
+import { Worker } from "../../src/assembly/worker.js";
 import type { Logger } from "../../src/core/logging/logger.js";
 import { uniqueJobs } from "../../src/addons/sidekiq-unique-jobs/index.js";
 import type { SidekiqContext } from "./harness.js";

@@ -1,10 +1,11 @@
 // The plug-in interface: how an add-on (sidekiq-cron, sidekiq-unique-jobs,
 // sidekiq-throttled...) joins a Node worker without the core knowing it, the
 // way a gem attaches to Sidekiq through `Sidekiq.configure_server`. An entry
-// (registry.ts) is data: its name, flag, markers, dashboard tab and commands,
-// whose pages and modules load on first use. What runs lives beside it and
-// loads only where used: its install (installers.ts, the worker's) and its
-// audit check (audits.ts, `migrate audit`'s). The worker installs every
+// (in src/assembly/registry.ts) is data: its name, flag, markers, dashboard
+// tab and commands, whose pages and modules load on first use. What runs
+// lives beside it and loads only where used: its install
+// (src/assembly/installers.ts, the worker's) and its audit check
+// (src/assembly/audits.ts, `migrate audit`'s). The worker installs every
 // add-on that is turned on, handing it the seams below. docs/ADDONS.md walks
 // through one.
 import type { ClientMiddleware } from "../core/client/middleware.js";
@@ -16,7 +17,8 @@ import type { ErrorHandler } from "../core/server/job-observer.js";
 import type { ServerMiddleware } from "../core/server/processor.js";
 import type { ServiceFactory } from "../core/server/service.js";
 import type { DeathHandler } from "../core/server/types.js";
-import type { WebTab } from "../tools/web/route.js";
+import type { CommandModule } from "../tools/cli/extension.js";
+import type { WebTab } from "../tools/web/extension.js";
 
 /**
  * What an add-on may plug into, once, while the worker is assembled: the
@@ -48,20 +50,11 @@ export interface AddonSeams {
 /**
  * Plugs an add-on into a worker; `option` is its WorkerOptions value (`true`
  * when on by default). It lives in the add-on's install.ts, which only the
- * worker loads (src/addons/installers.ts): its entry stays data.
+ * worker loads (src/assembly/installers.ts): its entry stays data.
  */
 export type AddonInstaller<Option> = (seams: AddonSeams, option: Exclude<Option, false | undefined>) => void;
 
-/** A command of `sidekiq-bridge <name>`: a module with its summary, help and run. */
-export interface CommandModule {
-  summary: string;
-  help: string;
-  /** The help for these arguments (a command with subcommands: the one named), when not the whole `help`. */
-  helpFor?(argv: readonly string[]): string;
-  run(argv: string[]): Promise<number>;
-}
-
-/** An add-on: one folder, one entry in registry.ts. `Option` is what its WorkerOptions entry takes. */
+/** An add-on: one folder, one entry in src/assembly/registry.ts. `Option` is what its WorkerOptions entry takes. */
 export interface Addon<Option = unknown, Name extends string = string> {
   /** Its option's name: in WorkerOptions, in a handlers module, and the stem of its CLI flag. */
   readonly name: Name;

@@ -2,9 +2,9 @@
 // the command line and a handlers module; what a worker hands back, and the
 // one line it logs at start about its add-ons.
 import { describe, expect, it } from "vitest";
-import { help, run } from "../../src/tools/cli/worker-command.js";
-import { collectHandlers } from "../../src/tools/migration/collect-handlers.js";
-import { Worker } from "../../src/core/worker/worker.js";
+import { help, run } from "../../src/assembly/worker-command.js";
+import { collectHandlers } from "../../src/assembly/migration.js";
+import { Worker } from "../../src/assembly/worker.js";
 import { startRedis } from "../../harness/redis-server.js";
 
 function captureLogger() {

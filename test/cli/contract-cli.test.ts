@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 
 const ROOT = new URL("../../", import.meta.url);
 const cli = (args: string[]) =>
-  spawnSync(process.execPath, ["--import", "tsx", "src/tools/cli/main.ts", ...args], {
+  spawnSync(process.execPath, ["--import", "tsx", "src/assembly/main.ts", ...args], {
     cwd: ROOT,
     encoding: "utf8",
     timeout: 60_000,

@@ -8,7 +8,7 @@ const ROOT = new URL("../../", import.meta.url);
 const VERSION = (JSON.parse(readFileSync(new URL("package.json", ROOT), "utf8")) as { version: string }).version;
 
 function cli(args: string[]) {
-  return spawnSync(process.execPath, ["--import", "tsx", "src/tools/cli/main.ts", ...args], {
+  return spawnSync(process.execPath, ["--import", "tsx", "src/assembly/main.ts", ...args], {
     cwd: ROOT,
     encoding: "utf8",
     timeout: 60_000,

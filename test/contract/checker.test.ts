@@ -4,7 +4,7 @@ import { aj, ActiveJobDefinition } from "../../src/core/client/activejob.js";
 import { MailerDefinition } from "../../src/core/client/mailer.js";
 import type { Client as ClientLike } from "../../src/core/client/client-types.js";
 import { Client } from "../../src/core/client/client.js";
-import { ContractChecker, ContractError, type ContractOptions } from "../../src/tools/contract/checker.js";
+import { ContractChecker, ContractError, type ContractOptions } from "../../src/core/contract/checker.js";
 import { readContractFile, type JobContract } from "../../src/tools/contract/document.js";
 import { RubyFloat } from "../../src/core/wire/ruby-json.js";
 

@@ -3,12 +3,12 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   ContractFileError,
-  mergeContracts,
   parseContract,
   readContractFile,
   stringifyContract,
   type JobContract,
 } from "../../src/tools/contract/document.js";
+import { mergeContracts } from "../../src/core/contract/merge.js";
 
 const FIXTURE = join(import.meta.dirname, "fixtures/shop.contract.json");
 

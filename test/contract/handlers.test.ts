@@ -3,9 +3,9 @@ import { describe, expect, it } from "vitest";
 import { contractHandlers } from "../../src/tools/contract/audit-check.js";
 import { readContractFile } from "../../src/tools/contract/document.js";
 import { contractChanges, handlerDrift } from "../../src/tools/contract/drift.js";
-import { exportContract, paramsFromArgsSchema } from "../../src/tools/contract/handlers.js";
+import { exportContract, paramsFromArgsSchema } from "../../src/core/contract/handlers.js";
 import { rubyStubs } from "../../src/tools/contract/ruby-stubs.js";
-import { collectHandlers } from "../../src/tools/migration/collect-handlers.js";
+import { collectHandlers } from "../../src/assembly/migration.js";
 
 const shop = readContractFile(join(import.meta.dirname, "fixtures/shop.contract.json"));
 

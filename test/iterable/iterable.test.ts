@@ -4,7 +4,7 @@ import { startRedis, type RedisServer } from "../../harness/redis-server.js";
 import { arrayEnumerator, type IterableJob } from "../../src/core/iterable/iterable.js";
 import { decodeIterationState, encodeIterationState } from "../../src/core/iterable/iterable-state.js";
 import type { Logger } from "../../src/core/logging/logger.js";
-import { Worker } from "../../src/core/worker/worker.js";
+import { Worker } from "../../src/assembly/worker.js";
 import { JobRecord } from "../../src/core/wire/index.js";
 
 describe("it-<jid> fields as Sidekiq's flush_state writes and fetch_previous_iteration_state reads them", () => {

@@ -10,7 +10,7 @@ import { Client } from "../../src/core/client/client.js";
 import type { ClientMiddleware } from "../../src/core/client/middleware.js";
 import { processJob, type ServerMiddleware } from "../../src/core/server/processor.js";
 import { unitOfWork } from "../../src/core/server/fetch/fetch.js";
-import { Worker } from "../../src/core/worker/worker.js";
+import { Worker } from "../../src/assembly/worker.js";
 import { offlineProcessorDeps, offlineWork } from "../../harness/processor-deps.js";
 import { quietLogger as logger } from "../support/use-redis.js";
 

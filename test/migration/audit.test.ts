@@ -1,13 +1,8 @@
 // Pure logic of `migrate audit`: reading a handlers module without Redis, and
 // the READY/BLOCKED verdict.
 import { describe, expect, it } from "vitest";
-import {
-  collectHandlers,
-  emptyHandlers,
-  judgeQueue,
-  type ClassUsage,
-  type ProcessSummary,
-} from "../../src/tools/migration/audit.js";
+import { emptyHandlers, judgeQueue, type ClassUsage, type ProcessSummary } from "../../src/tools/migration/audit.js";
+import { collectHandlers } from "../../src/assembly/migration.js";
 
 const usage = (name: string, o: Partial<ClassUsage> = {}): ClassUsage => ({
   name,

@@ -6,7 +6,7 @@ import * as prom from "prom-client";
 import { describe, expect, it } from "vitest";
 import { instrumentWorker, type MetricsOptions } from "../../src/tools/metrics/prometheus.js";
 import { WorkerEvents } from "../../src/core/server/events.js";
-import type { Worker } from "../../src/core/worker/worker.js";
+import type { Worker } from "../../src/assembly/worker.js";
 
 const JOB_METRICS = [
   "sidekiq_jobs_processed_total",

@@ -1,33 +1,68 @@
-// The shape of src/ as its imports draw it: no import cycle, a server core
-// that plugs add-ons in through its seams instead of importing them, and a
-// wire layer that stands on nothing else. Every import counts: `import type`,
-// `export … from` and `import("…")` in a type, since a cycle of types still
-// ties the modules together for a reader and for the compiler.
+// The shape of src/ as its imports draw it: four layers, each a folder, each
+// importing only the layers below it (docs/ARCHITECTURE.md, "Folders"):
+//   core      src/core/       what Sidekiq itself is: wire, redis, client, server, api...
+//   tools     src/tools/      built on the core: cli, web, migration, contract, metrics, tracing
+//   add-ons   src/addons/     the gems; of the tools, only each tool's extension.ts
+//   assembly  src/assembly/   the one place that knows every add-on (and src/index.ts)
+// Every folder of src/ that holds a module belongs to a unit below, or the
+// test fails; inside the core, finer rules (the server's, the wire's, the
+// logger's) keep holding. No import cycle either. Every import counts:
+// `import type`, `export … from` and `import("…")` in a type, since a cycle or
+// a leak of types still ties the modules together for a reader and for the
+// compiler.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
-/** The gems' add-ons: entries of src/addons/registry.ts, reached by everything else only through it. */
-const GEM_ADD_ONS = [
-  "src/addons/sidekiq-cron",
-  "src/addons/sidekiq-unique-jobs",
-  "src/addons/sidekiq-scheduler",
-  "src/addons/sidekiq-throttled",
-];
+/** The layers, lowest first: a module imports from its own layer and those below it. */
+export const LAYERS = ["core", "tools", "addons", "assembly"] as const;
+export type Layer = (typeof LAYERS)[number];
+
 /**
- * What else plugs into the server through its seams (middleware, handlers,
- * services, events): metrics and tracing (tools), and Sidekiq's own
- * IterableJob, which the worker wires.
+ * Each unit of src/ and its layer: a folder with its subfolders, or, marked
+ * `shallow`, the modules directly in it alone (a new folder under src/addons/
+ * is a new add-on, declared here).
  */
-const PLUGGED_IN = ["src/core/iterable", "src/tools/metrics", "src/tools/tracing"];
-/** The layers that use add-ons: they reach them through the registry alone. */
-const THROUGH_THE_REGISTRY = ["src/tools/web", "src/tools/cli", "src/tools/migration", "src/core/worker"];
-/** Layers above the server: the composition root src/core/worker/ sits above it and assembles it with the add-ons; the API, migration, dashboard and CLI use it. */
-const UPPER_LAYERS = ["src/tools/web", "src/tools/cli", "src/tools/migration", "src/core/worker", "src/core/api"];
-/** What src/core/server/ must not import. */
-const SERVER_MUST_NOT_IMPORT = [...GEM_ADD_ONS, ...PLUGGED_IN, ...UPPER_LAYERS];
+export const UNITS: ReadonlyArray<{ folder: string; layer: Layer; shallow?: boolean }> = [
+  { folder: "src/core/wire", layer: "core" },
+  { folder: "src/core/redis", layer: "core" },
+  { folder: "src/core/client", layer: "core" },
+  { folder: "src/core/contract", layer: "core" },
+  { folder: "src/core/config", layer: "core" },
+  { folder: "src/core/logging", layer: "core" },
+  { folder: "src/core/server", layer: "core" },
+  { folder: "src/core/api", layer: "core" },
+  { folder: "src/core/iterable", layer: "core" },
+  { folder: "src/tools/cli", layer: "tools" },
+  { folder: "src/tools/web", layer: "tools" },
+  { folder: "src/tools/migration", layer: "tools" },
+  { folder: "src/tools/contract", layer: "tools" },
+  { folder: "src/tools/metrics", layer: "tools" },
+  { folder: "src/tools/tracing", layer: "tools" },
+  { folder: "src/addons", layer: "addons", shallow: true },
+  { folder: "src/addons/sidekiq-cron", layer: "addons" },
+  { folder: "src/addons/sidekiq-unique-jobs", layer: "addons" },
+  { folder: "src/addons/sidekiq-scheduler", layer: "addons" },
+  { folder: "src/addons/sidekiq-throttled", layer: "addons" },
+  { folder: "src/addons/sidekiq-pro-batches", layer: "addons" },
+  { folder: "src/addons/fugit", layer: "addons" },
+  { folder: "src/addons/pollers", layer: "addons" },
+  { folder: "src/assembly", layer: "assembly" },
+  // The root entry (src/index.ts) exports the Worker: it stands on the top layer.
+  { folder: "src", layer: "assembly", shallow: true },
+];
+
+/** What src/core/server/ may import besides itself: add-ons plug in through its seams, the API and the tools stand on it. */
+const SERVER_MAY_IMPORT = [
+  "src/core/wire",
+  "src/core/redis",
+  "src/core/client",
+  "src/core/contract",
+  "src/core/config",
+  "src/core/logging",
+];
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -125,6 +160,53 @@ export function importCycles(edges: readonly ImportEdge[]): string[] {
 const under = (file: string, folder: string) => file.startsWith(`${folder}/`);
 const edgeText = (e: ImportEdge) => `${e.from}:${e.line} → ${e.to}`;
 
+/** The unit of src/ a module belongs to (its folder's, or the nearest declared folder above it), or undefined. */
+export function unitOf(file: string, units = UNITS): (typeof UNITS)[number] | undefined {
+  const dir = dirname(file);
+  let best: (typeof UNITS)[number] | undefined;
+  for (const u of units) {
+    const inside = u.shallow ? dir === u.folder : dir === u.folder || dir.startsWith(`${u.folder}/`);
+    if (inside && (!best || u.folder.length > best.folder.length)) best = u;
+  }
+  return best;
+}
+
+/** The folders of these modules that belong to no declared unit (each one to declare in UNITS, with its layer). */
+export function undeclaredFolders(files: readonly string[], units = UNITS): string[] {
+  return [...new Set(files.filter((f) => !unitOf(f, units)).map((f) => dirname(f)))].sort();
+}
+
+/** The imports of src/core/server/ of anything but itself and SERVER_MAY_IMPORT. */
+export function serverViolations(edges: readonly ImportEdge[]): string[] {
+  return edges
+    .filter(
+      (e) =>
+        under(e.from, "src/core/server") &&
+        !under(e.to, "src/core/server") &&
+        !SERVER_MAY_IMPORT.some((f) => under(e.to, f)),
+    )
+    .map(edgeText);
+}
+
+/**
+ * The imports that break the layers, each with the rule it breaks: an import
+ * of a higher layer; an add-on's import of a tool module other than the tool's
+ * extension.ts.
+ */
+export function layerViolations(edges: readonly ImportEdge[], units = UNITS): string[] {
+  const out: string[] = [];
+  for (const e of edges) {
+    const from = unitOf(e.from, units);
+    const to = unitOf(e.to, units);
+    if (!from || !to) continue; // named by undeclaredFolders
+    if (LAYERS.indexOf(to.layer) > LAYERS.indexOf(from.layer))
+      out.push(`${edgeText(e)}: ${from.layer} imports ${to.layer}, a layer above it`);
+    else if (from.layer === "addons" && to.layer === "tools" && !/^src\/tools\/[^/]+\/extension\.ts$/.test(e.to))
+      out.push(`${edgeText(e)}: an add-on imports a tool's internals (only src/tools/<tool>/extension.ts)`);
+  }
+  return out;
+}
+
 describe("the import graph of src/", () => {
   const edges = srcImportGraph();
 
@@ -167,18 +249,80 @@ describe("the import graph of src/", () => {
     expect(cycles, `import cycles in src/ (break each):\n${cycles.join("\n")}`).toEqual([]);
   });
 
-  it("src/core/server/ imports no add-on and no layer above it (add-ons plug in through its seams; src/core/worker/ assembles them)", () => {
-    const offending = edges
-      .filter((e) => under(e.from, "src/core/server") && SERVER_MUST_NOT_IMPORT.some((f) => under(e.to, f)))
-      .map(edgeText);
+  it("declares a layer for every folder of src/ that holds a module", () => {
+    const files = tsFiles(join(ROOT, "src")).map((f) => relative(ROOT, f));
+    const missing = undeclaredFolders(files);
+    expect(missing, `folders of src/ with no layer (declare each in UNITS):\n${missing.join("\n")}`).toEqual([]);
+  });
+
+  it("each layer imports only itself and the layers below it; add-ons reach a tool only through its extension.ts", () => {
+    const offending = layerViolations(edges);
+    expect(offending, `imports that break the layers:\n${offending.join("\n")}`).toEqual([]);
+  });
+
+  it("the layer rules catch what they must (fake edges)", () => {
+    const edge = (from: string, to: string) => ({ from, to, line: 1 });
+    expect(
+      layerViolations([
+        edge("src/core/client/client.ts", "src/tools/contract/document.ts"),
+        edge("src/core/server/types.ts", "src/addons/addon.ts"),
+        edge("src/core/iterable/iterable.ts", "src/assembly/registry.ts"),
+        edge("src/tools/web/handler.ts", "src/assembly/registry.ts"),
+        edge("src/tools/migration/audit.ts", "src/addons/sidekiq-cron/audit.ts"),
+        edge("src/addons/sidekiq-cron/cli-command.ts", "src/tools/cli/flags.ts"),
+        edge("src/addons/sidekiq-cron/web/pages.ts", "src/tools/web/extension.ts"),
+        edge("src/addons/addon.ts", "src/assembly/worker.ts"),
+        edge("src/assembly/worker.ts", "src/addons/sidekiq-cron/install.ts"),
+        edge("src/tools/cli/queues-command.ts", "src/core/api/queue.ts"),
+        edge("src/index.ts", "src/assembly/worker.ts"),
+      ]),
+    ).toEqual([
+      "src/core/client/client.ts:1 → src/tools/contract/document.ts: core imports tools, a layer above it",
+      "src/core/server/types.ts:1 → src/addons/addon.ts: core imports addons, a layer above it",
+      "src/core/iterable/iterable.ts:1 → src/assembly/registry.ts: core imports assembly, a layer above it",
+      "src/tools/web/handler.ts:1 → src/assembly/registry.ts: tools imports assembly, a layer above it",
+      "src/tools/migration/audit.ts:1 → src/addons/sidekiq-cron/audit.ts: tools imports addons, a layer above it",
+      "src/addons/sidekiq-cron/cli-command.ts:1 → src/tools/cli/flags.ts: an add-on imports a tool's internals (only src/tools/<tool>/extension.ts)",
+      "src/addons/addon.ts:1 → src/assembly/worker.ts: addons imports assembly, a layer above it",
+    ]);
+    expect(
+      undeclaredFolders([
+        "src/core/wire/generated/v8/job.ts",
+        "src/core/newthing/a.ts",
+        "src/addons/addon.ts",
+        "src/addons/sidekiq-new-gem/addon.ts",
+        "src/tools/web/pages/busy.ts",
+        "src/index.ts",
+        "src/lonely/b.ts",
+      ]),
+    ).toEqual(["src/addons/sidekiq-new-gem", "src/core/newthing", "src/lonely"]);
+  });
+
+  it("src/core/server/ imports only the wire, redis, client, contract, config and logging (add-ons plug in through its seams; the API and tools stand on it)", () => {
+    const offending = serverViolations(edges);
     expect(offending, `src/core/server/ imports what it must not:\n${offending.join("\n")}`).toEqual([]);
   });
 
-  it("the dashboard, the CLI, the migration tools and the worker reach the gems' add-ons only through the registry", () => {
-    const offending = edges
-      .filter((e) => THROUGH_THE_REGISTRY.some((f) => under(e.from, f)) && GEM_ADD_ONS.some((f) => under(e.to, f)))
-      .map(edgeText);
-    expect(offending, `add-ons imported past the registry:\n${offending.join("\n")}`).toEqual([]);
+  it("src/core/server/'s rule catches an import of the API, a tool or an add-on (fake edges)", () => {
+    const edge = (to: string) => ({ from: "src/core/server/processor.ts", to, line: 1 });
+    expect(
+      serverViolations(
+        [
+          "src/core/api/queue.ts",
+          "src/tools/contract/drift.ts",
+          "src/core/iterable/iterable.ts",
+          "src/addons/addon.ts",
+          "src/core/wire/keys.ts",
+          "src/core/contract/handlers.ts",
+          "src/core/server/types.ts",
+        ].map(edge),
+      ),
+    ).toEqual([
+      "src/core/server/processor.ts:1 → src/core/api/queue.ts",
+      "src/core/server/processor.ts:1 → src/tools/contract/drift.ts",
+      "src/core/server/processor.ts:1 → src/core/iterable/iterable.ts",
+      "src/core/server/processor.ts:1 → src/addons/addon.ts",
+    ]);
   });
 
   it("src/core/logging/ imports nothing from src/core/server/: the job logger only logs (the server's job watch calls it)", () => {

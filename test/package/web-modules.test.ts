@@ -62,12 +62,12 @@ const ADDON_MODULES_ALLOWED = new Set([
   "src/addons/sidekiq-unique-jobs/marker.ts",
   "src/addons/sidekiq-scheduler/addon.ts",
   "src/addons/sidekiq-throttled/addon.ts",
-  "src/tools/tracing/addon.ts",
+  "src/tools/tracing/trace-context.ts",
   "src/addons/sidekiq-pro-batches/addon.ts",
 ]);
 
 describe("importing sidekiq-bridge/web", () => {
-  const modules = loadedBy("src/tools/web/index.ts");
+  const modules = loadedBy("src/assembly/web.ts");
 
   it("loads of the add-ons only their entries and their tabs' options, none of their runtime", () => {
     expect(modules.filter((m) => ADDON_FOLDERS.test(m) && !ADDON_MODULES_ALLOWED.has(m))).toEqual([]);

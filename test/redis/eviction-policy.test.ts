@@ -5,7 +5,7 @@ import { run as stats } from "../../src/tools/cli/stats-command.js";
 import type { RedisServer } from "../../harness/redis-server.js";
 import { startServer } from "../../harness/servers.js";
 import { checkEvictionPolicy, evictionWarning, maxmemoryPolicy } from "../../src/core/redis/eviction-policy.js";
-import { Worker } from "../../src/core/worker/worker.js";
+import { Worker } from "../../src/assembly/worker.js";
 
 describe("maxmemory-policy: warned about as Sidekiq does at start", () => {
   let server: RedisServer;

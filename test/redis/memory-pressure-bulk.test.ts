@@ -19,7 +19,7 @@ import type { EntryAction, JobSetName } from "../../src/core/api/sorted-entry.js
 import { Client } from "../../src/core/client/client.js";
 import type { ClientMiddleware } from "../../src/core/client/middleware.js";
 import { RedisOutOfMemoryError } from "../../src/core/redis/availability.js";
-import { createWebHandler } from "../../src/tools/web/handler.js";
+import { createWebHandler } from "../../src/assembly/web.js";
 import { memoryLimit, type MemoryLimit } from "./memory-limit.js";
 
 const N = 1000;
@@ -222,9 +222,9 @@ describe("bulk actions when Redis is out of memory (maxmemory, noeviction)", () 
     expect(await inQueue()).toEqual(allJids(N));
   });
 
-  /** The CLI (src/tools/cli/main.ts under tsx): its exit code and its --json summary. */
+  /** The CLI (src/assembly/main.ts under tsx): its exit code and its --json summary. */
   async function cli(args: string[]): Promise<{ code: number | null; json: Record<string, unknown>; err: string }> {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/tools/cli/main.ts", ...args, "--json"], {
+    const child = spawn(process.execPath, ["--import", "tsx", "src/assembly/main.ts", ...args, "--json"], {
       cwd: REPO_ROOT,
       env: { ...process.env, REDIS_URL: server.url },
       stdio: ["ignore", "pipe", "pipe"],

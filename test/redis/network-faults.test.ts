@@ -14,7 +14,7 @@ import { makeTestCerts } from "../../harness/tls.js";
 import { Client } from "../../src/core/client/client.js";
 import { PushUncertainError } from "../../src/core/client/errors.js";
 import { RedisUnavailableError } from "../../src/core/redis/availability.js";
-import { Worker } from "../../src/core/worker/worker.js";
+import { Worker } from "../../src/assembly/worker.js";
 import { quietLogger as logger } from "../support/use-redis.js";
 
 const TIMEOUT_MS = 1000;

@@ -2,8 +2,8 @@
 // `scheduler` (Sidekiq's own poller of scheduled jobs and retries), its
 // command and its tab on the gem's routes.
 import { describe, expect, it } from "vitest";
-import { addonCommands, addons } from "../../src/addons/registry.js";
-import { help } from "../../src/tools/cli/worker-command.js";
+import { addonCommands, addons } from "../../src/assembly/registry.js";
+import { help } from "../../src/assembly/worker-command.js";
 import { sidekiqSchedulerAddon } from "../../src/addons/sidekiq-scheduler/addon.js";
 import { installSidekiqScheduler } from "../../src/addons/sidekiq-scheduler/install.js";
 import { SidekiqSchedulerPoller } from "../../src/addons/sidekiq-scheduler/poller.js";

@@ -4,7 +4,7 @@
 // heartbeats written by hand; interop-tests/rolling-upgrade.test.ts runs the
 // real releases.
 import { afterEach, describe, expect, it } from "vitest";
-import { Worker } from "../../src/core/worker/worker.js";
+import { Worker } from "../../src/assembly/worker.js";
 import { quietLogger, useRedis } from "../support/use-redis.js";
 
 const t = useRedis();

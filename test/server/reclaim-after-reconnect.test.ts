@@ -5,7 +5,7 @@
 // in flight at the drop (every slot busy, so no failed fetch to trigger it).
 import { describe, expect, it } from "vitest";
 import { WIP_REGISTRY, workingHashKey } from "../../src/core/wire/bridge-keys.js";
-import { Worker } from "../../src/core/worker/worker.js";
+import { Worker } from "../../src/assembly/worker.js";
 import { quietLogger as logger, useRedis } from "../support/use-redis.js";
 
 describe("reclaim after a reconnect", () => {

@@ -4,7 +4,7 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, type RedisServer } from "../../harness/redis-server.js";
-import { auditQueues, collectHandlers } from "../../src/tools/migration/audit.js";
+import { auditQueues, collectHandlers } from "../../src/assembly/migration.js";
 
 let server: RedisServer;
 let redis: Redis;

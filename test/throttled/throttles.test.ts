@@ -11,7 +11,7 @@ import { resolveThrottled, type ThrottledOptions } from "../../src/addons/sideki
 import type { GemLine } from "../../src/addons/sidekiq-throttled/scripts.js";
 import { Throttles } from "../../src/addons/sidekiq-throttled/throttles.js";
 import { JobRecord } from "../../src/core/wire/job-record.js";
-import { Worker } from "../../src/core/worker/worker.js";
+import { Worker } from "../../src/assembly/worker.js";
 
 let server: RedisServer;
 let redis: Redis;

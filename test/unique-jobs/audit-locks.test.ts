@@ -1,7 +1,9 @@
 // `migrate audit` and sidekiq-unique-jobs: a queue whose jobs carry locks is
 // BLOCKED until the Node worker runs the unique-jobs middleware.
 import { describe, expect, it } from "vitest";
-import { collectHandlers, judgeQueue, type ClassUsage } from "../../src/tools/migration/audit.js";
+import { judgeQueue, type ClassUsage } from "../../src/tools/migration/audit.js";
+import { auditAddons } from "../../src/assembly/audits.js";
+import { collectHandlers } from "../../src/assembly/migration.js";
 import { uniqueJobs } from "../../src/addons/sidekiq-unique-jobs/index.js";
 
 const usage = (o: Partial<ClassUsage> = {}): ClassUsage => ({
@@ -17,7 +19,7 @@ const usage = (o: Partial<ClassUsage> = {}): ClassUsage => ({
 
 describe("audit of queues with unique-jobs locks", () => {
   it("BLOCKED with the reason when jobs carry locks and the middleware is off", () => {
-    const a = judgeQueue("b", 3, [usage({ locks: { until_executed: 3 } })], []);
+    const a = judgeQueue("b", 3, [usage({ locks: { until_executed: 3 } })], [], { addons: auditAddons() });
     expect(a.verdict).toBe("BLOCKED");
     expect(a.reasons).toHaveLength(1);
     expect(a.reasons[0]).toContain("BillingJob jobs carry sidekiq-unique-jobs locks (3 with lock: until_executed)");
@@ -26,10 +28,11 @@ describe("audit of queues with unique-jobs locks", () => {
   });
 
   it("READY when the worker runs the middleware, or no job carries a lock", () => {
-    expect(judgeQueue("b", 3, [usage({ locks: { until_executed: 3 } })], [], { uniqueJobs: true }).verdict).toBe(
-      "READY",
-    );
-    expect(judgeQueue("b", 3, [usage()], []).verdict).toBe("READY");
+    expect(
+      judgeQueue("b", 3, [usage({ locks: { until_executed: 3 } })], [], { uniqueJobs: true, addons: auditAddons() })
+        .verdict,
+    ).toBe("READY");
+    expect(judgeQueue("b", 3, [usage()], [], { addons: auditAddons() }).verdict).toBe("READY");
   });
 
   it("a handlers module that uses uniqueJobs().middleware turns it on", async () => {

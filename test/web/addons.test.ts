@@ -4,7 +4,9 @@
 import type { Redis } from "ioredis";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CronApi } from "../../src/addons/sidekiq-cron/cron-api.js";
-import { createWebHandler, extensionSettings } from "../../src/tools/web/handler.js";
+import { extensionSettings } from "../../src/tools/web/handler.js";
+import { createWebHandler } from "../../src/assembly/web.js";
+import { webTabs } from "../../src/assembly/registry.js";
 import { useWebTestServer } from "./web-test-server.js";
 
 const web = useWebTestServer();
@@ -242,7 +244,7 @@ describe("extension options", () => {
 
   it("the names of earlier releases still reach their tabs", () => {
     expect(
-      Object.fromEntries(extensionSettings({ cronNamespaces: ["billing"], uniqueJobs: { gem: 9 } })),
+      Object.fromEntries(extensionSettings({ cronNamespaces: ["billing"], uniqueJobs: { gem: 9 } }, webTabs())),
     ).toMatchObject({
       cron: { namespaces: ["billing"] },
       uniqueJobs: { gem: 9 },

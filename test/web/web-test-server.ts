@@ -7,7 +7,8 @@ import type { AddressInfo } from "node:net";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll } from "vitest";
 import { startRedis, type RedisServer } from "../../harness/redis-server.js";
-import { createWebHandler, type WebHandler, type WebOptions } from "../../src/tools/web/handler.js";
+import { type WebHandler, type WebOptions } from "../../src/tools/web/handler.js";
+import { createWebHandler } from "../../src/assembly/web.js";
 
 export interface WebTestServer {
   /** A client on the throwaway Redis (set once the file's beforeAll ran). */

@@ -3,7 +3,7 @@
 // cron` manages its jobs, and `migrate audit` names the queues cron feeds
 // (audit.ts). This entry loads neither: the dashboard reads it for its tab.
 import type { Addon } from "../addon.js";
-import { lazy } from "../../tools/web/route.js";
+import { lazy } from "../../tools/web/extension.js";
 import type { CronPollerOptions } from "./poller.js";
 import { cronWebSettings } from "./web/settings.js";
 

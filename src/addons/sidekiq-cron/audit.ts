@@ -3,8 +3,7 @@
 // keep running once the last Ruby process (whose sidekiq-cron poller enqueues
 // them today) is gone.
 import type { Redis } from "ioredis";
-import type { AuditCheck } from "../../tools/migration/audit-check.js";
-import type { CronFeed } from "../../tools/migration/audit-report.js";
+import type { AuditCheck, CronFeed } from "../../tools/migration/extension.js";
 
 export type { CronFeed };
 import { CronApi } from "./cron-api.js";

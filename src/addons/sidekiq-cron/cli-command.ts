@@ -5,11 +5,18 @@ import { DialectDetectionError } from "../../core/client/errors.js";
 import { CronApi } from "./cron-api.js";
 import type { CronJob } from "./cron-job.js";
 import { RawJson, type RubyJsonValue } from "../../core/wire/ruby-json.js";
-import { clip, printJson, printTable } from "../../tools/cli/output.js";
-import { CommandError, UsageError } from "../../tools/cli/errors.js";
-import { COMMON_HELP, COMMON_OPTIONS, parseFlags } from "../../tools/cli/flags.js";
-import { runCommand } from "../../tools/cli/run-command.js";
-import { withApi } from "../../tools/cli/connect.js";
+import {
+  clip,
+  CommandError,
+  COMMON_HELP,
+  COMMON_OPTIONS,
+  parseFlags,
+  printJson,
+  printTable,
+  runCommand,
+  UsageError,
+  withApi,
+} from "../../tools/cli/extension.js";
 
 export const summary = "sidekiq-cron jobs: list, show, enable, disable, delete, enqueue";
 

@@ -1,5 +1,5 @@
 // sidekiq-cron on a worker: its poller as a service (loaded by the worker
-// alone, through src/addons/installers.ts).
+// alone, through src/assembly/installers.ts).
 import type { AddonInstaller } from "../addon.js";
 import { pollerOptions } from "../pollers/poller-options.js";
 import type { CronSettings } from "./addon.js";

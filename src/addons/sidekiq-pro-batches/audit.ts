@@ -1,7 +1,7 @@
 // What `migrate audit` says about Sidekiq Pro batches: a queue whose jobs
 // carry a batch id stays BLOCKED, since Node cannot take part in a batch
 // whose formats are closed (nothing here can prove it would work).
-import type { AuditCheck } from "../../tools/migration/audit-check.js";
+import type { AuditCheck } from "../../tools/migration/extension.js";
 import { truthy } from "../../core/wire/sidekiq-constants.js";
 
 export const proBatchesAudit: AuditCheck = {

@@ -4,7 +4,7 @@
 // tab, and `migrate audit` names the queues schedules feed. Its names are not
 // `scheduler`, which is Sidekiq's own poller of scheduled jobs and retries.
 import type { Addon } from "../addon.js";
-import { lazy } from "../../tools/web/route.js";
+import { lazy } from "../../tools/web/extension.js";
 import type { SidekiqSchedulerSettings } from "./poller.js";
 
 const pages = () => import("./web/pages.js");

@@ -3,8 +3,7 @@
 // must keep running once the last Ruby process (whose sidekiq-scheduler
 // enqueues them today) is gone.
 import type { Redis } from "ioredis";
-import type { AuditCheck } from "../../tools/migration/audit-check.js";
-import type { QueueAudit } from "../../tools/migration/audit-report.js";
+import type { AuditCheck, QueueAudit } from "../../tools/migration/extension.js";
 import { SchedulerApi } from "./scheduler-api.js";
 import { entryProblems, intervalOf, type ScheduleEntry } from "./schedule-entry.js";
 

@@ -3,11 +3,18 @@
 // enqueue now.
 import { Client } from "../../core/client/client.js";
 import { DialectDetectionError } from "../../core/client/errors.js";
-import { clip, printJson, printTable } from "../../tools/cli/output.js";
-import { CommandError, UsageError } from "../../tools/cli/errors.js";
-import { COMMON_HELP, COMMON_OPTIONS, parseFlags } from "../../tools/cli/flags.js";
-import { runCommand } from "../../tools/cli/run-command.js";
-import { withApi } from "../../tools/cli/connect.js";
+import {
+  clip,
+  CommandError,
+  COMMON_HELP,
+  COMMON_OPTIONS,
+  parseFlags,
+  printJson,
+  printTable,
+  runCommand,
+  UsageError,
+  withApi,
+} from "../../tools/cli/extension.js";
 import { SchedulerApi } from "./scheduler-api.js";
 import { entryProblems, intervalOf, type ScheduleEntry } from "./schedule-entry.js";
 

@@ -1,6 +1,6 @@
 // sidekiq-scheduler on a worker: its scheduler as a service, unless the
 // section says enabled: false (loaded by the worker alone, through
-// src/addons/installers.ts).
+// src/assembly/installers.ts).
 import type { AddonInstaller } from "../addon.js";
 import { pollerOptions } from "../pollers/poller-options.js";
 import { SidekiqSchedulerPoller, type SidekiqSchedulerSettings } from "./poller.js";

@@ -10,8 +10,7 @@
 // while they live: a class whose keys have expired is not caught
 // (docs/THROTTLED.md says so).
 import type { Redis } from "ioredis";
-import type { AuditCheck } from "../../tools/migration/audit-check.js";
-import type { QueueAudit } from "../../tools/migration/audit-report.js";
+import type { AuditCheck, QueueAudit } from "../../tools/migration/extension.js";
 import { strategyNameOf, THROTTLED_PATTERN } from "./keys.js";
 
 /** A throttle found in Redis: the keys of one strategy name (a class, or a shared throttle's name). */
@@ -39,7 +38,7 @@ async function rubyThrottles(redis: Redis): Promise<Map<string, RubyThrottle>> {
 }
 
 // The add-on's own fields on the audit's records (declared here, filled by this check).
-declare module "../../tools/migration/audit-report.js" {
+declare module "../../tools/migration/extension.js" {
   interface NodeHandlers {
     /** sidekiq-throttled: the classes the handlers module's `throttled` export gives a throttle. */
     throttledClasses?: Set<string>;

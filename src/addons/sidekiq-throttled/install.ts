@@ -1,6 +1,6 @@
 // sidekiq-throttled on a worker: the gate and service that watch the gem's
 // keys, and with throttles given, the middleware that releases a slot after
-// each job (loaded by the worker alone, through src/addons/installers.ts).
+// each job (loaded by the worker alone, through src/assembly/installers.ts).
 import type { AddonInstaller } from "../addon.js";
 import { resolveThrottled, type ThrottledOptions } from "./options.js";
 import { Throttles } from "./throttles.js";

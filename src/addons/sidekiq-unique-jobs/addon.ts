@@ -3,7 +3,7 @@
 // job carrying a `lock` is warned about (its lock would never be released),
 // and `migrate audit` blocks queues whose jobs carry locks.
 import type { Addon } from "../addon.js";
-import { lazy } from "../../tools/web/route.js";
+import { lazy } from "../../tools/web/extension.js";
 import { resolveConfig, type UniqueJobsOptions } from "./config.js";
 import { UNIQUE_JOBS_MIDDLEWARE } from "./marker.js";
 

@@ -1,7 +1,7 @@
 // What `migrate audit` says about sidekiq-unique-jobs: a queue whose jobs
 // carry locks is BLOCKED until the Node worker runs the unique-jobs
 // middleware, or their locks would never be released.
-import type { AuditCheck } from "../../tools/migration/audit-check.js";
+import type { AuditCheck } from "../../tools/migration/extension.js";
 import { isUniqueJobsMiddleware } from "./marker.js";
 
 export const uniqueJobsAudit: AuditCheck = {

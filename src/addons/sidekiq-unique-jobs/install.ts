@@ -1,5 +1,5 @@
 // sidekiq-unique-jobs on a worker: the gem's server middleware and death
-// handler (loaded by the worker alone, through src/addons/installers.ts).
+// handler (loaded by the worker alone, through src/assembly/installers.ts).
 import type { AddonInstaller } from "../addon.js";
 import type { UniqueJobsOptions } from "./config.js";
 import { uniqueJobs } from "./server.js";

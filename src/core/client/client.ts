@@ -31,7 +31,7 @@ import { verifyArgs, type StrictArgsMode } from "./strict-args.js";
 import { JobDefinition } from "./job.js";
 import { ActiveJobDefinition, type ActiveJobOptions } from "./activejob.js";
 import { MailerDefinition, type MailerActions, type MailerOptions } from "./mailer.js";
-import { ContractChecker, type ContractOptions } from "../../tools/contract/checker.js";
+import { ContractChecker, type ContractOptions } from "../contract/checker.js";
 import type {
   ContractActiveJobArgs,
   ContractActiveJobName,
@@ -40,7 +40,7 @@ import type {
   ContractMailerActions,
   ContractMailerName,
   UndeclaredClassName,
-} from "../../tools/contract/types.js";
+} from "../contract/types.js";
 
 /** Options of `Client`: the Redis, the wire dialect (`6`, `7`, `8`, an exact version, or `"auto"` with `autoFallback`), argument checks, validation and routing of queues to Redis shards. */
 export interface ClientOptions {

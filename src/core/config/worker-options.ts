@@ -4,7 +4,7 @@
 // option: declare it here, give it its default in resolve.ts (and a flag in
 // src/tools/cli/worker-command.ts if the command line should set it), then read it from the
 // config where it is used. Add-ons' options (cron, unique-jobs) are declared
-// by the add-ons themselves (src/addons/registry.ts).
+// by the add-ons themselves (src/assembly/registry.ts).
 import type { CapsuleConfig } from "../server/capsule.js";
 import type { ErrorHandler } from "../server/job-observer.js";
 import type { UnknownClassPolicy } from "../server/types.js";

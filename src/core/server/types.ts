@@ -3,7 +3,7 @@ import type { Redis } from "ioredis";
 import type { JsonValue } from "../wire/json-scan.js";
 import type { JobRecord } from "../wire/job-record.js";
 import type { Logger } from "../logging/logger.js";
-import type { HandlerContract } from "../../tools/contract/handlers.js";
+import type { HandlerContract } from "../contract/handlers.js";
 
 /** What a handler gets besides its arguments. */
 export interface JobContext {

@@ -8,9 +8,10 @@ import { dirname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { contractHandlers as contractAuditCheckHandlers } from "../contract/audit-check.js";
 import { contractChanges, handlerDrift } from "../contract/drift.js";
-import { exportContract, type HandlerContract } from "../contract/handlers.js";
+import { exportContract, type HandlerContract } from "../../core/contract/handlers.js";
 import { rubyStubs } from "../contract/ruby-stubs.js";
-import { collectHandlers } from "../migration/collect-handlers.js";
+import type { AuditAddon } from "../migration/extension.js";
+import { collectHandlers, emptyHandlers } from "../migration/collect-handlers.js";
 import { CommandError, UsageError } from "./errors.js";
 import { parseFlags } from "./flags.js";
 import { runCommand } from "./run-command.js";
@@ -110,8 +111,14 @@ async function gen(argv: string[]): Promise<number> {
   return 0;
 }
 
-/** Loads a handlers module and what it registers, with each handler's declared contract. */
-async function handlersOf(path: string): Promise<Map<string, HandlerContract | undefined>> {
+/**
+ * Loads a handlers module and what it registers, with each handler's declared
+ * contract (`addons`: the add-ons whose option exports are not handlers).
+ */
+async function handlersOf(
+  path: string,
+  addons: readonly AuditAddon[],
+): Promise<Map<string, HandlerContract | undefined>> {
   const found = new Map<string, HandlerContract | undefined>();
   let mod: unknown;
   try {
@@ -119,18 +126,18 @@ async function handlersOf(path: string): Promise<Map<string, HandlerContract | u
   } catch (e) {
     throw new CommandError(`cannot load the handlers module ${path}: ${(e as Error).message}`, { cause: e });
   }
-  const into = await collectHandlers(mod);
+  const into = await collectHandlers(mod, emptyHandlers(), addons);
   for (const name of into.classes) found.set(name, contractAuditCheckHandlers(into).get(name));
   return found;
 }
 
-async function exportCmd(argv: string[]): Promise<number> {
+async function exportCmd(argv: string[], addons: readonly AuditAddon[]): Promise<number> {
   const { values } = parseFlags({
     args: argv,
     options: { require: { type: "string", short: "r" }, app: { type: "string" }, out: { type: "string" } },
   });
   if (!values.require) throw new UsageError("name the handlers module: contract export -r handlers.js");
-  const contract = exportContract(values.app ?? "node", await handlersOf(values.require));
+  const contract = exportContract(values.app ?? "node", await handlersOf(values.require, addons));
   const out = values.out ?? "node-contract.json";
   writeOut(out, stringifyContract(contract));
   const all = Object.values(contract.classes);
@@ -154,7 +161,7 @@ async function stubs(argv: string[]): Promise<number> {
   return 0;
 }
 
-async function check(argv: string[]): Promise<number> {
+async function check(argv: string[], addons: readonly AuditAddon[]): Promise<number> {
   const { values, positionals } = parseFlags({
     args: argv,
     options: {
@@ -192,7 +199,7 @@ async function check(argv: string[]): Promise<number> {
   for (const c of changes) lines.push(`  ${c}`);
   let differ: string[] = [];
   if (values.require) {
-    const drift = handlerDrift([current], exportContract("node", await handlersOf(values.require)));
+    const drift = handlerDrift([current], exportContract("node", await handlersOf(values.require, addons)));
     differ = drift.differ;
     lines.push(
       differ.length
@@ -207,7 +214,7 @@ async function check(argv: string[]): Promise<number> {
   return changes.length + differ.length > 0 ? 1 : 0;
 }
 
-const SUBCOMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
+const SUBCOMMANDS: Record<string, (argv: string[], addons: readonly AuditAddon[]) => Promise<number>> = {
   pull,
   gen,
   export: exportCmd,
@@ -215,12 +222,13 @@ const SUBCOMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   check,
 };
 
-export async function run(argv: string[]): Promise<number> {
+/** `addons`: the worker's add-ons, given by the command map (src/assembly/main.ts). */
+export async function run(argv: string[], addons: readonly AuditAddon[]): Promise<number> {
   const [sub, ...rest] = argv;
   return runCommand(`contract${sub ? ` ${sub}` : ""}`, async () => {
     if (sub === undefined) throw new UsageError(`name a subcommand: ${Object.keys(SUBCOMMANDS).join(", ")}`);
     const fn = Object.hasOwn(SUBCOMMANDS, sub) ? SUBCOMMANDS[sub] : undefined;
     if (!fn) throw new UsageError(`unknown subcommand "${sub}" (${Object.keys(SUBCOMMANDS).join(", ")})`);
-    return fn(rest);
+    return fn(rest, addons);
   });
 }

@@ -4,6 +4,7 @@ import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 import type { Redis } from "ioredis";
 import { auditQueues, collectHandlers, emptyHandlers, type AuditReport, type QueueAudit } from "../migration/audit.js";
+import type { AuditAddon } from "../migration/extension.js";
 import { moveJobs, type MoveReport } from "../migration/move.js";
 import { migrateTimestamps, type TimestampReport, type TimestampTarget } from "../migration/convert-timestamps.js";
 import { JOB_SETS, type JobSet } from "../migration/stored-jobs.js";
@@ -80,7 +81,8 @@ function positiveInt(name: string, v: unknown, dflt: number): number {
   return n;
 }
 
-export async function run(argv: string[]): Promise<number> {
+/** `addons`: the worker's add-ons, whose checks the audit runs, given by the command map (src/assembly/main.ts). */
+export async function run(argv: string[], addons: readonly AuditAddon[]): Promise<number> {
   const [sub, ...rest] = argv;
   let url: string | undefined;
   const label = sub === "audit" || sub === "move" || sub === "timestamps" ? `migrate ${sub}` : "migrate";
@@ -105,17 +107,21 @@ export async function run(argv: string[]): Promise<number> {
         } catch (e) {
           throw new Error(`cannot load the handlers module ${m}: ${(e as Error).message}`, { cause: e });
         }
-        await collectHandlers(mod, handlers);
+        await collectHandlers(mod, handlers, addons);
       }
       for (const c of list(values["node-classes"])) handlers.classes.add(c);
       return withRedis(url, async (redis) => {
         const p = progressLine(process.stderr, "migrate audit");
-        const report = await auditQueues(redis, {
-          queues: list(values.queue),
-          handlers,
-          deadBlocks: !!values["dead-blocks"],
-          progress: p.update,
-        });
+        const report = await auditQueues(
+          redis,
+          {
+            queues: list(values.queue),
+            handlers,
+            deadBlocks: !!values["dead-blocks"],
+            progress: p.update,
+          },
+          addons,
+        );
         p.done();
         if (values.json) printJson(report);
         else process.stdout.write(formatAudit(report));

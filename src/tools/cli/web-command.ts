@@ -4,6 +4,7 @@ import { UsageError } from "./errors.js";
 import { intFlag, parseFlags } from "./flags.js";
 import { maskUrl, redisUrl } from "./redis-url.js";
 import { runCommand } from "./run-command.js";
+import type { WebTab } from "../web/route.js";
 import { startWebServer } from "../web/server.js";
 
 export const summary = "serve the web dashboard (Dashboard, Busy, Queues, Retries, Scheduled, Dead, Metrics)";
@@ -25,7 +26,8 @@ Options:
   -h, --help                  this help
       --version               the version of sidekiq-bridge`;
 
-export async function run(argv: string[]): Promise<number> {
+/** `tabs`: the add-ons' dashboard tabs, given by the command map (src/assembly/main.ts). */
+export async function run(argv: string[], tabs: readonly WebTab[]): Promise<number> {
   return runCommand("web", async ({ setUrl }) => {
     const { values, positionals } = parseFlags({
       args: argv,
@@ -51,14 +53,17 @@ export async function run(argv: string[]): Promise<number> {
     const url = redisUrl(values.redis);
     setUrl(url);
     const api = await openApi(url);
-    const web = await startWebServer({
-      api,
-      port,
-      host: values.host,
-      basePath: values["base-path"],
-      readOnly: values["read-only"] === true,
-      pollSeconds,
-    });
+    const web = await startWebServer(
+      {
+        api,
+        port,
+        host: values.host,
+        basePath: values["base-path"],
+        readOnly: values["read-only"] === true,
+        pollSeconds,
+      },
+      tabs,
+    );
     process.stdout.write(
       `sidekiq-bridge web: ${web.url} (Redis ${maskUrl(url)}${values["read-only"] ? ", read-only" : ""}); Ctrl-C stops\n`,
     );

@@ -4,11 +4,11 @@
 // The Ruby contract comes from the handlers module (`export const contract =
 // "sidekiq-contract.json"`, or contracts already read); the handlers' schemas
 // from their register options. Without a Ruby contract this check says nothing.
-import type { AuditCheck } from "../migration/audit-check.js";
-import type { ClassUsage, NodeHandlers } from "../migration/audit-report.js";
+import type { AuditCheck } from "../migration/extension.js";
+import type { ClassUsage, NodeHandlers } from "../migration/extension.js";
 import { readContractFile, type JobContract } from "./document.js";
 import { signatureDifference } from "./drift.js";
-import { handlerClass, type HandlerContract } from "./handlers.js";
+import { handlerClass, type HandlerContract } from "../../core/contract/handlers.js";
 
 interface Seen {
   ruby: JobContract[];

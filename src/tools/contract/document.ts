@@ -1,22 +1,19 @@
 // The contract document (schema/contract/contract.schema.json): reading one
 // (validated, with every problem named), writing one so that it diffs well in
-// git (classes sorted, params in order, one field a line), and merging the
-// contracts of several apps that share one Redis.
+// git (classes sorted, params in order, one field a line). Merging several
+// apps' contracts is the client's (src/core/contract/merge.ts).
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type Ajv2020Module from "ajv/dist/2020.js";
 import type { ValidateFunction } from "ajv";
-import type { JobClass, JobContract, Parameter } from "./generated/contract.js";
+import type { JobClass, JobContract, Parameter } from "../../core/contract/generated/contract.js";
+import { ContractFileError } from "../../core/contract/merge.js";
 
-export type { JobClass, JobContract, Parameter } from "./generated/contract.js";
+export type { JobClass, JobContract, Parameter } from "../../core/contract/generated/contract.js";
+export { ContractFileError } from "../../core/contract/merge.js";
 
 /** The contract format this release reads and writes. */
 export const CONTRACT_VERSION = 1;
-
-/** A contract file that is not a contract, or not this format. */
-export class ContractFileError extends Error {
-  override name = "ContractFileError";
-}
 
 // Lives two levels below the package root as src/tools/contract/ and dist/tools/contract/.
 const SCHEMA_URL = new URL("../../../schema/contract/contract.schema.json", import.meta.url);
@@ -109,32 +106,4 @@ export function stringifyContract(doc: JobContract): string {
     classes,
   };
   return `${JSON.stringify(out, null, 2)}\n`;
-}
-
-/** One class of one app: what a merged set of contracts holds under a class name. */
-export interface AppClass {
-  app: string;
-  def: JobClass;
-}
-
-/**
- * Several apps' contracts on one Redis: class name -> its definition in each
- * app that has it. An app name may appear once (it is the namespace).
- */
-export function mergeContracts(contracts: readonly JobContract[]): Map<string, AppClass[]> {
-  const apps = new Set<string>();
-  const out = new Map<string, AppClass[]>();
-  for (const c of contracts) {
-    if (apps.has(c.app))
-      throw new ContractFileError(
-        `two contracts are named "${c.app}": each app sharing the Redis needs its own name (contract pull --app)`,
-      );
-    apps.add(c.app);
-    for (const [name, def] of Object.entries(c.classes)) {
-      const list = out.get(name);
-      if (list) list.push({ app: c.app, def });
-      else out.set(name, [{ app: c.app, def }]);
-    }
-  }
-  return out;
 }

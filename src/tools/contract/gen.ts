@@ -1,7 +1,7 @@
 // `contract gen`: TypeScript types from contracts, so that
 // `client.job("WelcomeEmailJob")` takes only the classes of the contract,
 // with their argument tuples. The module it writes augments the package's
-// `ContractTypes` (src/tools/contract/types.ts); the Client's `contract` option
+// `ContractTypes` (src/core/contract/types.ts); the Client's `contract` option
 // supplies the run-time half (each class's sidekiq_options as defaults).
 // Parameter types come from the contract's JSON Schemas (RBS), compiled by
 // json-schema-to-typescript, loaded here only: it is large (it brings

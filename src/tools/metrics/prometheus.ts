@@ -5,7 +5,7 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type * as Prom from "prom-client";
 import type { SidekiqApi } from "../../core/api/sidekiq-api.js";
-import type { Worker } from "../../core/worker/worker.js";
+import type { WorkerEventName, WorkerListener } from "../../core/server/events.js";
 import { type JobCount, JobTallies } from "./job-tally.js";
 import { KeyedHistogram } from "./plain-histogram.js";
 import { loadPromClient } from "./prom-client.js";
@@ -31,11 +31,21 @@ const JOB_COUNTERS: ReadonlyArray<[JobCount, string, string]> = [
 const FETCH_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
 /**
+ * What the metrics read of a worker: its events and its slots. A Worker is
+ * one; naming only these keeps the metrics tool below the layer that
+ * assembles a worker with its add-ons.
+ */
+interface MeteredWorker {
+  on<E extends WorkerEventName>(event: E, fn: WorkerListener<E>): unknown;
+  slots(): Array<{ capsule: string; busy: number; concurrency: number }>;
+}
+
+/**
  * Counts what `worker` does from its events: jobs processed, failed, retried
  * and dead per class and queue, their duration, busy and free slots, fetch
  * round trips and errors, and whether Redis is connected. Returns the registry.
  */
-export async function instrumentWorker(worker: Worker, opts: MetricsOptions = {}): Promise<Prom.Registry> {
+export async function instrumentWorker(worker: MeteredWorker, opts: MetricsOptions = {}): Promise<Prom.Registry> {
   const prom = await loadPromClient();
   const registers = [opts.registry ?? new prom.Registry()];
   // Per class and queue in plain numbers, handed to prom-client at scrape time.

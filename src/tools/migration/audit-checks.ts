@@ -1,11 +1,10 @@
-// Every check `migrate audit` runs besides its own: the add-ons' (in registry
-// order), then IterableJob's saved cursors and the job contract's, which are
-// Sidekiq's and the bridge's own, not add-ons.
-import { addonAuditChecks } from "../../addons/audits.js";
+// Every check `migrate audit` runs besides its own: the add-ons' (as given,
+// in registry order), then IterableJob's saved cursors and the job
+// contract's, which are Sidekiq's and the bridge's own, not add-ons.
 import { contractAuditCheck } from "../contract/audit-check.js";
-import { iterableAudit } from "../../core/iterable/audit.js";
-import type { AuditCheck } from "./audit-check.js";
+import { iterableAudit } from "./iterable-audit.js";
+import type { AuditAddon, AuditCheck } from "./extension.js";
 
-export function auditChecks(): AuditCheck[] {
-  return [...addonAuditChecks(), iterableAudit, contractAuditCheck];
+export function auditChecks(addons: readonly AuditAddon[]): AuditCheck[] {
+  return [...addons.flatMap((a) => (a.check ? [a.check] : [])), iterableAudit, contractAuditCheck];
 }

@@ -4,13 +4,13 @@
 // serving it, and whether Node has a handler for every class: READY, or
 // BLOCKED with the reasons. Each add-on adds what it knows through its audit
 // check (sidekiq-unique-jobs' locks, IterableJob cursors, sidekiq-cron's
-// feeds): see audit-check.ts. Read-only.
+// feeds): see extension.ts (AuditCheck). Read-only.
 import type { Redis } from "ioredis";
 import { auditChecks } from "./audit-checks.js";
 import type { JobRecord } from "../../core/wire/job-record.js";
 import { queueKey } from "../../core/wire/keys.js";
-import type { AuditCheck, Findings, JobPlace, NodeAddons } from "./audit-check.js";
-import type { AuditReport, ClassUsage, NodeHandlers, ProcessSummary, QueueAudit } from "./audit-report.js";
+import type { AuditAddon, AuditCheck, Findings, JobPlace, NodeAddons } from "./extension.js";
+import type { AuditReport, ClassUsage, NodeHandlers, ProcessSummary, QueueAudit } from "./extension.js";
 import { emptyHandlers } from "./collect-handlers.js";
 import { liveProcessSummaries } from "./live-processes.js";
 import { unknownKeysAudit } from "./payload-keys.js";
@@ -26,7 +26,7 @@ import {
   type ProgressFn,
 } from "./stored-jobs.js";
 
-export type { AuditReport, ClassUsage, NodeHandlers, ProcessSummary, QueueAudit, Verdict } from "./audit-report.js";
+export type { AuditReport, ClassUsage, NodeHandlers, ProcessSummary, QueueAudit, Verdict } from "./extension.js";
 export { collectHandlers, emptyHandlers } from "./collect-handlers.js";
 export { liveProcessSummaries } from "./live-processes.js";
 
@@ -61,8 +61,12 @@ function describeCounts(u: ClassUsage): string {
   return parts.join(", ");
 }
 
-/** What a queue is judged by beyond its classes: dead-only classes block, and what Node turns on (add-ons). */
-export type JudgeOptions = { deadBlocks?: boolean } & NodeAddons;
+/**
+ * What a queue is judged by beyond its classes: dead-only classes block, what
+ * Node turns on (add-ons), and the add-ons whose checks judge it too (none:
+ * Sidekiq's own rules alone).
+ */
+export type JudgeOptions = { deadBlocks?: boolean; addons?: readonly AuditAddon[] } & NodeAddons;
 
 /** The verdict for one queue from its classes and processes (pure). */
 export function judgeQueue(
@@ -74,7 +78,7 @@ export function judgeQueue(
 ): QueueAudit {
   const out: Findings = { missing: [], reasons: [], warnings: [] };
   const { reasons, warnings, missing } = out;
-  const checks = auditChecks();
+  const checks = auditChecks(opts.addons ?? []);
   classes: for (const c of classes) {
     for (const check of checks) if (check.judgeClass?.(c, out, opts) === "decided") continue classes;
     const label = c.activeJob ? `${c.name} (ActiveJob)` : c.name;
@@ -120,8 +124,11 @@ export function judgeQueue(
   };
 }
 
-/** Reads the queues and job sets (read-only) and judges every queue. */
-export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<AuditReport> {
+/**
+ * Reads the queues and job sets (read-only) and judges every queue, with the
+ * checks of `addons` (the worker's add-ons: src/assembly/audits.ts).
+ */
+export async function auditQueues(redis: Redis, o: AuditOptions, addons: readonly AuditAddon[]): Promise<AuditReport> {
   const started = Date.now();
   const handlers = o.handlers ?? emptyHandlers();
   const pageSize = o.pageSize ?? 1000;
@@ -134,7 +141,7 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
         processes.flatMap((p) => p.queues),
       );
   // The add-ons' checks, then the payload keys none of them (nor Sidekiq) writes.
-  const checks = [...auditChecks(), unknownKeysAudit()];
+  const checks = [...auditChecks(addons), unknownKeysAudit(addons)];
   const states = await Promise.all(checks.map((c) => (c.prepare ? c.prepare(redis) : Promise.resolve(undefined))));
   if (!only)
     checks.forEach((c, i) => {
@@ -239,7 +246,11 @@ export async function auditQueues(redis: Redis, o: AuditOptions = {}): Promise<A
       (a, b) => a.name.localeCompare(b.name) || Number(a.activeJob) - Number(b.activeJob),
     );
     const { classes: _c, activeJobClasses: _a, ...on } = handlers;
-    let judged = judgeQueue(q, sizes.get(q) ?? 0, classes, processes, { ...on, deadBlocks: !!o.deadBlocks });
+    let judged = judgeQueue(q, sizes.get(q) ?? 0, classes, processes, {
+      ...on,
+      deadBlocks: !!o.deadBlocks,
+      addons,
+    });
     const ctx = {
       handled: (n: string, aj: boolean) => isHandled(handlers, n, aj),
       liveNodeProcesses: processes.filter((p) => p.runtime === "node").length,

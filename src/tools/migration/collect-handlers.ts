@@ -1,9 +1,8 @@
 // What a handlers module registers, read without a Redis connection, for
 // `migrate audit`: the classes Node can run and the add-ons it turns on.
-import { addons } from "../../addons/registry.js";
-import { addonAuditCheckOf } from "../../addons/audits.js";
+import type { AuditAddon } from "./extension.js";
 import { auditChecks } from "./audit-checks.js";
-import type { NodeHandlers } from "./audit-report.js";
+import type { NodeHandlers } from "./extension.js";
 
 export function emptyHandlers(): NodeHandlers {
   return { classes: new Set(), activeJobClasses: new Set(), iterableClasses: new Set() };
@@ -14,19 +13,21 @@ export function emptyHandlers(): NodeHandlers {
  * same module shape `sidekiq-bridge worker -r` loads (a default-export
  * function receiving the Worker, or an object of handlers by class name).
  * Calls other than register/registerActiveJob (use, onDeath, ...) are accepted
- * and ignored.
+ * and ignored. `addons` are the add-ons the worker knows (src/assembly/audits.ts).
  */
 export async function collectHandlers(
   moduleExport: unknown,
-  into: NodeHandlers = emptyHandlers(),
+  into: NodeHandlers,
+  addons: readonly AuditAddon[],
 ): Promise<NodeHandlers> {
   const mod = moduleExport as { default?: unknown } | undefined;
-  for (const check of auditChecks()) check.onModule?.(moduleExport, into);
+  const checks = auditChecks(addons);
+  for (const check of checks) check.onModule?.(moduleExport, into);
   // Add-ons the module turns on under their option names (`export const uniqueJobs = true`), as the worker reads them.
   if (mod && typeof mod === "object")
-    for (const a of addons()) {
+    for (const a of addons) {
       const option = (mod as Record<string, unknown>)[a.name];
-      if (option !== undefined && option !== false) addonAuditCheckOf(a.name)?.onOption?.(option, into);
+      if (option !== undefined && option !== false) a.check?.onOption?.(option, into);
     }
   const exp =
     mod && typeof mod === "object" && "default" in mod && mod.default !== undefined ? mod.default : moduleExport;
@@ -38,7 +39,7 @@ export async function collectHandlers(
           if (prop === "register")
             return (name: unknown, _handler: unknown, options: unknown) => {
               into.classes.add(String(name));
-              for (const check of auditChecks()) check.onRegister?.(String(name), options, into);
+              for (const check of checks) check.onRegister?.(String(name), options, into);
               return recorder;
             };
           if (prop === "registerIterable")
@@ -51,7 +52,7 @@ export async function collectHandlers(
             return (name: unknown) => (into.activeJobClasses.add(String(name)), recorder);
           if (prop === "use")
             return (mw: unknown) => {
-              for (const check of auditChecks()) check.onUse?.(mw, into);
+              for (const check of checks) check.onUse?.(mw, into);
               return recorder;
             };
           if (prop === "then") return undefined; // not a thenable
@@ -63,8 +64,7 @@ export async function collectHandlers(
     await (exp as (w: unknown) => unknown)(recorder);
   } else if (exp && typeof exp === "object") {
     for (const [name, fn] of Object.entries(exp))
-      if (typeof fn === "function" && name !== "logger" && !addons().some((a) => a.name === name))
-        into.classes.add(name);
+      if (typeof fn === "function" && name !== "logger" && !addons.some((a) => a.name === name)) into.classes.add(name);
   } else {
     throw new Error("the handlers module exports neither a function nor an object of handlers");
   }

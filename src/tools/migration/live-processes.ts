@@ -3,7 +3,7 @@
 import type { Redis } from "ioredis";
 import { BRIDGE_LABEL } from "../../core/wire/bridge-label.js";
 import { PROCESSES_KEY } from "../../core/wire/keys.js";
-import type { ProcessSummary } from "./audit-report.js";
+import type { ProcessSummary } from "./extension.js";
 
 /** Live processes from `processes` and their hashes (a key without `info` has expired: skipped). */
 export async function liveProcessSummaries(redis: Redis): Promise<ProcessSummary[]> {

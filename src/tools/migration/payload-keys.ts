@@ -3,25 +3,14 @@
 // know (Sidekiq Enterprise's unique jobs, Sentry's trace headers, an app's
 // own). Node runs such jobs without that middleware, so each is listed as a
 // warning per queue: not a block, since most such keys are harmless.
-import { addons } from "../../addons/registry.js";
 import { isSidekiqPayloadKey } from "../../core/wire/sidekiq-payload-keys.js";
-import type { AuditCheck } from "./audit-check.js";
-
-/** The keys the add-ons of the registry write. */
-function addonKeys(): Set<string> {
-  const keys = new Set<string>();
-  for (const a of addons()) {
-    for (const m of a.markers ?? []) keys.add(m.field);
-    for (const k of a.payloadKeys ?? []) keys.add(k);
-  }
-  return keys;
-}
+import type { AuditAddon, AuditCheck } from "./extension.js";
 
 /** How many keys of one class are listed at most (a payload with thousands of keys is itself the finding). */
 const MAX_KEYS_PER_CLASS = 20;
 
-export function unknownKeysAudit(): AuditCheck {
-  const known = addonKeys();
+export function unknownKeysAudit(addons: readonly AuditAddon[]): AuditCheck {
+  const known = new Set(addons.flatMap((a) => a.payloadKeys));
   return {
     countJob(u, record, where) {
       if (where === "dead") return;

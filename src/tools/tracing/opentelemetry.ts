@@ -12,6 +12,7 @@ import type { ClientMiddleware } from "../../core/client/middleware.js";
 import type { JobHash } from "../../core/client/normalize.js";
 import type { ServerMiddleware } from "../../core/server/processor.js";
 import type { JobRecord } from "../../core/wire/job-record.js";
+import { CARRIER_KEYS } from "./trace-context.js";
 
 /** The @opentelemetry/api module, as tracing uses it. */
 export type OpenTelemetryApi = typeof Otel;
@@ -30,8 +31,6 @@ export interface TracingOptions {
   peerService?: string;
 }
 
-/** The keys the W3C propagators read and write, at the top level of the job. */
-const CARRIER_KEYS = ["traceparent", "tracestate", "baggage"];
 const TRACER_NAME = "sidekiq-bridge";
 
 function tracerOf(o: TracingOptions): Otel.Tracer {

@@ -39,7 +39,6 @@ import { metricsForJobPage, metricsPage } from "./pages/metrics.js";
 import { queuePage, queuesPage } from "./pages/queues.js";
 import type { WebRequest } from "./request.js";
 import type { Route, WebTab } from "./route.js";
-import { addons } from "../../addons/registry.js";
 import { entriesForKey } from "./set-entries.js";
 
 /** Options of the dashboard: the Redis, base path, read-only mode and the `authorize` hook. */
@@ -78,20 +77,20 @@ export interface WebOptions {
 }
 
 /** Each extension's options resolved by the extension itself; the two names of earlier releases read as theirs. */
-export function extensionSettings(options: WebOptions): Map<string, unknown> {
+export function extensionSettings(options: WebOptions, tabs: readonly WebTab[]): Map<string, unknown> {
   const given: Record<string, unknown> = {
     ...(options.cronNamespaces ? { cron: { namespaces: options.cronNamespaces } } : {}),
     ...(options.uniqueJobs ? { uniqueJobs: options.uniqueJobs } : {}),
     ...options.extensions,
   };
-  const named = new Set(ADDON_TABS.map((t) => t.name));
+  const named = new Set(tabs.map((t) => t.name));
   const unknown = Object.keys(given).filter((k) => !named.has(k));
   if (unknown.length > 0)
     throw new Error(
       `createWebHandler: no dashboard extension is named ${unknown.map((k) => `"${k}"`).join(", ")} (extensions: ${[...named].join(", ")})`,
     );
   const out = new Map<string, unknown>();
-  for (const t of ADDON_TABS) if (t.name) out.set(t.name, t.settings ? t.settings(given[t.name]) : given[t.name]);
+  for (const t of tabs) if (t.name) out.set(t.name, t.settings ? t.settings(given[t.name]) : given[t.name]);
   return out;
 }
 
@@ -133,12 +132,7 @@ function setRoutes(name: string, view: SetView): Route[] {
   ];
 }
 
-/** The tabs the add-ons contribute, shown always (with an empty state) as Ruby's Web UI shows them once the gems are loaded. */
-const ADDON_TABS: WebTab[] = addons().flatMap((a) => (a.web ? [{ name: a.name, ...a.web }] : []));
-
-/** The navigation: the dashboard's own tabs, then the add-ons'. */
-const TABS: readonly Tab[] = [...CORE_TABS, ...ADDON_TABS.map((t): Tab => [t.path, t.label])];
-
+/** The dashboard's own routes; the extensions' follow them (`resourcesOf`). */
 const ROUTES: Route[] = [
   { method: "GET", pattern: /^\/$/, title: "Dashboard", page: dashboardPage },
   { method: "GET", pattern: /^\/busy$/, title: "Busy", page: busyPage },
@@ -150,8 +144,6 @@ const ROUTES: Route[] = [
   ...Object.entries(SET_VIEWS).flatMap(([name, view]) => setRoutes(name, view)),
   { method: "GET", pattern: /^\/metrics$/, title: "Metrics", page: metricsPage },
   { method: "GET", pattern: /^\/metrics\/([^/]+)$/, title: "Metrics", page: metricsForJobPage },
-  // The add-ons' tabs (sidekiq-cron's Cron, sidekiq-unique-jobs' Locks), on their gems' routes.
-  ...ADDON_TABS.flatMap((t) => t.routes),
 ];
 
 /** One URL pattern and the routes (one per method) it answers. */
@@ -168,11 +160,14 @@ interface Resource {
  * action route therefore comes before any page pattern that could match its
  * path (the tests GET every action URL and expect 405).
  */
-const RESOURCES: Resource[] = [];
-for (const route of ROUTES) {
-  const same = RESOURCES.find((r) => r.pattern.source === route.pattern.source);
-  if (same) same.routes.push(route);
-  else RESOURCES.push({ pattern: route.pattern, routes: [route] });
+function resourcesOf(routes: readonly Route[]): Resource[] {
+  const resources: Resource[] = [];
+  for (const route of routes) {
+    const same = resources.find((r) => r.pattern.source === route.pattern.source);
+    if (same) same.routes.push(route);
+    else resources.push({ pattern: route.pattern, routes: [route] });
+  }
+  return resources;
 }
 
 function securityHeaders(res: ServerResponse): void {
@@ -219,11 +214,20 @@ function normalizeBase(b: string | undefined): string {
   return `/${b.replace(/^\/+|\/+$/g, "")}`;
 }
 
-/** The dashboard as a `(req, res, next?)` handler for node:http, Express, Fastify or Hono (docs/WEB.md). */
-export function createWebHandler(options: WebOptions): WebHandler {
+/**
+ * The dashboard as a `(req, res, next?)` handler for node:http, Express,
+ * Fastify or Hono (docs/WEB.md), with the extensions' `tabs` after its own
+ * (the add-ons' tabs, given by src/assembly/web.ts: the dashboard imports no
+ * add-on). They show always, with an empty state, as Ruby's Web UI shows them
+ * once the gems are loaded.
+ */
+export function createWebHandler(options: WebOptions, tabs: readonly WebTab[]): WebHandler {
   if (!options.api && options.redis === undefined) throw new Error("createWebHandler: pass `redis` or `api`");
   // Checked before a connection is opened: a refused option leaves nothing holding the process.
-  const extensions = extensionSettings(options);
+  const extensions = extensionSettings(options, tabs);
+  // The navigation and routes: the dashboard's own, then the extensions' (sidekiq-cron's Cron, on its gem's routes).
+  const navigation: readonly Tab[] = [...CORE_TABS, ...tabs.map((t): Tab => [t.path, t.label])];
+  const resources = resourcesOf([...ROUTES, ...tabs.flatMap((t) => t.routes)]);
   const api = options.api ?? new SidekiqApi({ ...options.apiOptions, redis: options.redis! });
   const ownsApi = !options.api;
   const base = normalizeBase(options.basePath);
@@ -294,7 +298,7 @@ export function createWebHandler(options: WebOptions): WebHandler {
           { "Cache-Control": "no-store" },
         );
       }
-      const resource = RESOURCES.find((r) => r.pattern.test(path));
+      const resource = resources.find((r) => r.pattern.test(path));
       if (!resource) return errorPage(res, 404, "Not found");
       const route = resource.routes.find((r) => r.method === method);
       if (!route) {
@@ -341,7 +345,7 @@ export function createWebHandler(options: WebOptions): WebHandler {
       }
       w.csrf = tokenFor(secret, browserId);
       const [body, stats] = await Promise.all([route.page!(w), api.stats()]);
-      const page = layout(w, { title: route.title, stats, body, tabs: TABS });
+      const page = layout(w, { title: route.title, stats, body, tabs: navigation });
       return send(res, 200, "text/html; charset=utf-8", page.text, { "Cache-Control": "no-store" });
     } catch (e) {
       if (e instanceof ActionError || (e instanceof Error && /NotFound|Embedded|JobSetError/.test(e.name)))

@@ -2,6 +2,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createWebHandler, type WebHandler, type WebOptions } from "./handler.js";
+import type { WebTab } from "./route.js";
 
 /** A running dashboard server (`startWebServer`): its URL, the HTTP server, the handler and `close()`. */
 export interface WebServer {
@@ -12,9 +13,15 @@ export interface WebServer {
   close(): Promise<void>;
 }
 
-/** Listens on `host` (default 127.0.0.1: not reachable from other machines unless asked) and `port` (0: any free). */
-export async function startWebServer(options: WebOptions & { port?: number; host?: string }): Promise<WebServer> {
-  const handler = createWebHandler(options);
+/**
+ * Listens on `host` (default 127.0.0.1: not reachable from other machines
+ * unless asked) and `port` (0: any free), serving the dashboard with `tabs`.
+ */
+export async function startWebServer(
+  options: WebOptions & { port?: number; host?: string },
+  tabs: readonly WebTab[],
+): Promise<WebServer> {
+  const handler = createWebHandler(options, tabs);
   const server = createServer((req, res) => void handler(req, res));
   const host = options.host ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {

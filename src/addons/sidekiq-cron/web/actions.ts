@@ -4,9 +4,8 @@
 // that no longer exists is skipped, as Ruby's `if job = Job.find(...)` does.
 import { Client } from "../../../core/client/client.js";
 import { CronApi } from "../cron-api.js";
-import { ActionError } from "../../../tools/web/actions.js";
+import { ActionError, href, type WebRequest } from "../../../tools/web/extension.js";
 import { cronJobPath, namespacePath } from "./pages.js";
-import { href, type WebRequest } from "../../../tools/web/request.js";
 
 const ACTIONS = ["enqueue", "enable", "disable", "delete"] as const;
 type CronAction = (typeof ACTIONS)[number];

@@ -7,10 +7,17 @@ import type { CronWebSettings } from "./settings.js";
 import { CronApi } from "../cron-api.js";
 import type { CronJob } from "../cron-job.js";
 import { DEFAULT_NAMESPACE } from "../keys.js";
-import { delimited, relativeTime, utcTime } from "../../../tools/web/format.js";
-import { html, shown, type Html } from "../../../tools/web/html.js";
-import { form } from "../../../tools/web/layout.js";
-import { href, type WebRequest } from "../../../tools/web/request.js";
+import {
+  delimited,
+  form,
+  href,
+  html,
+  type Html,
+  relativeTime,
+  shown,
+  utcTime,
+  type WebRequest,
+} from "../../../tools/web/extension.js";
 
 export function cronApi(w: WebRequest): CronApi {
   return new CronApi({ redis: w.api.redis, now: () => w.api.now() });

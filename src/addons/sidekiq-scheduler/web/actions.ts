@@ -2,8 +2,7 @@
 // now or toggle it (`/recurring-jobs/:name/enqueue|toggle`), and enable or
 // disable every schedule (`/recurring-jobs/toggle-all`, action=enable|disable).
 import { Client } from "../../../core/client/client.js";
-import { ActionError } from "../../../tools/web/actions.js";
-import { href, type WebRequest } from "../../../tools/web/request.js";
+import { ActionError, href, type WebRequest } from "../../../tools/web/extension.js";
 import { SchedulerApi } from "../scheduler-api.js";
 
 export async function recurringJobAction(w: WebRequest): Promise<string> {

@@ -3,10 +3,16 @@
 // queue, class, interval, arguments, enabled (the toggle, else the config),
 // last and next trigger times (the gem's own hashes), with Enqueue now and
 // Enable / Disable, and Enable all / Disable all.
-import { relativeTime, utcTime } from "../../../tools/web/format.js";
-import { html, shown, type Html } from "../../../tools/web/html.js";
-import { form } from "../../../tools/web/layout.js";
-import { href, type WebRequest } from "../../../tools/web/request.js";
+import {
+  form,
+  href,
+  html,
+  type Html,
+  relativeTime,
+  shown,
+  utcTime,
+  type WebRequest,
+} from "../../../tools/web/extension.js";
 import { SchedulerApi } from "../scheduler-api.js";
 import { intervalOf } from "../schedule-entry.js";
 

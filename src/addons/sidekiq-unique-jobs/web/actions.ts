@@ -4,7 +4,7 @@
 import { CHANGELOG } from "../locksmith.js";
 import { deleteAllLocks, deleteLock } from "../locks.js";
 import { uniqueJobsConfig } from "./pages.js";
-import { href, type WebRequest } from "../../../tools/web/request.js";
+import { href, type WebRequest } from "../../../tools/web/extension.js";
 
 export async function deleteLockAction(w: WebRequest): Promise<string> {
   await deleteLock(w.api.redis, w.params[0]!, uniqueJobsConfig(w));

@@ -5,11 +5,20 @@
 import { DIGESTS, EXPIRING_DIGESTS } from "../locksmith.js";
 import { resolveConfig, type UniqueJobsConfig } from "../config.js";
 import { changelogPage, filteredLockPage, lockDetail, lockPage, type ChangelogEntry, type LockPage } from "../locks.js";
-import { delimited, relativeTime, utcTime } from "../../../tools/web/format.js";
-import { html, shown, type Html } from "../../../tools/web/html.js";
-import { form, pager } from "../../../tools/web/layout.js";
-import { pageCount, paging } from "../../../tools/web/pagination.js";
-import { href, type WebRequest } from "../../../tools/web/request.js";
+import {
+  delimited,
+  form,
+  href,
+  html,
+  type Html,
+  pageCount,
+  pager,
+  paging,
+  relativeTime,
+  shown,
+  utcTime,
+  type WebRequest,
+} from "../../../tools/web/extension.js";
 
 /** The fleet's gem (8 unless the handler was told 9). */
 export function uniqueJobsConfig(w: WebRequest): UniqueJobsConfig {

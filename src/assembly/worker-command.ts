@@ -3,16 +3,16 @@
 import { parseArgs } from "node:util";
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
-import { addons } from "../../addons/registry.js";
-import { resolveWorkerConfig, WorkerConfigError } from "../../core/config/resolve.js";
-import type { CoreWorkerOptions } from "../../core/config/worker-options.js";
-import { Worker, type WorkerOptions } from "../../core/worker/worker.js";
-import type { UnknownClassPolicy } from "../../core/server/processor.js";
-import { DialectDetectionError } from "../../core/client/errors.js";
-import { profileFor } from "../../core/wire/dialect.js";
-import { consoleLogger, toLogger, type LoggerLike, type LogFormat, type LogLevel } from "../../core/logging/logger.js";
-import { childArgv, processesFlag, superviseSwarm } from "./swarm.js";
-import { joinSwarm, swarmChild, swarmSignalExit } from "./swarm-child.js";
+import { addons } from "./registry.js";
+import { resolveWorkerConfig, WorkerConfigError } from "../core/config/resolve.js";
+import type { CoreWorkerOptions } from "../core/config/worker-options.js";
+import { Worker, type WorkerOptions } from "./worker.js";
+import type { UnknownClassPolicy } from "../core/server/processor.js";
+import { DialectDetectionError } from "../core/client/errors.js";
+import { profileFor } from "../core/wire/dialect.js";
+import { consoleLogger, toLogger, type LoggerLike, type LogFormat, type LogLevel } from "../core/logging/logger.js";
+import { childArgv, processesFlag, superviseSwarm } from "../tools/cli/swarm.js";
+import { joinSwarm, swarmChild, swarmSignalExit } from "../tools/cli/swarm-child.js";
 
 export const summary = "run a Node worker in the Sidekiq fleet";
 
@@ -203,7 +203,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (values["metrics-port"] !== undefined) {
     const port = num("metrics-port", values["metrics-port"], 0) + (swarm?.index ?? 0);
-    const { instrumentWorker, serveMetrics } = await import("../metrics/prometheus.js");
+    const { instrumentWorker, serveMetrics } = await import("../tools/metrics/prometheus.js");
     const server = await serveMetrics({ port }, await instrumentWorker(worker));
     server.unref();
   }

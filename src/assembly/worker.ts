@@ -2,32 +2,32 @@
 // composition root of a worker process. It resolves the options once into a
 // frozen WorkerConfig (src/core/config/), builds the one runtime object every part
 // holds (server/runtime.ts, Sidekiq::Config), installs into it the add-ons
-// that are turned on (src/addons/registry.ts), and hands it to the launcher
+// that are turned on (src/assembly/registry.ts), and hands it to the launcher
 // (src/core/server/), which knows no add-on by name.
-import type { Addon } from "../../addons/addon.js";
-import { addons, type AddonOptions } from "../../addons/registry.js";
-import { Client } from "../client/client.js";
-import type { MiddlewareChain } from "../middleware/chain.js";
-import { installerOf } from "../../addons/installers.js";
-import { resolveWorkerConfig, type WorkerConfig } from "../config/resolve.js";
-import type { CoreWorkerOptions } from "../config/worker-options.js";
-import { type IterableJob, type IterableOptions, iterableHandler } from "../iterable/iterable.js";
-import { JobLogger } from "../logging/job-logger.js";
-import { consoleLogger, safeLogger, toLogger } from "../logging/logger.js";
-import { aclRefusal } from "../redis/availability.js";
-import { connectRedis } from "../redis/connection.js";
-import { warnIfUntimed } from "../redis/network.js";
-import type { WorkerEventName, WorkerListener } from "../server/events.js";
-import { newIdentity } from "../server/heartbeat.js";
-import type { ErrorHandler } from "../server/job-observer.js";
-import { Launcher } from "../server/launcher.js";
-import { Runtime } from "../server/runtime.js";
-import type { PayloadMarker } from "../server/payload-marker.js";
-import type { ServerMiddleware } from "../server/processor.js";
-import type { StopResult } from "../server/stop-result.js";
-import type { DeathHandler, HandlerOptions, JobHandler } from "../server/types.js";
-import type { JsonValue } from "../wire/json-scan.js";
-import type { JobRecord } from "../wire/job-record.js";
+import type { Addon } from "../addons/addon.js";
+import { addons, type AddonOptions } from "./registry.js";
+import { Client } from "../core/client/client.js";
+import type { MiddlewareChain } from "../core/middleware/chain.js";
+import { installerOf } from "./installers.js";
+import { resolveWorkerConfig, type WorkerConfig } from "../core/config/resolve.js";
+import type { CoreWorkerOptions } from "../core/config/worker-options.js";
+import { type IterableJob, type IterableOptions, iterableHandler } from "../core/iterable/iterable.js";
+import { JobLogger } from "../core/logging/job-logger.js";
+import { consoleLogger, safeLogger, toLogger } from "../core/logging/logger.js";
+import { aclRefusal } from "../core/redis/availability.js";
+import { connectRedis } from "../core/redis/connection.js";
+import { warnIfUntimed } from "../core/redis/network.js";
+import type { WorkerEventName, WorkerListener } from "../core/server/events.js";
+import { newIdentity } from "../core/server/heartbeat.js";
+import type { ErrorHandler } from "../core/server/job-observer.js";
+import { Launcher } from "../core/server/launcher.js";
+import { Runtime } from "../core/server/runtime.js";
+import type { PayloadMarker } from "../core/server/payload-marker.js";
+import type { ServerMiddleware } from "../core/server/processor.js";
+import type { StopResult } from "../core/server/stop-result.js";
+import type { DeathHandler, HandlerOptions, JobHandler } from "../core/server/types.js";
+import type { JsonValue } from "../core/wire/json-scan.js";
+import type { JobRecord } from "../core/wire/job-record.js";
 
 /**
  * Options of `Worker`: the Redis, the dialect, queues and concurrency (or

@@ -1,15 +1,17 @@
 // The add-ons a worker, the CLI, the dashboard and `migrate audit` know: one
-// entry each, all data (addon.ts). Adding an add-on means its folder (with an
-// addon.ts, see docs/ADDONS.md), its line here, and where it runs or audits,
+// entry each, all data (src/addons/addon.ts). Adding an add-on means its folder
+// (with an addon.ts, see docs/ADDONS.md), its line here, and where it runs or audits,
 // its line in installers.ts and audits.ts; its WorkerOptions entry, its flag,
 // its payload markers, its tab and its commands follow from the entry.
-import { cronAddon } from "./sidekiq-cron/addon.js";
-import { proBatchesAddon } from "./sidekiq-pro-batches/addon.js";
-import { tracingAddon } from "../tools/tracing/addon.js";
-import { uniqueJobsAddon } from "./sidekiq-unique-jobs/addon.js";
-import { throttledAddon } from "./sidekiq-throttled/addon.js";
-import { sidekiqSchedulerAddon } from "./sidekiq-scheduler/addon.js";
-import type { Addon, CommandModule } from "./addon.js";
+import { cronAddon } from "../addons/sidekiq-cron/addon.js";
+import { proBatchesAddon } from "../addons/sidekiq-pro-batches/addon.js";
+import { tracingAddon } from "./tracing-addon.js";
+import { uniqueJobsAddon } from "../addons/sidekiq-unique-jobs/addon.js";
+import { throttledAddon } from "../addons/sidekiq-throttled/addon.js";
+import { sidekiqSchedulerAddon } from "../addons/sidekiq-scheduler/addon.js";
+import type { Addon } from "../addons/addon.js";
+import type { CommandModule } from "../tools/cli/extension.js";
+import type { WebTab } from "../tools/web/extension.js";
 
 export const ADDONS = [
   cronAddon,
@@ -35,4 +37,9 @@ export function addons(): ReadonlyArray<Addon<unknown>> {
 /** The commands add-ons contribute to `sidekiq-bridge`, by name. */
 export function addonCommands(): Record<string, () => Promise<CommandModule>> {
   return Object.assign({}, ...addons().map((a) => a.commands ?? {})) as Record<string, () => Promise<CommandModule>>;
+}
+
+/** The dashboard tabs add-ons contribute, each named by its add-on (its `WebOptions.extensions` key). */
+export function webTabs(): WebTab[] {
+  return addons().flatMap((a) => (a.web ? [{ name: a.name, ...a.web }] : []));
 }

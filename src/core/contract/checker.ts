@@ -4,9 +4,10 @@
 // few comparisons, plus one compiled validator per typed value in "strict".
 import { createRequire } from "node:module";
 import type Ajv2020Module from "ajv/dist/2020.js";
-import type { ActiveJobOptions } from "../../core/client/activejob.js";
-import type { JobOptions } from "../../core/client/normalize.js";
-import { mergeContracts, type AppClass, type JobContract } from "./document.js";
+import type { ActiveJobOptions } from "../client/activejob.js";
+import type { JobOptions } from "../client/normalize.js";
+import type { JobContract } from "./generated/contract.js";
+import { mergeContracts, type AppClass } from "./merge.js";
 import type { ActiveJobDefaults } from "./generated/contract.js";
 import { Signature, type CallProblem, type SchemaCompiler } from "./signature.js";
 

@@ -3,7 +3,7 @@
 // each class's argument tuple; `client.job(name)` and `client.activeJob(name)`
 // then take only those names, with those arguments. Without that module
 // nothing changes: any class name, any arguments.
-import type { RubyJsonValue } from "../../core/wire/ruby-json.js";
+import type { RubyJsonValue } from "../wire/ruby-json.js";
 
 /**
  * Filled by the module `sidekiq-bridge contract gen` writes: `jobs` (Sidekiq

@@ -1,9 +1,9 @@
 // What `migrate audit` says about IterableJob: a class whose jobs carry a
 // saved cursor (`it-<jid>`) needs an iterable Node handler, or Node would run
 // them from the first item again and leave the state behind.
-import type { AuditCheck } from "../../tools/migration/audit-check.js";
-import type { ClassUsage } from "../../tools/migration/audit-report.js";
-import { iterationKey } from "../wire/keys.js";
+import type { AuditCheck } from "./extension.js";
+import type { ClassUsage } from "./extension.js";
+import { iterationKey } from "../../core/wire/keys.js";
 
 export const iterableAudit: AuditCheck = {
   initUsage(u, handlers) {

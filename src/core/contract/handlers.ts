@@ -6,8 +6,8 @@
 // required; items: the splat), the language ajv and the contract already use.
 // A schema library (zod, typebox) would add a dependency for what a literal
 // schema says; it can emit JSON Schema for this option.
-import type { JobOptions } from "../../core/client/normalize.js";
-import type { JobClass, JobContract, Parameter } from "./document.js";
+import type { JobOptions } from "../client/normalize.js";
+import type { JobClass, JobContract, Parameter } from "./generated/contract.js";
 
 /** A JSON Schema of a job's args array. */
 export interface ArgsSchema {
