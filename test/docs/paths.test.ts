@@ -50,7 +50,7 @@ describe("the paths the docs and the comments name", () => {
       "/** Moved: `cron/audit.ts`. */",
       "export const t = `src/also-a-string.ts ${s}`; // trailing: src/core/server/gone/",
       "function f() {",
-      "  return /src\\/regex.ts/.test(s) ? `src/template.ts` : f(); // src/core/server/fetch.ts",
+      "  return /src\\/regex.ts/.test(s) ? `src/template.ts` : f(); // src/core/server/launcher.ts",
       "  // before the brace: src/core/server/also-gone.ts",
       "}",
     ].join("\n");

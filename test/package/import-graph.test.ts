@@ -32,6 +32,7 @@ export const UNITS: ReadonlyArray<{ folder: string; layer: Layer; shallow?: bool
   { folder: "src/core/contract", layer: "core" },
   { folder: "src/core/config", layer: "core" },
   { folder: "src/core/logging", layer: "core" },
+  { folder: "src/core/middleware", layer: "core" },
   { folder: "src/core/server", layer: "core" },
   { folder: "src/core/api", layer: "core" },
   { folder: "src/core/iterable", layer: "core" },
@@ -62,6 +63,7 @@ const SERVER_MAY_IMPORT = [
   "src/core/contract",
   "src/core/config",
   "src/core/logging",
+  "src/core/middleware",
 ];
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -298,7 +300,7 @@ describe("the import graph of src/", () => {
     ).toEqual(["src/addons/sidekiq-new-gem", "src/core/newthing", "src/lonely"]);
   });
 
-  it("src/core/server/ imports only the wire, redis, client, contract, config and logging (add-ons plug in through its seams; the API and tools stand on it)", () => {
+  it("src/core/server/ imports only the wire, redis, client, contract, config, logging and middleware (add-ons plug in through its seams; the API and tools stand on it)", () => {
     const offending = serverViolations(edges);
     expect(offending, `src/core/server/ imports what it must not:\n${offending.join("\n")}`).toEqual([]);
   });
@@ -330,6 +332,13 @@ describe("the import graph of src/", () => {
       .filter((e) => under(e.from, "src/core/logging") && under(e.to, "src/core/server"))
       .map(edgeText);
     expect(offending, `src/core/logging/ imports the server:\n${offending.join("\n")}`).toEqual([]);
+  });
+
+  it("src/core/middleware/ imports nothing outside itself: the client and the server share its chain, so it knows neither", () => {
+    const offending = edges
+      .filter((e) => under(e.from, "src/core/middleware") && !under(e.to, "src/core/middleware"))
+      .map(edgeText);
+    expect(offending, `src/core/middleware/ imports from other folders:\n${offending.join("\n")}`).toEqual([]);
   });
 
   it("src/core/wire/ imports nothing outside src/core/wire/ (the ground layer)", () => {

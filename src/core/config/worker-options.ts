@@ -2,7 +2,7 @@
 // one interface, read once by resolveWorkerConfig (resolve.ts) into the
 // frozen WorkerConfig every subsystem reads its own part of. To add an
 // option: declare it here, give it its default in resolve.ts (and a flag in
-// src/tools/cli/worker-command.ts if the command line should set it), then read it from the
+// src/assembly/worker-command.ts if the command line should set it), then read it from the
 // config where it is used. Add-ons' options (cron, unique-jobs) are declared
 // by the add-ons themselves (src/assembly/registry.ts).
 import type { CapsuleConfig } from "../server/capsule.js";
