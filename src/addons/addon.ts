@@ -8,6 +8,7 @@
 // add-on that is turned on, handing it the seams below. docs/ADDONS.md walks
 // through one.
 import type { ClientMiddleware } from "../core/client/middleware.js";
+import type { CommandModule } from "../tools/cli/command.js";
 import type { WorkerConfig } from "../core/config/resolve.js";
 import type { Logger } from "../core/logging/logger.js";
 import type { WorkerEventName, WorkerListener } from "../core/server/events.js";
@@ -52,14 +53,8 @@ export interface AddonSeams {
  */
 export type AddonInstaller<Option> = (seams: AddonSeams, option: Exclude<Option, false | undefined>) => void;
 
-/** A command of `sidekiq-bridge <name>`: a module with its summary, help and run. */
-export interface CommandModule {
-  summary: string;
-  help: string;
-  /** The help for these arguments (a command with subcommands: the one named), when not the whole `help`. */
-  helpFor?(argv: readonly string[]): string;
-  run(argv: string[]): Promise<number>;
-}
+/** A command of `sidekiq-bridge <name>`, declared through the CLI's command.ts. */
+export type { CommandModule };
 
 /** An add-on: one folder, one entry in registry.ts. `Option` is what its WorkerOptions entry takes. */
 export interface Addon<Option = unknown, Name extends string = string> {

@@ -5,53 +5,32 @@ import { Client } from "../../core/client/client.js";
 import { DialectDetectionError } from "../../core/client/errors.js";
 import { clip, printJson, printTable } from "../../tools/cli/output.js";
 import { CommandError, UsageError } from "../../tools/cli/errors.js";
-import { COMMON_HELP, COMMON_OPTIONS, parseFlags } from "../../tools/cli/flags.js";
-import { runCommand } from "../../tools/cli/run-command.js";
+import { command, dialect } from "../../tools/cli/command.js";
 import { withApi } from "../../tools/cli/connect.js";
 import { SchedulerApi } from "./scheduler-api.js";
 import { entryProblems, intervalOf, type ScheduleEntry } from "./schedule-entry.js";
 
-export const summary = "sidekiq-scheduler schedules: list, show, enable, disable, enqueue";
-
-export const help = `Usage: sidekiq-bridge schedule [list] [options]
-       sidekiq-bridge schedule show|enable|disable|enqueue NAME [options]
-
-The schedules of sidekiq-scheduler (its \`schedules\` hash), as its Web UI's
-Recurring Jobs tab shows them. Ruby and Node read and write the same keys.
-
-Actions:
-  list          every schedule: interval, status, class, queue, last and next time
-  show          one schedule: its config, status, last and next time
-  enable        enable it (sidekiq-scheduler:states), on every Ruby and Node scheduler
-  disable       disable it
-  enqueue       push it now, whatever its schedule or status ("Enqueue now")
-
-Options:
-      --key-prefix P          SidekiqScheduler::RedisManager.key_prefix (default none)
-      --dialect D             enqueue: auto (default), 6, 7, 8 or a version
-      --fallback D            enqueue: dialect when auto finds no live Ruby process
-${COMMON_HELP}`;
-
-export async function run(argv: string[]): Promise<number> {
-  return runCommand("schedule", async ({ setUrl }) => {
-    const { values, positionals } = parseFlags({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        ...COMMON_OPTIONS,
-        "key-prefix": { type: "string" },
-        dialect: { type: "string" },
-        fallback: { type: "string" },
-      },
-    });
-    if (values.help) {
-      console.log(help);
-      return 0;
-    }
-    const [action = "list", name, ...rest] = positionals;
-    if (!["list", "show", "enable", "disable", "enqueue"].includes(action))
-      throw new UsageError(`unknown action "${action}": use list, show, enable, disable or enqueue`);
-    if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
+export const { summary, help, run } = command({
+  name: "schedule",
+  summary: "sidekiq-scheduler schedules: list, show, enable, disable, enqueue",
+  usage: ["[list] [options]", "show|enable|disable|enqueue NAME [options]"],
+  about: `The schedules of sidekiq-scheduler (its \`schedules\` hash), as its Web UI's
+Recurring Jobs tab shows them. Ruby and Node read and write the same keys.`,
+  actions: {
+    list: "every schedule: interval, status, class, queue, last and next time",
+    show: "one schedule: its config, status, last and next time",
+    enable: "enable it (sidekiq-scheduler:states), on every Ruby and Node scheduler",
+    disable: "disable it",
+    enqueue: 'push it now, whatever its schedule or status ("Enqueue now")',
+  },
+  flags: {
+    "key-prefix": { value: "P", help: "SidekiqScheduler::RedisManager.key_prefix (default none)" },
+    dialect: { value: "D", help: "enqueue: auto (default), 6, 7, 8 or a version", parse: dialect, default: "auto" },
+    fallback: { value: "D", help: "enqueue: dialect when auto finds no live Ruby process", parse: dialect },
+  },
+  json: true,
+  positionals: 1,
+  async run({ values, action, positionals: [name], setUrl }) {
     if (action === "list" && name !== undefined) throw new UsageError(`list takes no name (got "${name}")`);
     if (action !== "list" && name === undefined) throw new UsageError(`schedule ${action} needs the schedule's NAME`);
     const keyPrefix = values["key-prefix"];
@@ -127,7 +106,7 @@ export async function run(argv: string[]): Promise<number> {
       }
       const client = new Client({
         redis: sidekiq.redis,
-        dialect: values.dialect ?? "auto",
+        dialect: values.dialect,
         ...(values.fallback !== undefined ? { autoFallback: values.fallback } : {}),
       });
       try {
@@ -153,5 +132,5 @@ export async function run(argv: string[]): Promise<number> {
         await client.close();
       }
     });
-  });
-}
+  },
+});

@@ -1,11 +1,11 @@
 #!/usr/bin/env -S node --max-semi-space-size=2 --heap-growing-percent=50
 // sidekiq-bridge command line. Each command lives in its own module,
-// `<name>-command.ts`, exporting `summary`, `help` and `run(argv)`.
+// `<name>-command.ts`, declared through command.ts, which parses its flags,
+// writes its help and reports its errors.
 
-import type { CommandModule } from "../../addons/addon.js";
 import { addonCommands } from "../../addons/registry.js";
+import { type CommandModule, NETWORK_TIMEOUT_FLAG } from "./command.js";
 import { cliVersion } from "./version.js";
-import { NETWORK_TIMEOUT_HELP, takeNetworkTimeout } from "./network-flag.js";
 
 type Loader = () => Promise<CommandModule>;
 
@@ -41,18 +41,11 @@ async function help(): Promise<string> {
   for (const name of Object.keys(COMMANDS)) {
     lines.push(`  ${name.padEnd(10)} ${(await load(name)).summary}`);
   }
-  return `Usage: sidekiq-bridge <command> [options]\n\nCommands:\n${lines.join("\n")}\n\nRun sidekiq-bridge <command> --help for a command's options, --version for the version.\nREDIS_URL (or --redis) names the Redis; passwords in it are never printed.\nEvery command also takes:\n${NETWORK_TIMEOUT_HELP}`;
+  return `Usage: sidekiq-bridge <command> [options]\n\nCommands:\n${lines.join("\n")}\n\nRun sidekiq-bridge <command> --help for a command's options, --version for the version.\nREDIS_URL (or --redis) names the Redis; passwords in it are never printed.\nEvery command also takes:\n${NETWORK_TIMEOUT_FLAG}`;
 }
 
 async function main(argv: string[]): Promise<number> {
-  const [cmd, ...flags] = argv;
-  let rest: string[];
-  try {
-    rest = takeNetworkTimeout(flags);
-  } catch (e) {
-    console.error(`sidekiq-bridge: ${(e as Error).message}`);
-    return 2;
-  }
+  const [cmd, ...rest] = argv;
   if (cmd === undefined || cmd === "-h" || cmd === "--help" || cmd === "help") {
     console.log(await help());
     return 0;
@@ -61,20 +54,11 @@ async function main(argv: string[]): Promise<number> {
     console.log(cliVersion());
     return 0;
   }
-  const mod = Object.hasOwn(COMMANDS, cmd) ? await load(cmd) : undefined;
-  if (!mod) {
+  if (!Object.hasOwn(COMMANDS, cmd)) {
     console.error(`sidekiq-bridge: unknown command "${cmd}"\n\n${await help()}`);
     return 2;
   }
-  if (rest.includes("--help") || rest.includes("-h")) {
-    console.log(mod.helpFor?.(rest) ?? mod.help);
-    return 0;
-  }
-  if (rest.includes("--version")) {
-    console.log(cliVersion());
-    return 0;
-  }
-  return mod.run(rest);
+  return (await load(cmd)).run(rest);
 }
 
 main(process.argv.slice(2)).then(
