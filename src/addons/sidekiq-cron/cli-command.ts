@@ -1,14 +1,12 @@
 // `sidekiq-bridge cron`: sidekiq-cron's jobs (src/addons/sidekiq-cron/), what its Web UI tab
 // shows and does: list, show, enable, disable, delete, enqueue now.
-import { Client } from "../../core/client/client.js";
-import { DialectDetectionError } from "../../core/client/errors.js";
 import { CronApi } from "./cron-api.js";
 import type { CronJob } from "./cron-job.js";
 import { RawJson, type RubyJsonValue } from "../../core/wire/ruby-json.js";
 import { clip, printJson, printTable } from "../../tools/cli/output.js";
 import { CommandError, UsageError } from "../../tools/cli/errors.js";
-import { command, dialect } from "../../tools/cli/command.js";
-import { withApi } from "../../tools/cli/connect.js";
+import { command } from "../../tools/cli/command.js";
+import { pushFlags, withApi, withClient } from "../../tools/cli/connect.js";
 
 function jobJson(job: CronJob, extra: Record<string, RubyJsonValue> = {}): { [k: string]: RubyJsonValue } {
   const h = job.toHash();
@@ -58,8 +56,7 @@ UI's Cron tab shows them. Ruby and Node read and write the same keys.`,
   flags: {
     namespace: { value: "NS", help: "the namespace (default: default)" },
     "all-namespaces": { help: "list: every namespace in Redis" },
-    dialect: { value: "D", help: "enqueue: auto (default), 6, 7, 8 or a version", parse: dialect, default: "auto" },
-    fallback: { value: "D", help: "enqueue: dialect when auto finds no live Ruby process", parse: dialect },
+    ...pushFlags("enqueue: "),
   },
   json: true,
   positionals: 1,
@@ -100,29 +97,12 @@ UI's Cron tab shows them. Ruby and Node read and write the same keys.`,
       }
       const jobName = name!;
       if (action === "enqueue") {
-        const client = new Client({
-          redis: sidekiq.redis,
-          dialect: values.dialect,
-          ...(values.fallback !== undefined ? { autoFallback: values.fallback } : {}),
-        });
-        try {
-          const cron = new CronApi({ redis: sidekiq.redis, client });
-          let jid: string | null;
-          try {
-            jid = await cron.enqueue(jobName, namespace);
-          } catch (e) {
-            if (e instanceof DialectDetectionError)
-              throw new CommandError(
-                `no live Ruby Sidekiq process tells which format to write: pass --dialect 6|7|8 (or --fallback) — ${e.message}`,
-              );
-            throw e;
-          }
+        return withClient(sidekiq.redis, values, async (client) => {
+          const jid = await new CronApi({ redis: sidekiq.redis, client }).enqueue(jobName, namespace);
           if (values.json) printJson({ name: jobName, namespace, jid });
           else console.log(`Enqueued cron job ${jobName} (${namespace}): jid ${jid ?? "none (stopped by middleware)"}`);
           return 0;
-        } finally {
-          await client.close();
-        }
+        });
       }
       const cron = new CronApi({ redis: sidekiq.redis });
       if (action === "show") {

@@ -1,12 +1,10 @@
 // `sidekiq-bridge schedule`: sidekiq-scheduler's schedules (src/addons/sidekiq-scheduler/),
 // what its Recurring Jobs tab shows and does: list, show, enable, disable,
 // enqueue now.
-import { Client } from "../../core/client/client.js";
-import { DialectDetectionError } from "../../core/client/errors.js";
 import { clip, printJson, printTable } from "../../tools/cli/output.js";
 import { CommandError, UsageError } from "../../tools/cli/errors.js";
-import { command, dialect } from "../../tools/cli/command.js";
-import { withApi } from "../../tools/cli/connect.js";
+import { command } from "../../tools/cli/command.js";
+import { pushFlags, withApi, withClient } from "../../tools/cli/connect.js";
 import { SchedulerApi } from "./scheduler-api.js";
 import { entryProblems, intervalOf, type ScheduleEntry } from "./schedule-entry.js";
 
@@ -25,8 +23,7 @@ Recurring Jobs tab shows them. Ruby and Node read and write the same keys.`,
   },
   flags: {
     "key-prefix": { value: "P", help: "SidekiqScheduler::RedisManager.key_prefix (default none)" },
-    dialect: { value: "D", help: "enqueue: auto (default), 6, 7, 8 or a version", parse: dialect, default: "auto" },
-    fallback: { value: "D", help: "enqueue: dialect when auto finds no live Ruby process", parse: dialect },
+    ...pushFlags("enqueue: "),
   },
   json: true,
   positionals: 1,
@@ -34,9 +31,10 @@ Recurring Jobs tab shows them. Ruby and Node read and write the same keys.`,
     if (action === "list" && name !== undefined) throw new UsageError(`list takes no name (got "${name}")`);
     if (action !== "list" && name === undefined) throw new UsageError(`schedule ${action} needs the schedule's NAME`);
     const keyPrefix = values["key-prefix"];
+    const prefix = keyPrefix !== undefined ? { keyPrefix } : {};
 
     return withApi(values.redis, setUrl, {}, async (sidekiq) => {
-      const api = new SchedulerApi({ redis: sidekiq.redis, ...(keyPrefix !== undefined ? { keyPrefix } : {}) });
+      const api = new SchedulerApi({ redis: sidekiq.redis, ...prefix });
       const { last, next } = await api.times();
       const describe = async (e: ScheduleEntry) => ({
         name: e.name,
@@ -104,33 +102,12 @@ Recurring Jobs tab shows them. Ruby and Node read and write the same keys.`,
         else console.log(`Schedule ${scheduleName} is ${action}d`);
         return 0;
       }
-      const client = new Client({
-        redis: sidekiq.redis,
-        dialect: values.dialect,
-        ...(values.fallback !== undefined ? { autoFallback: values.fallback } : {}),
-      });
-      try {
-        const withClient = new SchedulerApi({
-          redis: sidekiq.redis,
-          client,
-          ...(keyPrefix !== undefined ? { keyPrefix } : {}),
-        });
-        let jid: string | null;
-        try {
-          jid = await withClient.enqueue(scheduleName);
-        } catch (e) {
-          if (e instanceof DialectDetectionError)
-            throw new CommandError(
-              `no live Ruby Sidekiq process tells which format to write: pass --dialect 6|7|8 (or --fallback) — ${e.message}`,
-            );
-          throw e;
-        }
+      return withClient(sidekiq.redis, values, async (client) => {
+        const jid = await new SchedulerApi({ redis: sidekiq.redis, client, ...prefix }).enqueue(scheduleName);
         if (values.json) printJson({ name: scheduleName, jid });
         else console.log(`Enqueued schedule ${scheduleName}: jid ${jid ?? "none (stopped by middleware)"}`);
         return 0;
-      } finally {
-        await client.close();
-      }
+      });
     });
   },
 });

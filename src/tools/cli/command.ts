@@ -145,9 +145,8 @@ export function positive(unit?: string): (v: string, flag: string) => number {
   };
 }
 
-/** A Sidekiq version or dialect (--dialect, --fallback, --api-version); "auto" where the flag takes it. */
-export function dialect(v: string, flag: string): string {
-  if (v === "auto" && flag !== "--api-version") return v;
+/** A Sidekiq version or dialect: "7.3.2", 6, 7, 8. */
+export function version(v: string, flag: string): string {
   try {
     profileFor(v);
   } catch (e) {
@@ -155,6 +154,9 @@ export function dialect(v: string, flag: string): string {
   }
   return v;
 }
+
+/** --dialect: a version or dialect, or auto (what the live Ruby fleet reads). */
+export const dialect = (v: string, flag: string): string => (v === "auto" ? v : version(v, flag));
 
 // ---- help ----
 
@@ -200,7 +202,7 @@ function helpOf(spec: CommandSpec<Flags>): string {
 }
 
 /** "a, b or c". */
-export function either(words: readonly string[]): string {
+function either(words: readonly string[]): string {
   return words.length < 2 ? words.join("") : `${words.slice(0, -1).join(", ")} or ${words.at(-1)}`;
 }
 

@@ -1,15 +1,14 @@
 // `sidekiq-bridge enqueue`: push one job, as `Sidekiq::Client.push` from Ruby
 // would (Client.push: normalize, client middleware none, strict args, the
 // fleet's dialect).
-import { Client } from "../../core/client/client.js";
-import { DialectDetectionError, SidekiqArgumentError } from "../../core/client/errors.js";
+import { SidekiqArgumentError } from "../../core/client/errors.js";
 import type { PushItem } from "../../core/client/normalize.js";
 import { parseJson, WireParseError } from "../../core/wire/json-scan.js";
 import { RubyFloat, type RubyJsonValue } from "../../core/wire/ruby-json.js";
-import { CommandError, UsageError } from "./errors.js";
-import { command, dialect } from "./command.js";
+import { UsageError } from "./errors.js";
+import { command } from "./command.js";
 import { isoSeconds, printJson } from "./output.js";
-import { withApi } from "./connect.js";
+import { pushFlags, withApi, withClient } from "./connect.js";
 
 /**
  * Parses JSON the way Ruby's JSON.parse types it: float lexemes become
@@ -112,13 +111,7 @@ written.`,
     at: { value: "TIME", help: "run at TIME: epoch seconds or an ISO 8601 date (past: now)", parse: parseAt },
     in: { value: "SECONDS", help: "run in SECONDS from now", parse: parseIn },
     retry: { value: "VALUE", help: "true, false or a number of retries (default: true)", parse: parseRetry },
-    dialect: {
-      value: "D",
-      help: "auto (default: what the live Ruby fleet reads), 6, 7, 8 or a version",
-      parse: dialect,
-      default: "auto",
-    },
-    fallback: { value: "D", help: "dialect when auto finds no live Ruby process", parse: dialect },
+    ...pushFlags(),
   },
   json: true,
   positionals: Infinity,
@@ -143,30 +136,14 @@ written.`,
     const now = Date.now() / 1000;
     let at = values.at ?? (values.in !== undefined ? now + values.in : undefined);
     if (at !== undefined && at <= now) at = undefined; // Ruby's perform_at: a past time means now
-    const retry = values.retry;
-    return withApi(values.redis, setUrl, {}, async (api) => {
-      let client: Client | undefined;
-      try {
-        client = new Client({
-          redis: api.redis,
-          dialect: values.dialect,
-          ...(values.fallback !== undefined ? { autoFallback: values.fallback } : {}),
+    const item: PushItem = { class: klass, args: args as RubyJsonValue[], queue: values.queue };
+    if (values.retry !== undefined) item.retry = values.retry;
+    if (at !== undefined) item.at = at;
+    return withApi(values.redis, setUrl, {}, (api) =>
+      withClient(api.redis, values, async (client) => {
+        const jid = await client.push(item).catch((e: unknown) => {
+          throw e instanceof SidekiqArgumentError ? new UsageError(e.message) : e;
         });
-        const item: PushItem = { class: klass, args: args as RubyJsonValue[], queue: values.queue };
-        if (retry !== undefined) item.retry = retry;
-        if (at !== undefined) item.at = at;
-        let jid: string | null;
-        try {
-          jid = await client.push(item);
-        } catch (e) {
-          if (e instanceof DialectDetectionError) {
-            throw new CommandError(
-              `no live Ruby Sidekiq process tells which format to write: pass --dialect 6|7|8 (or --fallback) — ${e.message}`,
-            );
-          }
-          if (e instanceof SidekiqArgumentError) throw new UsageError(e.message);
-          throw e;
-        }
         const profile = await client.profile(item.queue);
         if (values.json) {
           printJson({ jid, class: klass, queue: item.queue!, at: at ?? null, dialect: profile.version });
@@ -176,9 +153,7 @@ written.`,
           console.log(`Enqueued ${klass} ${jid} to queue ${item.queue}`);
         }
         return 0;
-      } finally {
-        await client?.close();
-      }
-    });
+      }),
+    );
   },
 });

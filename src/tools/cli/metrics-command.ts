@@ -2,8 +2,8 @@
 // Redis at each scrape (queues, latency, the sets, processes by version).
 import { SidekiqApi } from "../../core/api/sidekiq-api.js";
 import { registerFleetMetrics, serveMetrics } from "../metrics/prometheus.js";
-import { connectCli } from "./connect.js";
-import { command, dialect, integer } from "./command.js";
+import { API_VERSION_FLAG, connectCli } from "./connect.js";
+import { command, integer } from "./command.js";
 import { maskUrl, redisUrl } from "./redis-url.js";
 
 export const { summary, help, run } = command({
@@ -21,11 +21,7 @@ lists every metric). A Node worker's own metrics: \`sidekiq-bridge worker --metr
       help: "address to bind (default 127.0.0.1; 0.0.0.0 for every interface)",
       default: "127.0.0.1",
     },
-    "api-version": {
-      value: "V",
-      help: "latency as this Sidekiq release's API computes it (default 8.1.7)",
-      parse: dialect,
-    },
+    "api-version": API_VERSION_FLAG,
   },
   async run({ values, setUrl }) {
     const { port, host } = values;

@@ -1,9 +1,9 @@
 // `sidekiq-bridge queues`: list queues, page through one, clear one.
-import { command, dialect, integer } from "./command.js";
+import { command, integer } from "./command.js";
 import { argsPreview, clip, formatDuration, isoSeconds, jobJson, printJson, printTable } from "./output.js";
 import { payloadSeconds } from "../../core/api/job-entry.js";
 import { UsageError } from "./errors.js";
-import { withApi } from "./connect.js";
+import { API_VERSION_FLAG, withApi } from "./connect.js";
 
 export const { summary, help, run } = command({
   name: "queues",
@@ -18,11 +18,7 @@ export const { summary, help, run } = command({
     offset: { value: "N", help: "show: skip N jobs (default 0)", parse: integer(0) },
     limit: { value: "N", help: "show: at most N jobs (default 25)", parse: integer(1) },
     yes: { help: "clear: confirm" },
-    "api-version": {
-      value: "V",
-      help: "latency as this Sidekiq release's API computes it (default 8.1.7)",
-      parse: dialect,
-    },
+    "api-version": API_VERSION_FLAG,
   },
   json: true,
   positionals: 1,

@@ -1,7 +1,7 @@
 // `sidekiq-bridge stats`: Sidekiq::Stats and the queue summaries.
-import { command, dialect } from "./command.js";
+import { command } from "./command.js";
 import { formatDuration, printJson, printTable } from "./output.js";
-import { withApi } from "./connect.js";
+import { API_VERSION_FLAG, withApi } from "./connect.js";
 import { checkEvictionPolicy } from "../../core/redis/eviction-policy.js";
 
 export const { summary, help, run } = command({
@@ -15,9 +15,8 @@ start, it warns on standard error when Redis's maxmemory-policy is not
 noeviction (Redis may then delete jobs under memory pressure).`,
   flags: {
     "api-version": {
-      value: "V",
+      ...API_VERSION_FLAG,
       help: "latency as this Sidekiq release's API computes it (default 8.1.7:\nenqueued_at, else created_at; float = seconds, integer = ms)",
-      parse: dialect,
     },
   },
   json: true,

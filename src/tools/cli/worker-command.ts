@@ -18,6 +18,7 @@ import {
   type Flags,
   parseArgsOptions,
   positive,
+  version,
 } from "./command.js";
 import { UsageError } from "./errors.js";
 import { DEFAULT_REDIS_URL } from "./redis-url.js";
@@ -78,7 +79,7 @@ const FLAGS = {
     parse: dialect,
     default: "auto",
   },
-  fallback: { value: "D", help: "dialect to use when auto finds no live Ruby process", parse: dialect },
+  fallback: { value: "D", help: "dialect to use when auto finds no live Ruby process", parse: version },
   unknown: {
     value: "POLICY",
     help: "job class without handler: retry (default, like Sidekiq), requeue, dead",
