@@ -263,8 +263,8 @@ export function parse<F extends Flags>(spec: CommandSpec<F>, argv: string[]): Om
 }
 
 /** Prints what --help or --version ask for, if argv asks (anywhere: as before any other check). */
-function answered(argv: readonly string[], help: () => string): boolean {
-  if (argv.includes("--help") || argv.includes("-h")) console.log(help());
+function answered(argv: readonly string[], help: string): boolean {
+  if (argv.includes("--help") || argv.includes("-h")) console.log(help);
   else if (argv.includes("--version")) console.log(cliVersion());
   else return false;
   return true;
@@ -315,7 +315,7 @@ export function command<const F extends Flags>(spec: CommandSpec<F>): CommandMod
     summary: spec.summary,
     help,
     run: async (argv) =>
-      answered(argv, () => help)
+      answered(argv, help)
         ? 0
         : report(spec.name, spec.failures ?? "report", (setUrl) => spec.run({ ...parse(spec, argv), setUrl })),
   };
@@ -324,8 +324,7 @@ export function command<const F extends Flags>(spec: CommandSpec<F>): CommandMod
 export interface GroupSpec {
   readonly name: string;
   readonly summary: string;
-  readonly about?: string;
-  /** Its subcommands, by the word that names them; each spec's name is "<group> <word>". */
+  /** Its subcommands, by the word that names them (each spec's name: "<group> <word>"). */
   readonly subcommands: Readonly<Record<string, CommandSpec<Flags>>>;
   readonly footer?: string;
 }
@@ -337,14 +336,13 @@ export interface GroupSpec {
 export function commandGroup(group: GroupSpec): CommandModule {
   const subs = group.subcommands;
   const words = Object.keys(subs);
-  const blocks = Object.values(subs).map((s) => {
-    const usage = (typeof s.usage === "string" ? [s.usage] : s.usage).map((u) => `  ${s.name.split(" ").at(-1)} ${u}`);
+  const blocks = Object.entries(subs).map(([word, s]) => {
+    const usage = (typeof s.usage === "string" ? [s.usage] : s.usage).map((u) => `  ${word} ${u}`);
     return `${usage.join("\n")}\n${indent(s.about ?? s.summary, 8)}${s.flags ? `\n${table(s.flags)}` : ""}`;
   });
   const shared = sharedFlags(Object.values(subs)[0]!);
   const help = [
     usageLines(group.name, `<${words.join("|")}> [options]`),
-    ...(group.about ? [group.about] : []),
     `Subcommands:\n${blocks.join("\n\n")}`,
     `Options of every subcommand:\n${table(shared)}`,
     ...(group.footer ? [group.footer] : []),
@@ -359,7 +357,7 @@ export function commandGroup(group: GroupSpec): CommandModule {
       const [word, ...rest] = argv;
       const sub = word !== undefined && Object.hasOwn(modules, word) ? modules[word]! : undefined;
       if (sub) return sub.run(rest);
-      if (answered(argv, () => help)) return 0;
+      if (answered(argv, help)) return 0;
       return report(group.name, "report", () => {
         throw new UsageError(
           word === undefined
