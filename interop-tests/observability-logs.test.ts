@@ -193,8 +193,8 @@ export const RecordJob = () => {};\n`,
 
         const bad = startCli(["worker", "--log-format", "xml"], {});
         await bad.closed;
-        expect(await bad.exited).toBe(1);
-        expect(bad.stderr()).toContain("--log-format must be text or json");
+        expect(await bad.exited).toBe(2);
+        expect(bad.stderr()).toContain("sidekiq-bridge worker: --log-format must be text or json");
 
         await runOne(["-r", withLogger], 1);
         const { readFileSync } = await import("node:fs");

@@ -150,11 +150,13 @@ describeEachSidekiq("cli: worker --processes", (sk) => {
 });
 
 describe("cli: worker --processes, bad input", () => {
-  it("N <= 0 or not an integer: one line naming the flag, exit 1, nothing forked", async () => {
+  it("N <= 0 or not an integer: a usage error naming the flag, exit 2, nothing forked", async () => {
     for (const n of ["0", "-2", "1.5", "many"]) {
       const { exited, output } = startCli(["worker", `--processes=${n}`], { REDIS_URL: "redis://127.0.0.1:1/0" });
-      expect(await exited).toBe(1);
-      expect(output()).toBe(`sidekiq-bridge: --processes must be an integer >= 1, got "${n}"\n`);
+      expect(await exited).toBe(2);
+      expect(output()).toBe(
+        `sidekiq-bridge worker: --processes must be an integer >= 1, got "${n}"\nRun 'sidekiq-bridge worker --help' for usage.\n`,
+      );
     }
   });
 

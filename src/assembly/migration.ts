@@ -17,7 +17,12 @@ export type { AuditOptions } from "../tools/migration/audit.js";
 export { moveJobs, type MoveOptions } from "../tools/migration/move.js";
 export { migrateTimestamps, type TimestampOptions } from "../tools/migration/convert-timestamps.js";
 export { exportToFile, exportToStream, type ExportOptions } from "../tools/migration/dump.js";
-export { importFromFile, importFromStream, ImportRefusedError, type ImportOptions } from "../tools/migration/restore.js";
+export {
+  importFromFile,
+  importFromStream,
+  ImportRefusedError,
+  type ImportOptions,
+} from "../tools/migration/restore.js";
 export { ExportFormatError } from "../tools/migration/export-format.js";
 
 /** Reads the queues and job sets (read-only) and judges every queue. */

@@ -2,11 +2,7 @@
 // own, with the add-ons' tabs (sidekiq-cron's Cron, sidekiq-unique-jobs'
 // Locks). The dashboard (src/tools/web/) takes its tabs as an argument; this
 // entry gives it the registry's.
-import {
-  createWebHandler as dashboardHandler,
-  type WebHandler,
-  type WebOptions,
-} from "../tools/web/handler.js";
+import { createWebHandler as dashboardHandler, type WebHandler, type WebOptions } from "../tools/web/handler.js";
 import { startWebServer as serveDashboard, type WebServer } from "../tools/web/server.js";
 import { webTabs } from "./registry.js";
 

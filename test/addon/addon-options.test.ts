@@ -1,7 +1,7 @@
 // The add-ons are turned on and off under the same names from WorkerOptions,
 // the command line and a handlers module; what a worker hands back, and the
 // one line it logs at start about its add-ons.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { help, run } from "../../src/assembly/worker-command.js";
 import { collectHandlers } from "../../src/assembly/migration.js";
 import { Worker } from "../../src/assembly/worker.js";
@@ -15,6 +15,19 @@ function captureLogger() {
   return { lines, debug: line("DEBUG"), info: line("INFO"), warn: line("WARN"), error: line("ERROR") };
 }
 
+/** The worker command's usage error: its first line on stderr, after checking it exits 2. */
+async function usageError(argv: string[]): Promise<string> {
+  let err = "";
+  const spy = vi.spyOn(process.stderr, "write").mockImplementation((s) => ((err += String(s)), true));
+  try {
+    expect(await run(argv)).toBe(2);
+  } finally {
+    spy.mockRestore();
+  }
+  expect(err).toContain("Run 'sidekiq-bridge worker --help' for usage.");
+  return err.slice(0, err.indexOf("\n") + 1);
+}
+
 describe("add-on options", () => {
   it("the worker command's help lists each add-on's flag and --run-without", () => {
     expect(help).toContain("--no-cron");
@@ -23,14 +36,14 @@ describe("add-on options", () => {
   });
 
   it("a bad add-on flag value is named by its flag, before anything connects", async () => {
-    await expect(run(["--unique-jobs", "7", "--redis", "redis://127.0.0.1:1"])).rejects.toThrow(
-      '--unique-jobs must be 8 or 9 (the gem\'s major version), got "7"',
+    expect(await usageError(["--unique-jobs", "7", "--redis", "redis://127.0.0.1:1"])).toBe(
+      'sidekiq-bridge worker: --unique-jobs must be 8 or 9 (the gem\'s major version), got "7"\n',
     );
   });
 
   it("a bad core value is named by its flag, through the library's own check", async () => {
-    await expect(run(["--fetch", "fast", "--redis", "redis://127.0.0.1:1"])).rejects.toThrow(
-      '--fetch must be reliable or basic, got "fast"',
+    expect(await usageError(["--fetch", "fast", "--redis", "redis://127.0.0.1:1"])).toBe(
+      'sidekiq-bridge worker: --fetch must be reliable or basic, got "fast"\n',
     );
   });
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { formatDuration, formatTable } from "../../src/tools/cli/output.js";
 import { maskUrl, redisUrl, scrub, urlSecrets } from "../../src/tools/cli/redis-url.js";
-import { parseFlags } from "../../src/tools/cli/flags.js";
+import { command, commandSpec, integer, parse } from "../../src/tools/cli/command.js";
 import { UsageError } from "../../src/tools/cli/errors.js";
 import { parseAt, parseRetry, parseRubyJson } from "../../src/tools/cli/enqueue-command.js";
 import { RubyFloat, toRubyJson } from "../../src/core/wire/ruby-json.js";
@@ -53,12 +53,59 @@ describe("Redis URL flag", () => {
 });
 
 describe("flags", () => {
+  const spec = commandSpec({
+    name: "t",
+    summary: "a test command",
+    usage: "[list|show] [NAME] [options]",
+    actions: { list: "every one", show: "one" },
+    flags: {
+      limit: { short: "l", value: "N", help: "at most N\n(default 25)", parse: integer(1), default: 25 },
+      tag: { value: "T", help: "a tag (repeatable)", multiple: true },
+      gem: {
+        value: "GEM",
+        help: "an add-on's flag",
+        parse: (v: string) => {
+          if (v !== "8") throw new Error(`--gem must be 8, got "${v}"`);
+          return { gem: 8 };
+        },
+      },
+    },
+    json: true,
+    positionals: 1,
+    run: async () => 0,
+  });
+
   it("turn parseArgs errors into usage errors", () => {
-    expect(() => parseFlags({ args: ["--nope"], options: { json: { type: "boolean" } } })).toThrow(UsageError);
-    expect(() => parseFlags({ args: ["x"], options: {} })).toThrow(UsageError);
-    expect(
-      parseFlags({ args: ["--json", "x"], options: { json: { type: "boolean" } }, allowPositionals: true }),
-    ).toMatchObject({ values: { json: true }, positionals: ["x"] });
+    expect(() => parse(spec, ["--nope"])).toThrow(UsageError);
+    expect(() => parse(spec, ["list", "x", "y"])).toThrow('unexpected argument "y"');
+    expect(parse(spec, ["--json", "show", "x"])).toMatchObject({
+      values: { json: true },
+      action: "show",
+      positionals: ["x"],
+    });
+  });
+
+  it("check each value with its flag's parser, default what is not given, and check the action", () => {
+    expect(parse(spec, [])).toMatchObject({ values: { limit: 25, tag: [], json: false }, action: "list" });
+    expect(parse(spec, ["show", "a", "-l", "3", "--tag", "x", "--tag=y", "--gem", "8"])).toMatchObject({
+      values: { limit: 3, tag: ["x", "y"], gem: { gem: 8 } },
+      action: "show",
+      positionals: ["a"],
+    });
+    expect(() => parse(spec, ["--limit", "0"])).toThrow(new UsageError('--limit must be an integer >= 1, got "0"'));
+    // A parser's own error (an add-on's flag) is a usage error too.
+    expect(() => parse(spec, ["--gem", "7"])).toThrow(new UsageError('--gem must be 8, got "7"'));
+    expect(() => parse(spec, ["frob"])).toThrow(new UsageError('unknown action "frob" for t: use list or show'));
+  });
+
+  it("write the help in one layout, the shared flags once", () => {
+    const { help } = command(spec);
+    expect(help).toMatch(
+      /^Usage: sidekiq-bridge t \[list\|show\] \[NAME\] \[options\]\n\nActions:\n {2}list {10}every one\n/,
+    );
+    expect(help).toContain("  -l, --limit N               at most N\n                              (default 25)\n");
+    for (const flag of ["--redis URL", "--json", "--network-timeout S", "-h, --help", "--version"])
+      expect(help.split(flag)).toHaveLength(2);
   });
 });
 

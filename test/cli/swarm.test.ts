@@ -8,18 +8,18 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { UsageError } from "../../src/tools/cli/errors.js";
-import { childArgv, exitCodeOf, processesFlag, SlotRestarts } from "../../src/tools/cli/swarm.js";
+import { childArgv, exitCodeOf, PROCESSES_FLAG, SlotRestarts } from "../../src/tools/cli/swarm.js";
 import { DUPLICATE_STOP_MS, StopSignals } from "../../src/tools/cli/swarm-child.js";
 
 describe("--processes", () => {
   it("defaults to 1 and takes a positive integer", () => {
-    expect(processesFlag(undefined)).toBe(1);
-    expect(processesFlag("1")).toBe(1);
-    expect(processesFlag("8")).toBe(8);
+    expect(PROCESSES_FLAG.default).toBe(1);
+    expect(PROCESSES_FLAG.parse("1", "--processes")).toBe(1);
+    expect(PROCESSES_FLAG.parse("8", "--processes")).toBe(8);
   });
   it.each(["0", "-1", "1.5", "two", "", " 2", "2x"])("%j is a one-line error naming the flag", (v) => {
-    expect(() => processesFlag(v)).toThrow(UsageError);
-    expect(() => processesFlag(v)).toThrow(`--processes must be an integer >= 1, got "${v}"`);
+    expect(() => PROCESSES_FLAG.parse(v, "--processes")).toThrow(UsageError);
+    expect(() => PROCESSES_FLAG.parse(v, "--processes")).toThrow(`--processes must be an integer >= 1, got "${v}"`);
   });
 });
 

@@ -1,5 +1,5 @@
 // `sidekiq-bridge --version` and `<command> --version` print package.json's version;
-// a worker flag's bad value is named by the flag.
+// a worker flag's bad value is named by the flag, as every command's is.
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -26,14 +26,16 @@ describe("sidekiq-bridge --version", () => {
 });
 
 describe("worker flag errors", () => {
-  it("a bad --dialect or --fallback is named by its flag, before any connection (exit 1)", () => {
+  it("a bad --dialect or --fallback is named by its flag, before any connection (a usage error, exit 2)", () => {
     for (const [flag, value] of [
       ["--dialect", "9"],
       ["--fallback", "5"],
     ]) {
       const r = cli(["worker", flag!, value!, "--redis", "redis://127.0.0.1:1"]);
-      expect(r.stderr).toMatch(new RegExp(`^sidekiq-bridge: ${flag}: `));
-      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(
+        new RegExp(`^sidekiq-bridge worker: ${flag}: .*\nRun 'sidekiq-bridge worker --help' for usage\\.\n$`),
+      );
+      expect(r.status).toBe(2);
     }
   }, 120_000);
 });

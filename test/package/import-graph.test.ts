@@ -271,7 +271,7 @@ describe("the import graph of src/", () => {
         edge("src/core/iterable/iterable.ts", "src/assembly/registry.ts"),
         edge("src/tools/web/handler.ts", "src/assembly/registry.ts"),
         edge("src/tools/migration/audit.ts", "src/addons/sidekiq-cron/audit.ts"),
-        edge("src/addons/sidekiq-cron/cli-command.ts", "src/tools/cli/flags.ts"),
+        edge("src/addons/sidekiq-cron/cli-command.ts", "src/tools/cli/command.ts"),
         edge("src/addons/sidekiq-cron/web/pages.ts", "src/tools/web/extension.ts"),
         edge("src/addons/addon.ts", "src/assembly/worker.ts"),
         edge("src/assembly/worker.ts", "src/addons/sidekiq-cron/install.ts"),
@@ -284,7 +284,7 @@ describe("the import graph of src/", () => {
       "src/core/iterable/iterable.ts:1 → src/assembly/registry.ts: core imports assembly, a layer above it",
       "src/tools/web/handler.ts:1 → src/assembly/registry.ts: tools imports assembly, a layer above it",
       "src/tools/migration/audit.ts:1 → src/addons/sidekiq-cron/audit.ts: tools imports addons, a layer above it",
-      "src/addons/sidekiq-cron/cli-command.ts:1 → src/tools/cli/flags.ts: an add-on imports a tool's internals (only src/tools/<tool>/extension.ts)",
+      "src/addons/sidekiq-cron/cli-command.ts:1 → src/tools/cli/command.ts: an add-on imports a tool's internals (only src/tools/<tool>/extension.ts)",
       "src/addons/addon.ts:1 → src/assembly/worker.ts: addons imports assembly, a layer above it",
     ]);
     expect(

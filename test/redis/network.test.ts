@@ -5,7 +5,7 @@
 // bounds it.
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
-import { takeNetworkTimeout } from "../../src/tools/cli/network-flag.js";
+import { commandSpec, parse } from "../../src/tools/cli/command.js";
 import { UsageError } from "../../src/tools/cli/errors.js";
 import { Client } from "../../src/core/client/client.js";
 import { resolveWorkerConfig } from "../../src/core/config/resolve.js";
@@ -108,13 +108,22 @@ describe("network timeouts", () => {
   });
 
   it("--network-timeout is taken from any command's flags and set for the whole process", () => {
-    const env: NodeJS.ProcessEnv = {};
-    expect(takeNetworkTimeout(["--redis", "u", "--network-timeout", "2.5", "x"], env)).toEqual(["--redis", "u", "x"]);
-    expect(env[NETWORK_TIMEOUT_ENV]).toBe("2.5");
-    expect(takeNetworkTimeout(["--network-timeout=4"], env)).toEqual([]);
-    expect(env[NETWORK_TIMEOUT_ENV]).toBe("4");
-    expect(() => takeNetworkTimeout(["--network-timeout", "0"], env)).toThrow(UsageError);
-    expect(() => takeNetworkTimeout(["--network-timeout"], env)).toThrow(/needs a number of seconds/);
-    expect(() => takeNetworkTimeout(["--network-timeout="], env)).toThrow(/positive number of seconds/);
+    const spec = commandSpec({ name: "t", summary: "", usage: "", positionals: 1, run: async () => 0 });
+    const saved = process.env[NETWORK_TIMEOUT_ENV];
+    try {
+      expect(parse(spec, ["--redis", "u", "--network-timeout", "2.5", "x"])).toMatchObject({
+        values: { redis: "u" },
+        positionals: ["x"],
+      });
+      expect(process.env[NETWORK_TIMEOUT_ENV]).toBe("2.5");
+      parse(spec, ["--network-timeout=4"]);
+      expect(process.env[NETWORK_TIMEOUT_ENV]).toBe("4");
+      expect(() => parse(spec, ["--network-timeout", "0"])).toThrow(UsageError);
+      expect(() => parse(spec, ["--network-timeout"])).toThrow(/--network-timeout <value>' argument missing/);
+      expect(() => parse(spec, ["--network-timeout="])).toThrow(/positive number of seconds/);
+    } finally {
+      if (saved === undefined) delete process.env[NETWORK_TIMEOUT_ENV];
+      else process.env[NETWORK_TIMEOUT_ENV] = saved;
+    }
   });
 });

@@ -1,45 +1,19 @@
 // `sidekiq-bridge cron`: sidekiq-cron's jobs (src/addons/sidekiq-cron/), what its Web UI tab
 // shows and does: list, show, enable, disable, delete, enqueue now.
-import { Client } from "../../core/client/client.js";
-import { DialectDetectionError } from "../../core/client/errors.js";
 import { CronApi } from "./cron-api.js";
 import type { CronJob } from "./cron-job.js";
 import { RawJson, type RubyJsonValue } from "../../core/wire/ruby-json.js";
 import {
   clip,
-  CommandError,
-  COMMON_HELP,
-  COMMON_OPTIONS,
-  parseFlags,
   printJson,
   printTable,
-  runCommand,
+  CommandError,
   UsageError,
+  command,
+  pushFlags,
   withApi,
+  withClient,
 } from "../../tools/cli/extension.js";
-
-export const summary = "sidekiq-cron jobs: list, show, enable, disable, delete, enqueue";
-
-export const help = `Usage: sidekiq-bridge cron [list] [--namespace NS | --all-namespaces] [options]
-       sidekiq-bridge cron show|enable|disable|delete|enqueue NAME [--namespace NS] [options]
-
-The cron jobs of sidekiq-cron 2.x (the cron_jobs:<namespace> sets), as its Web
-UI's Cron tab shows them. Ruby and Node read and write the same keys.
-
-Actions:
-  list          the jobs of a namespace (default), with schedule, status, class, queue, last enqueue
-  show          one job: every field, the next fire time and its jid history
-  enable        enable! (the poller enqueues it again)
-  disable       disable! (the poller skips it)
-  delete        destroy: the job, its :enqueued and :jid_history
-  enqueue       enqueue! now, whatever its schedule or status ("Enqueue Now")
-
-Options:
-      --namespace NS          the namespace (default: default)
-      --all-namespaces        list: every namespace in Redis
-      --dialect D             enqueue: auto (default), 6, 7, 8 or a version
-      --fallback D            enqueue: dialect when auto finds no live Ruby process
-${COMMON_HELP}`;
 
 function jobJson(job: CronJob, extra: Record<string, RubyJsonValue> = {}): { [k: string]: RubyJsonValue } {
   const h = job.toHash();
@@ -69,27 +43,31 @@ function jobJson(job: CronJob, extra: Record<string, RubyJsonValue> = {}): { [k:
   };
 }
 
-export async function run(argv: string[]): Promise<number> {
-  return runCommand("cron", async ({ setUrl }) => {
-    const { values, positionals } = parseFlags({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        ...COMMON_OPTIONS,
-        namespace: { type: "string" },
-        "all-namespaces": { type: "boolean" },
-        dialect: { type: "string" },
-        fallback: { type: "string" },
-      },
-    });
-    if (values.help) {
-      console.log(help);
-      return 0;
-    }
-    const [action = "list", name, ...rest] = positionals;
-    if (!["list", "show", "enable", "disable", "delete", "enqueue"].includes(action))
-      throw new UsageError(`unknown action "${action}": use list, show, enable, disable, delete or enqueue`);
-    if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
+export const { summary, help, run } = command({
+  name: "cron",
+  summary: "sidekiq-cron jobs: list, show, enable, disable, delete, enqueue",
+  usage: [
+    "[list] [--namespace NS | --all-namespaces] [options]",
+    "show|enable|disable|delete|enqueue NAME [--namespace NS] [options]",
+  ],
+  about: `The cron jobs of sidekiq-cron 2.x (the cron_jobs:<namespace> sets), as its Web
+UI's Cron tab shows them. Ruby and Node read and write the same keys.`,
+  actions: {
+    list: "the jobs of a namespace (default), with schedule, status, class, queue, last enqueue",
+    show: "one job: every field, the next fire time and its jid history",
+    enable: "enable! (the poller enqueues it again)",
+    disable: "disable! (the poller skips it)",
+    delete: "destroy: the job, its :enqueued and :jid_history",
+    enqueue: 'enqueue! now, whatever its schedule or status ("Enqueue Now")',
+  },
+  flags: {
+    namespace: { value: "NS", help: "the namespace (default: default)" },
+    "all-namespaces": { help: "list: every namespace in Redis" },
+    ...pushFlags("enqueue: "),
+  },
+  json: true,
+  positionals: 1,
+  async run({ values, action, positionals: [name], setUrl }) {
     if (action === "list" && name !== undefined) throw new UsageError(`list takes no name (got "${name}")`);
     if (action !== "list" && name === undefined) throw new UsageError(`cron ${action} needs the job's NAME`);
     if (values["all-namespaces"] && (action !== "list" || values.namespace !== undefined))
@@ -126,29 +104,12 @@ export async function run(argv: string[]): Promise<number> {
       }
       const jobName = name!;
       if (action === "enqueue") {
-        const client = new Client({
-          redis: sidekiq.redis,
-          dialect: values.dialect ?? "auto",
-          ...(values.fallback !== undefined ? { autoFallback: values.fallback } : {}),
-        });
-        try {
-          const cron = new CronApi({ redis: sidekiq.redis, client });
-          let jid: string | null;
-          try {
-            jid = await cron.enqueue(jobName, namespace);
-          } catch (e) {
-            if (e instanceof DialectDetectionError)
-              throw new CommandError(
-                `no live Ruby Sidekiq process tells which format to write: pass --dialect 6|7|8 (or --fallback) — ${e.message}`,
-              );
-            throw e;
-          }
+        return withClient(sidekiq.redis, values, async (client) => {
+          const jid = await new CronApi({ redis: sidekiq.redis, client }).enqueue(jobName, namespace);
           if (values.json) printJson({ name: jobName, namespace, jid });
           else console.log(`Enqueued cron job ${jobName} (${namespace}): jid ${jid ?? "none (stopped by middleware)"}`);
           return 0;
-        } finally {
-          await client.close();
-        }
+        });
       }
       const cron = new CronApi({ redis: sidekiq.redis });
       if (action === "show") {
@@ -203,5 +164,5 @@ export async function run(argv: string[]): Promise<number> {
       else console.log(`Cron job ${job.name} (${job.namespace}) is ${job.status}`);
       return 0;
     });
-  });
-}
+  },
+});

@@ -1,70 +1,47 @@
 // `sidekiq-bridge schedule`: sidekiq-scheduler's schedules (src/addons/sidekiq-scheduler/),
 // what its Recurring Jobs tab shows and does: list, show, enable, disable,
 // enqueue now.
-import { Client } from "../../core/client/client.js";
-import { DialectDetectionError } from "../../core/client/errors.js";
 import {
   clip,
-  CommandError,
-  COMMON_HELP,
-  COMMON_OPTIONS,
-  parseFlags,
   printJson,
   printTable,
-  runCommand,
+  CommandError,
   UsageError,
+  command,
+  pushFlags,
   withApi,
+  withClient,
 } from "../../tools/cli/extension.js";
 import { SchedulerApi } from "./scheduler-api.js";
 import { entryProblems, intervalOf, type ScheduleEntry } from "./schedule-entry.js";
 
-export const summary = "sidekiq-scheduler schedules: list, show, enable, disable, enqueue";
-
-export const help = `Usage: sidekiq-bridge schedule [list] [options]
-       sidekiq-bridge schedule show|enable|disable|enqueue NAME [options]
-
-The schedules of sidekiq-scheduler (its \`schedules\` hash), as its Web UI's
-Recurring Jobs tab shows them. Ruby and Node read and write the same keys.
-
-Actions:
-  list          every schedule: interval, status, class, queue, last and next time
-  show          one schedule: its config, status, last and next time
-  enable        enable it (sidekiq-scheduler:states), on every Ruby and Node scheduler
-  disable       disable it
-  enqueue       push it now, whatever its schedule or status ("Enqueue now")
-
-Options:
-      --key-prefix P          SidekiqScheduler::RedisManager.key_prefix (default none)
-      --dialect D             enqueue: auto (default), 6, 7, 8 or a version
-      --fallback D            enqueue: dialect when auto finds no live Ruby process
-${COMMON_HELP}`;
-
-export async function run(argv: string[]): Promise<number> {
-  return runCommand("schedule", async ({ setUrl }) => {
-    const { values, positionals } = parseFlags({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        ...COMMON_OPTIONS,
-        "key-prefix": { type: "string" },
-        dialect: { type: "string" },
-        fallback: { type: "string" },
-      },
-    });
-    if (values.help) {
-      console.log(help);
-      return 0;
-    }
-    const [action = "list", name, ...rest] = positionals;
-    if (!["list", "show", "enable", "disable", "enqueue"].includes(action))
-      throw new UsageError(`unknown action "${action}": use list, show, enable, disable or enqueue`);
-    if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
+export const { summary, help, run } = command({
+  name: "schedule",
+  summary: "sidekiq-scheduler schedules: list, show, enable, disable, enqueue",
+  usage: ["[list] [options]", "show|enable|disable|enqueue NAME [options]"],
+  about: `The schedules of sidekiq-scheduler (its \`schedules\` hash), as its Web UI's
+Recurring Jobs tab shows them. Ruby and Node read and write the same keys.`,
+  actions: {
+    list: "every schedule: interval, status, class, queue, last and next time",
+    show: "one schedule: its config, status, last and next time",
+    enable: "enable it (sidekiq-scheduler:states), on every Ruby and Node scheduler",
+    disable: "disable it",
+    enqueue: 'push it now, whatever its schedule or status ("Enqueue now")',
+  },
+  flags: {
+    "key-prefix": { value: "P", help: "SidekiqScheduler::RedisManager.key_prefix (default none)" },
+    ...pushFlags("enqueue: "),
+  },
+  json: true,
+  positionals: 1,
+  async run({ values, action, positionals: [name], setUrl }) {
     if (action === "list" && name !== undefined) throw new UsageError(`list takes no name (got "${name}")`);
     if (action !== "list" && name === undefined) throw new UsageError(`schedule ${action} needs the schedule's NAME`);
     const keyPrefix = values["key-prefix"];
+    const prefix = keyPrefix !== undefined ? { keyPrefix } : {};
 
     return withApi(values.redis, setUrl, {}, async (sidekiq) => {
-      const api = new SchedulerApi({ redis: sidekiq.redis, ...(keyPrefix !== undefined ? { keyPrefix } : {}) });
+      const api = new SchedulerApi({ redis: sidekiq.redis, ...prefix });
       const { last, next } = await api.times();
       const describe = async (e: ScheduleEntry) => ({
         name: e.name,
@@ -132,33 +109,12 @@ export async function run(argv: string[]): Promise<number> {
         else console.log(`Schedule ${scheduleName} is ${action}d`);
         return 0;
       }
-      const client = new Client({
-        redis: sidekiq.redis,
-        dialect: values.dialect ?? "auto",
-        ...(values.fallback !== undefined ? { autoFallback: values.fallback } : {}),
-      });
-      try {
-        const withClient = new SchedulerApi({
-          redis: sidekiq.redis,
-          client,
-          ...(keyPrefix !== undefined ? { keyPrefix } : {}),
-        });
-        let jid: string | null;
-        try {
-          jid = await withClient.enqueue(scheduleName);
-        } catch (e) {
-          if (e instanceof DialectDetectionError)
-            throw new CommandError(
-              `no live Ruby Sidekiq process tells which format to write: pass --dialect 6|7|8 (or --fallback) — ${e.message}`,
-            );
-          throw e;
-        }
+      return withClient(sidekiq.redis, values, async (client) => {
+        const jid = await new SchedulerApi({ redis: sidekiq.redis, client, ...prefix }).enqueue(scheduleName);
         if (values.json) printJson({ name: scheduleName, jid });
         else console.log(`Enqueued schedule ${scheduleName}: jid ${jid ?? "none (stopped by middleware)"}`);
         return 0;
-      } finally {
-        await client.close();
-      }
+      });
     });
-  });
-}
+  },
+});

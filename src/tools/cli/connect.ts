@@ -1,9 +1,13 @@
 // One way for a command to reach Redis: connect and PING now, so a bad host
 // or password fails at once with its reason (never the password), then the
-// API on that connection, closed whatever happens.
+// API on that connection, closed whatever happens; and a client to push with
+// in the format --dialect names.
 import type { Redis } from "ioredis";
 import { type ApiOptions, SidekiqApi } from "../../core/api/sidekiq-api.js";
+import { Client } from "../../core/client/client.js";
+import { DialectDetectionError } from "../../core/client/errors.js";
 import { connectRedis } from "../../core/redis/connection.js";
+import { dialect, version } from "./command.js";
 import { CommandError } from "./errors.js";
 import { maskUrl, redisUrl, scrub } from "./redis-url.js";
 
@@ -68,5 +72,49 @@ export async function withApi<T>(
     return await body(api);
   } finally {
     await closeApi(api);
+  }
+}
+
+/** --api-version of a command that reads latencies. */
+export const API_VERSION_FLAG = {
+  value: "V",
+  help: "latency as this Sidekiq release's API computes it (default 8.1.7)",
+  parse: version,
+} as const;
+
+/** --dialect and --fallback of a command that pushes (`when`: the action they serve, "enqueue: "). */
+export function pushFlags(when = "") {
+  return {
+    dialect: {
+      value: "D",
+      help: `${when}auto (default: what the live Ruby fleet reads), 6, 7, 8 or a version`,
+      parse: dialect,
+      default: "auto",
+    },
+    fallback: { value: "D", help: `${when}dialect when auto finds no live Ruby process`, parse: version },
+  } as const;
+}
+
+/**
+ * A client on `redis` that writes the format of --dialect, for `body`, closed
+ * after it; auto finding no Ruby process to tell it is named by the flags
+ * that settle it.
+ */
+export async function withClient<T>(
+  redis: Redis,
+  flags: { dialect: string; fallback: string | undefined },
+  body: (client: Client) => Promise<T>,
+): Promise<T> {
+  const fallback = flags.fallback !== undefined ? { autoFallback: flags.fallback } : {};
+  const client = new Client({ redis, dialect: flags.dialect, ...fallback });
+  try {
+    return await body(client);
+  } catch (e) {
+    if (!(e instanceof DialectDetectionError)) throw e;
+    throw new CommandError(
+      `no live Ruby Sidekiq process tells which format to write: pass --dialect 6|7|8 (or --fallback) — ${e.message}`,
+    );
+  } finally {
+    await client.close();
   }
 }

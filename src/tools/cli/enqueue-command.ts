@@ -1,37 +1,14 @@
 // `sidekiq-bridge enqueue`: push one job, as `Sidekiq::Client.push` from Ruby
 // would (Client.push: normalize, client middleware none, strict args, the
 // fleet's dialect).
-import { Client } from "../../core/client/client.js";
-import { DialectDetectionError, SidekiqArgumentError } from "../../core/client/errors.js";
+import { SidekiqArgumentError } from "../../core/client/errors.js";
 import type { PushItem } from "../../core/client/normalize.js";
 import { parseJson, WireParseError } from "../../core/wire/json-scan.js";
 import { RubyFloat, type RubyJsonValue } from "../../core/wire/ruby-json.js";
-import { CommandError, UsageError } from "./errors.js";
-import { COMMON_HELP, COMMON_OPTIONS, parseFlags } from "./flags.js";
+import { UsageError } from "./errors.js";
+import { command } from "./command.js";
 import { isoSeconds, printJson } from "./output.js";
-import { runCommand } from "./run-command.js";
-import { withApi } from "./connect.js";
-
-export const summary = "push a job for Ruby (or Node) workers";
-
-export const help = `Usage: sidekiq-bridge enqueue CLASS [ARGS_JSON] [options]
-
-Pushes one job, as Sidekiq::Client.push does: CLASS is the job class name
-("HardJob", "Billing::InvoiceJob"), ARGS_JSON a JSON array of its arguments
-(default []). Integers beyond 2^53 and float lexemes such as 1.0 reach Ruby as
-written.
-
-Options:
-  -q, --queue NAME            queue (default: default)
-      --at TIME               run at TIME: epoch seconds or an ISO 8601 date (past: now)
-      --in SECONDS            run in SECONDS from now
-      --retry VALUE           true, false or a number of retries (default: true)
-      --dialect D             auto (default: what the live Ruby fleet reads), 6, 7, 8 or a version
-      --fallback D            dialect when auto finds no live Ruby process
-${COMMON_HELP}
-
-Example:
-  sidekiq-bridge enqueue HardJob '[42, "hello"]' --queue critical --in 60`;
+import { pushFlags, withApi, withClient } from "./connect.js";
 
 /**
  * Parses JSON the way Ruby's JSON.parse types it: float lexemes become
@@ -107,33 +84,40 @@ export function parseAt(v: string): number {
   return t / 1000;
 }
 
-export function parseRetry(v: string | undefined): boolean | number | undefined {
-  if (v === undefined) return undefined;
+/** --in: a number of seconds. */
+function parseIn(v: string): number {
+  const s = Number(v);
+  if (v.trim() === "" || !Number.isFinite(s)) throw new UsageError(`--in must be a number of seconds, got "${v}"`);
+  return s;
+}
+
+export function parseRetry(v: string): boolean | number {
   if (v === "true") return true;
   if (v === "false") return false;
   if (/^\d+$/.test(v)) return Number(v);
   throw new UsageError(`--retry must be true, false or a number, got "${v}"`);
 }
 
-export async function run(argv: string[]): Promise<number> {
-  return runCommand("enqueue", async ({ setUrl }) => {
-    const { values, positionals } = parseFlags({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        ...COMMON_OPTIONS,
-        queue: { type: "string", short: "q" },
-        at: { type: "string" },
-        in: { type: "string" },
-        retry: { type: "string" },
-        dialect: { type: "string" },
-        fallback: { type: "string" },
-      },
-    });
-    if (values.help) {
-      console.log(help);
-      return 0;
-    }
+export const { summary, help, run } = command({
+  name: "enqueue",
+  summary: "push a job for Ruby (or Node) workers",
+  usage: "CLASS [ARGS_JSON] [options]",
+  about: `Pushes one job, as Sidekiq::Client.push does: CLASS is the job class name
+("HardJob", "Billing::InvoiceJob"), ARGS_JSON a JSON array of its arguments
+(default []). Integers beyond 2^53 and float lexemes such as 1.0 reach Ruby as
+written.`,
+  flags: {
+    queue: { short: "q", value: "NAME", help: "queue (default: default)", default: "default" },
+    at: { value: "TIME", help: "run at TIME: epoch seconds or an ISO 8601 date (past: now)", parse: parseAt },
+    in: { value: "SECONDS", help: "run in SECONDS from now", parse: parseIn },
+    retry: { value: "VALUE", help: "true, false or a number of retries (default: true)", parse: parseRetry },
+    ...pushFlags(),
+  },
+  json: true,
+  positionals: Infinity,
+  footer: `Example:
+  sidekiq-bridge enqueue HardJob '[42, "hello"]' --queue critical --in 60`,
+  async run({ values, positionals, setUrl }) {
     const [klass, argsText, ...extra] = positionals;
     if (klass === undefined || klass === "")
       throw new UsageError("a job class is required, e.g. sidekiq-bridge enqueue HardJob '[1, 2]'");
@@ -150,39 +134,16 @@ export async function run(argv: string[]): Promise<number> {
     }
     if (values.at !== undefined && values.in !== undefined) throw new UsageError("give --at or --in, not both");
     const now = Date.now() / 1000;
-    let at: number | undefined;
-    if (values.at !== undefined) at = parseAt(values.at);
-    if (values.in !== undefined) {
-      const s = Number(values.in);
-      if (values.in.trim() === "" || !Number.isFinite(s))
-        throw new UsageError(`--in must be a number of seconds, got "${values.in}"`);
-      at = now + s;
-    }
+    let at = values.at ?? (values.in !== undefined ? now + values.in : undefined);
     if (at !== undefined && at <= now) at = undefined; // Ruby's perform_at: a past time means now
-    const retry = parseRetry(values.retry);
-    return withApi(values.redis, setUrl, {}, async (api) => {
-      let client: Client | undefined;
-      try {
-        client = new Client({
-          redis: api.redis,
-          dialect: values.dialect ?? "auto",
-          ...(values.fallback !== undefined ? { autoFallback: values.fallback } : {}),
+    const item: PushItem = { class: klass, args: args as RubyJsonValue[], queue: values.queue };
+    if (values.retry !== undefined) item.retry = values.retry;
+    if (at !== undefined) item.at = at;
+    return withApi(values.redis, setUrl, {}, (api) =>
+      withClient(api.redis, values, async (client) => {
+        const jid = await client.push(item).catch((e: unknown) => {
+          throw e instanceof SidekiqArgumentError ? new UsageError(e.message) : e;
         });
-        const item: PushItem = { class: klass, args: args as RubyJsonValue[], queue: values.queue ?? "default" };
-        if (retry !== undefined) item.retry = retry;
-        if (at !== undefined) item.at = at;
-        let jid: string | null;
-        try {
-          jid = await client.push(item);
-        } catch (e) {
-          if (e instanceof DialectDetectionError) {
-            throw new CommandError(
-              `no live Ruby Sidekiq process tells which format to write: pass --dialect 6|7|8 (or --fallback) — ${e.message}`,
-            );
-          }
-          if (e instanceof SidekiqArgumentError) throw new UsageError(e.message);
-          throw e;
-        }
         const profile = await client.profile(item.queue);
         if (values.json) {
           printJson({ jid, class: klass, queue: item.queue!, at: at ?? null, dialect: profile.version });
@@ -192,9 +153,7 @@ export async function run(argv: string[]): Promise<number> {
           console.log(`Enqueued ${klass} ${jid} to queue ${item.queue}`);
         }
         return 0;
-      } finally {
-        await client?.close();
-      }
-    });
-  });
-}
+      }),
+    );
+  },
+});

@@ -6,42 +6,28 @@ import { importFromFile, importFromStream } from "../migration/restore.js";
 import { progressLine } from "../migration/progress.js";
 import { connectCli } from "./connect.js";
 import { UsageError } from "./errors.js";
-import { parseFlags } from "./flags.js";
+import { command } from "./command.js";
 import { printJson } from "./output.js";
 import { maskUrl as maskRedisUrl, redisUrl } from "./redis-url.js";
-import { runCommand } from "./run-command.js";
 
-export const summary = "load an export file into Redis (verified; refuses a non-empty target)";
-
-export const help = `Usage: sidekiq-bridge import FILE [options]
-
-Loads a file written by \`sidekiq-bridge export\` (FILE "-" is stdin). Every key is
+export const { summary, help, run } = command({
+  name: "import",
+  summary: "load an export file into Redis (verified; refuses a non-empty target)",
+  usage: "FILE [options]",
+  about: `Loads a file written by \`sidekiq-bridge export\` (FILE "-" is stdin). Every key is
 written under a temporary name and checked (entry count, the file's digest, and a
 digest of what Redis holds, read back); when the whole file has been checked, all
 keys are renamed into place in one MULTI, so workers never see half an import.
 A target that already holds any key of the export's kind (queue:*, queues,
-schedule, retry, dead, and stat:* if exported) is refused, unless --force.
-
-Options:
-      --force              replace the keys the file holds (the queues set is merged; others are left alone)
-      --redis URL          Redis URL (default: $REDIS_URL or redis://127.0.0.1:6379/0)
-      --json               print the summary as JSON
-  -h, --help               this help`;
-
-export async function run(argv: string[]): Promise<number> {
-  let url: string | undefined;
-  return runCommand("import", async ({ setUrl }) => {
-    const { values, positionals } = parseFlags({
-      args: argv,
-      options: {
-        redis: { type: "string" },
-        json: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-        force: { type: "boolean" },
-      },
-      allowPositionals: true,
-    });
-    setUrl((url = redisUrl(values.redis)));
+schedule, retry, dead, and stat:* if exported) is refused, unless --force.`,
+  flags: {
+    force: { help: "replace the keys the file holds (the queues set is merged; others are left alone)" },
+  },
+  json: "print the summary as JSON",
+  positionals: Infinity,
+  async run({ values, positionals, setUrl }) {
+    const url = redisUrl(values.redis);
+    setUrl(url);
     if (positionals.length !== 1)
       throw new UsageError(
         positionals.length ? `one FILE, got ${positionals.length}` : "say what to load: sidekiq-bridge import FILE",
@@ -59,7 +45,7 @@ export async function run(argv: string[]): Promise<number> {
     const redis = await connectCli(url);
     const p = progressLine(process.stderr, "import");
     try {
-      const o = { force: !!values.force, progress: p.update };
+      const o = { force: values.force, progress: p.update };
       const summary =
         file === "-"
           ? await importFromStream(redis, process.stdin as AsyncIterable<Buffer>, o)
@@ -80,5 +66,5 @@ export async function run(argv: string[]): Promise<number> {
       p.done();
       redis.disconnect();
     }
-  });
-}
+  },
+});

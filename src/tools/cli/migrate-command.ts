@@ -4,7 +4,6 @@ import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 import type { Redis } from "ioredis";
 import { auditQueues, collectHandlers, emptyHandlers, type AuditReport, type QueueAudit } from "../migration/audit.js";
-import type { AuditAddon } from "../migration/extension.js";
 import { moveJobs, type MoveReport } from "../migration/move.js";
 import { migrateTimestamps, type TimestampReport, type TimestampTarget } from "../migration/convert-timestamps.js";
 import { JOB_SETS, type JobSet } from "../migration/stored-jobs.js";
@@ -12,93 +11,53 @@ import { DEAD_KEY, RETRY_KEY, SCHEDULE_KEY } from "../../core/wire/keys.js";
 import { progressLine } from "../migration/progress.js";
 import { connectCli } from "./connect.js";
 import { UsageError } from "./errors.js";
-import { parseFlags } from "./flags.js";
+import { commandGroup, type CommandModule, commandSpec, integer } from "./command.js";
+import type { AuditAddon } from "../migration/extension.js";
 import { printJson } from "./output.js";
 import { redisUrl } from "./redis-url.js";
-import { runCommand } from "./run-command.js";
 
-export const summary = "audit, move and rewrite jobs to migrate queues between Ruby and Node, or Sidekiq 8 and 7";
-
-export const help = `Usage: sidekiq-bridge migrate <audit|move|timestamps> [options]
-
-  audit        per queue: its job classes (queued, scheduled, retry, dead), the live
-               processes serving it, and READY if Node has a handler for every class,
-               else BLOCKED with the reasons. Read-only.
-  move         moves the jobs of some classes (or all) from one queue to another, with
-               their scheduled and retry entries, one atomic step per job, under traffic.
-  timestamps   rewrites queued, scheduled, retry and dead payloads between float seconds
-               (Sidekiq 6/7) and integer milliseconds (Sidekiq 8), under traffic.
-
-audit:
-  -q, --queue NAME         queue to audit (repeatable; default: every known queue)
-  -r, --handlers MODULE    the Node handlers module, as for \`worker -r\` (repeatable)
-      --node-classes A,B   classes Node handles (plain or ActiveJob; repeatable)
-      --dead-blocks        classes found only in the dead set block too (default: warning)
-
-move:
-      --from QUEUE         source queue
-      --to QUEUE           destination queue
-      --class NAME         job class to move, ActiveJob by its own class (repeatable, or A,B)
-      --all                move every job of the queue
-      --dead               also rewrite dead-set entries bound for --from (default: schedule, retry)
-      --passes N           passes until nothing is left to move (default 3)
-      --dry-run            count what would move
-
-timestamps:
-      --to 7|8             target unit: 7 (also 6) float seconds, 8 integer milliseconds
-  -q, --queue NAME         only these queues (repeatable; default: all) ...
-      --sets LIST          ... and these sets (default schedule,retry,dead; "none" for none)
-      --passes N           repeat while entries written meanwhile remain (default 1)
-      --dry-run            count per key what would change
-
-Common:
-      --redis URL          Redis URL (default: $REDIS_URL or redis://127.0.0.1:6379/0)
-      --json               one JSON document on stdout (progress stays on stderr)
-  -h, --help               this help
-
-Exit status: 0 done (audit: every queue READY); 3 done, but audit found a queue BLOCKED,
-or jobs remain (written or routed to the old place during the run: run it again);
-1 error; 2 usage error.`;
-
-const COMMON = {
-  redis: { type: "string" },
-  json: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
-
-function list(v: unknown): string[] {
-  const arr = Array.isArray(v) ? v : v === undefined ? [] : [v];
-  return arr
-    .flatMap((x) => String(x).split(","))
+/** A repeatable flag whose values may also be comma-separated lists. */
+function list(values: readonly string[]): string[] {
+  return values
+    .flatMap((x) => x.split(","))
     .map((s) => s.trim())
     .filter(Boolean);
 }
 
-function positiveInt(name: string, v: unknown, dflt: number): number {
-  if (v === undefined) return dflt;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} must be a positive integer, got "${String(v)}"`);
-  return n;
-}
+const JSON_HELP = "one JSON document on stdout (progress stays on stderr)";
 
-/** `addons`: the worker's add-ons, whose checks the audit runs, given by the command map (src/assembly/main.ts). */
-export async function run(argv: string[], addons: readonly AuditAddon[]): Promise<number> {
-  const [sub, ...rest] = argv;
-  let url: string | undefined;
-  const label = sub === "audit" || sub === "move" || sub === "timestamps" ? `migrate ${sub}` : "migrate";
-  return runCommand(label, async ({ setUrl }) => {
-    if (sub === "audit") {
-      const { values } = parseFlags({
-        args: rest,
-        options: {
-          ...COMMON,
-          queue: { type: "string", short: "q", multiple: true },
-          handlers: { type: "string", short: "r", multiple: true },
-          "node-classes": { type: "string", multiple: true },
-          "dead-blocks": { type: "boolean" },
-        },
-      });
-      setUrl((url = redisUrl(values.redis)));
+/**
+ * `sidekiq-bridge migrate`. `addons`: the worker's add-ons, whose checks the
+ * audit runs, loaded only when it runs (given by the command map, src/assembly/main.ts).
+ */
+export function migrateCommand(addons: () => Promise<readonly AuditAddon[]>): CommandModule {
+  const audit = commandSpec({
+    name: "migrate audit",
+    summary: "per queue: its job classes and whether Node handles them all",
+    usage: "[options]",
+    about: `Per queue: its job classes (queued, scheduled, retry, dead), the live
+processes serving it, and READY if Node has a handler for every class,
+else BLOCKED with the reasons. Read-only.`,
+    flags: {
+      queue: {
+        short: "q",
+        value: "NAME",
+        help: "queue to audit (repeatable; default: every known queue)",
+        multiple: true,
+      },
+      handlers: {
+        short: "r",
+        value: "MODULE",
+        help: "the Node handlers module, as for `worker -r` (repeatable)",
+        multiple: true,
+      },
+      "node-classes": { value: "A,B", help: "classes Node handles (plain or ActiveJob; repeatable)", multiple: true },
+      "dead-blocks": { help: "classes found only in the dead set block too (default: warning)" },
+    },
+    json: JSON_HELP,
+    async run({ values, setUrl }) {
+      const url = redisUrl(values.redis);
+      setUrl(url);
       const handlers = emptyHandlers();
       for (const m of list(values.handlers)) {
         let mod: unknown;
@@ -107,7 +66,7 @@ export async function run(argv: string[], addons: readonly AuditAddon[]): Promis
         } catch (e) {
           throw new Error(`cannot load the handlers module ${m}: ${(e as Error).message}`, { cause: e });
         }
-        await collectHandlers(mod, handlers, addons);
+        await collectHandlers(mod, handlers, await addons());
       }
       for (const c of list(values["node-classes"])) handlers.classes.add(c);
       return withRedis(url, async (redis) => {
@@ -117,50 +76,59 @@ export async function run(argv: string[], addons: readonly AuditAddon[]): Promis
           {
             queues: list(values.queue),
             handlers,
-            deadBlocks: !!values["dead-blocks"],
+            deadBlocks: values["dead-blocks"],
             progress: p.update,
           },
-          addons,
+          await addons(),
         );
         p.done();
         if (values.json) printJson(report);
         else process.stdout.write(formatAudit(report));
         return report.queues.some((q) => q.verdict === "BLOCKED") ? 3 : 0;
       });
-    }
-    if (sub === "move") {
-      const { values } = parseFlags({
-        args: rest,
-        options: {
-          ...COMMON,
-          from: { type: "string" },
-          to: { type: "string" },
-          class: { type: "string", multiple: true },
-          all: { type: "boolean" },
-          dead: { type: "boolean" },
-          passes: { type: "string" },
-          "dry-run": { type: "boolean" },
-        },
-      });
-      setUrl((url = redisUrl(values.redis)));
-      if (typeof values.from !== "string" || typeof values.to !== "string")
-        throw new UsageError("move needs --from QUEUE and --to QUEUE");
+    },
+  });
+
+  const move = commandSpec({
+    name: "migrate move",
+    summary: "move the jobs of some classes (or all) from one queue to another",
+    usage: "--from QUEUE --to QUEUE (--class NAME... | --all) [options]",
+    about: `Moves the jobs of some classes (or all) from one queue to another, with
+their scheduled and retry entries, one atomic step per job, under traffic.`,
+    flags: {
+      from: { value: "QUEUE", help: "source queue" },
+      to: { value: "QUEUE", help: "destination queue" },
+      class: {
+        value: "NAME",
+        help: "job class to move, ActiveJob by its own class (repeatable, or A,B)",
+        multiple: true,
+      },
+      all: { help: "move every job of the queue" },
+      dead: { help: "also rewrite dead-set entries bound for --from (default: schedule, retry)" },
+      passes: { value: "N", help: "passes until nothing is left to move (default 3)", parse: integer(1), default: 3 },
+      "dry-run": { help: "count what would move" },
+    },
+    json: JSON_HELP,
+    async run({ values, setUrl }) {
+      const url = redisUrl(values.redis);
+      setUrl(url);
+      const { from, to } = values;
+      if (from === undefined || to === undefined) throw new UsageError("move needs --from QUEUE and --to QUEUE");
       const classes = list(values.class);
       if (classes.length === 0 && !values.all)
         throw new UsageError("say which jobs to move: --class NAME (repeatable) or --all");
       if (classes.length > 0 && values.all) throw new UsageError("--class and --all exclude each other");
-      if (values.from === values.to) throw new UsageError("--from and --to name the same queue");
+      if (from === to) throw new UsageError("--from and --to name the same queue");
       const sets: JobSet[] = values.dead ? [SCHEDULE_KEY, RETRY_KEY, DEAD_KEY] : [SCHEDULE_KEY, RETRY_KEY];
-      const passes = positiveInt("passes", values.passes, 3);
       return withRedis(url, async (redis) => {
         const p = progressLine(process.stderr, "migrate move");
         const report = await moveJobs(redis, {
-          from: values.from as string,
-          to: values.to as string,
+          from,
+          to,
           ...(classes.length ? { classes } : {}),
           sets,
-          maxPasses: passes,
-          dryRun: !!values["dry-run"],
+          maxPasses: values.passes,
+          dryRun: values["dry-run"],
           progress: p.update,
         });
         p.done();
@@ -168,40 +136,51 @@ export async function run(argv: string[], addons: readonly AuditAddon[]): Promis
         else process.stdout.write(formatMove(report));
         return report.remaining > 0 ? 3 : 0;
       });
-    }
-    if (sub === "timestamps") {
-      const { values } = parseFlags({
-        args: rest,
-        options: {
-          ...COMMON,
-          to: { type: "string" },
-          queue: { type: "string", short: "q", multiple: true },
-          sets: { type: "string" },
-          passes: { type: "string" },
-          "dry-run": { type: "boolean" },
-        },
-      });
-      setUrl((url = redisUrl(values.redis)));
+    },
+  });
+
+  const timestamps = commandSpec({
+    name: "migrate timestamps",
+    summary: "rewrite payload times between Sidekiq 6/7 and 8",
+    usage: "--to 7|8 [options]",
+    about: `Rewrites queued, scheduled, retry and dead payloads between float seconds
+(Sidekiq 6/7) and integer milliseconds (Sidekiq 8), under traffic.`,
+    flags: {
+      to: { value: "7|8", help: "target unit: 7 (also 6) float seconds, 8 integer milliseconds" },
+      queue: { short: "q", value: "NAME", help: "only these queues (repeatable; default: all) ...", multiple: true },
+      sets: { value: "LIST", help: '... and these sets (default schedule,retry,dead; "none" for none)' },
+      passes: {
+        value: "N",
+        help: "repeat while entries written meanwhile remain (default 1)",
+        parse: integer(1),
+        default: 1,
+      },
+      "dry-run": { help: "count per key what would change" },
+    },
+    json: JSON_HELP,
+    async run({ values, setUrl }) {
+      const url = redisUrl(values.redis);
+      setUrl(url);
       const to = Number(values.to);
       if (values.to === undefined || ![6, 7, 8].includes(to))
         throw new UsageError(
-          `--to must be 7 or 8 (6 writes what 7 does), got ${values.to === undefined ? "nothing" : `"${String(values.to)}"`}`,
+          `--to must be 7 or 8 (6 writes what 7 does), got ${values.to === undefined ? "nothing" : `"${values.to}"`}`,
         );
       let sets: JobSet[] = [...JOB_SETS];
-      if (typeof values.sets === "string") {
-        sets = values.sets === "none" ? [] : (list(values.sets) as JobSet[]);
+      if (values.sets !== undefined) {
+        sets = values.sets === "none" ? [] : (list([values.sets]) as JobSet[]);
         for (const s of sets)
           if (!JOB_SETS.includes(s)) throw new UsageError(`--sets takes schedule, retry, dead or none, got "${s}"`);
       }
-      const passes = positiveInt("passes", values.passes, 1);
+      const queues = list(values.queue);
       return withRedis(url, async (redis) => {
         const p = progressLine(process.stderr, "migrate timestamps");
         const report = await migrateTimestamps(redis, {
           to: to as TimestampTarget,
-          dryRun: !!values["dry-run"],
-          ...(list(values.queue).length ? { queues: list(values.queue) } : {}),
+          dryRun: values["dry-run"],
+          ...(queues.length ? { queues } : {}),
           sets,
-          maxPasses: passes,
+          maxPasses: values.passes,
           progress: p.update,
         });
         p.done();
@@ -209,9 +188,16 @@ export async function run(argv: string[], addons: readonly AuditAddon[]): Promis
         else process.stdout.write(formatTimestamps(report));
         return !report.dryRun && report.totals.remaining > 0 ? 3 : 0;
       });
-    }
-    if (sub === undefined) throw new UsageError("say which: migrate audit, migrate move or migrate timestamps");
-    throw new UsageError(`unknown migrate command "${sub}": use audit, move or timestamps`);
+    },
+  });
+
+  return commandGroup({
+    name: "migrate",
+    summary: "audit, move and rewrite jobs to migrate queues between Ruby and Node, or Sidekiq 8 and 7",
+    subcommands: { audit, move, timestamps },
+    footer: `Exit status: 0 done (audit: every queue READY); 3 done, but audit found a queue BLOCKED,
+or jobs remain (written or routed to the old place during the run: run it again);
+1 error; 2 usage error.`,
   });
 }
 

@@ -3,47 +3,37 @@
 // read as the Busy page reads them, so memory does not grow with the fleet).
 import { RawJson, type RubyJsonValue } from "../../core/wire/ruby-json.js";
 import { clip, formatDuration, isoSeconds, printJson, printTable } from "./output.js";
-import { COMMON_HELP, COMMON_OPTIONS, parseFlags } from "./flags.js";
-import { runCommand } from "./run-command.js";
-import { UsageError } from "./errors.js";
+import { command, integer } from "./command.js";
 import { withApi } from "./connect.js";
 
-export const summary = "list live Sidekiq processes, Ruby and Node (and their running jobs)";
-
-export const help = `Usage: sidekiq-bridge processes [options]
-
-Lists the live processes as Sidekiq::ProcessSet does (it first prunes members
+export const { summary, help, run } = command({
+  name: "processes",
+  summary: "list live Sidekiq processes, Ruby and Node (and their running jobs)",
+  usage: "[options]",
+  about: `Lists the live processes as Sidekiq::ProcessSet does (it first prunes members
 whose heartbeat expired, at most once a minute, like Ruby): identity, runtime
 (ruby, or node for sidekiq-bridge workers), version, queues, busy/threads,
-quiet, age and time since the last heartbeat.
-
-Options:
-      --work                  also list the jobs running now (Sidekiq::WorkSet),
-                              oldest first, --limit of them (default 100) from --offset
-      --limit N               running jobs to list with --work (default 100)
-      --offset N              running jobs to skip with --work (default 0)
-${COMMON_HELP}`;
-
-function count(v: string | undefined, flag: string, dflt: number): number {
-  if (v === undefined) return dflt;
-  if (!/^\d{1,9}$/.test(v)) throw new UsageError(`${flag} takes a whole number, not "${v}"`);
-  return Number(v);
-}
-
-export async function run(argv: string[]): Promise<number> {
-  return runCommand("processes", async ({ setUrl }) => {
-    const { values, positionals } = parseFlags({
-      args: argv,
-      allowPositionals: true,
-      options: { ...COMMON_OPTIONS, work: { type: "boolean" }, limit: { type: "string" }, offset: { type: "string" } },
-    });
-    if (values.help) {
-      console.log(help);
-      return 0;
-    }
-    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-    const limit = count(values.limit, "--limit", 100);
-    const offset = count(values.offset, "--offset", 0);
+quiet, age and time since the last heartbeat.`,
+  flags: {
+    work: {
+      help: "also list the jobs running now (Sidekiq::WorkSet),\noldest first, --limit of them (default 100) from --offset",
+    },
+    limit: {
+      value: "N",
+      help: "running jobs to list with --work (default 100)",
+      parse: integer(0, 999_999_999),
+      default: 100,
+    },
+    offset: {
+      value: "N",
+      help: "running jobs to skip with --work (default 0)",
+      parse: integer(0, 999_999_999),
+      default: 0,
+    },
+  },
+  json: true,
+  async run({ values, setUrl }) {
+    const { limit, offset } = values;
     return withApi(values.redis, setUrl, {}, async (api) => {
       const procs = await api.processes.list();
       const jobs = values.work
@@ -125,5 +115,5 @@ export async function run(argv: string[]): Promise<number> {
       }
       return 0;
     });
-  });
-}
+  },
+});

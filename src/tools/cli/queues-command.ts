@@ -1,58 +1,36 @@
 // `sidekiq-bridge queues`: list queues, page through one, clear one.
-import { apiVersionFlag, COMMON_HELP, COMMON_OPTIONS, intFlag, parseFlags } from "./flags.js";
+import { command, integer } from "./command.js";
 import { argsPreview, clip, formatDuration, isoSeconds, jobJson, printJson, printTable } from "./output.js";
-import { runCommand } from "./run-command.js";
 import { payloadSeconds } from "../../core/api/job-entry.js";
 import { UsageError } from "./errors.js";
-import { withApi } from "./connect.js";
+import { API_VERSION_FLAG, withApi } from "./connect.js";
 
-export const summary = "list queues; show a queue's jobs; clear a queue";
-
-export const help = `Usage: sidekiq-bridge queues [list] [options]
-       sidekiq-bridge queues show NAME [--offset N] [--limit N] [options]
-       sidekiq-bridge queues clear NAME --yes [options]
-
-list   every queue in the queues set (sorted by name) with its size and latency
-show   the jobs of queue NAME, newest first (as Sidekiq::Queue#each), a page at a time
-clear  delete queue NAME and all its jobs (Sidekiq::Queue#clear: UNLINK + SREM queues)
-
-Options:
-      --offset N              show: skip N jobs (default 0)
-      --limit N               show: at most N jobs (default 25)
-      --yes                   clear: confirm
-      --api-version V         latency as this Sidekiq release's API computes it (default 8.1.7)
-${COMMON_HELP}`;
-
-export async function run(argv: string[]): Promise<number> {
-  return runCommand("queues", async ({ setUrl }) => {
-    const { values, positionals } = parseFlags({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        ...COMMON_OPTIONS,
-        offset: { type: "string" },
-        limit: { type: "string" },
-        yes: { type: "boolean" },
-        "api-version": { type: "string" },
-      },
-    });
-    if (values.help) {
-      console.log(help);
-      return 0;
-    }
-    const [action = "list", name, ...extra] = positionals;
-    if (!["list", "show", "clear"].includes(action))
-      throw new UsageError(`unknown action "${action}": use list, show or clear`);
-    if (action === "list" ? name !== undefined : extra.length > 0)
-      throw new UsageError(`unexpected argument "${action === "list" ? name : extra[0]}"`);
+export const { summary, help, run } = command({
+  name: "queues",
+  summary: "list queues; show a queue's jobs; clear a queue",
+  usage: ["[list] [options]", "show NAME [--offset N] [--limit N] [options]", "clear NAME --yes [options]"],
+  actions: {
+    list: "every queue in the queues set (sorted by name) with its size and latency",
+    show: "the jobs of queue NAME, newest first (as Sidekiq::Queue#each), a page at a time",
+    clear: "delete queue NAME and all its jobs (Sidekiq::Queue#clear: UNLINK + SREM queues)",
+  },
+  flags: {
+    offset: { value: "N", help: "show: skip N jobs (default 0)", parse: integer(0) },
+    limit: { value: "N", help: "show: at most N jobs (default 25)", parse: integer(1) },
+    yes: { help: "clear: confirm" },
+    "api-version": API_VERSION_FLAG,
+  },
+  json: true,
+  positionals: 1,
+  async run({ values, action, positionals: [name], setUrl }) {
+    if (action === "list" && name !== undefined) throw new UsageError(`unexpected argument "${name}"`);
     if (action !== "list" && (name === undefined || name === ""))
       throw new UsageError(`queues ${action} needs a queue NAME`);
     if (action !== "show" && (values.offset !== undefined || values.limit !== undefined))
       throw new UsageError("--offset and --limit go with queues show");
     if (action === "clear" && !values.yes) throw new UsageError(`refusing to clear queue "${name}" without --yes`);
-    const offset = intFlag("offset", values.offset, 0);
-    const limit = intFlag("limit", values.limit, 25, 1);
-    const apiVersion = apiVersionFlag(values["api-version"]);
+    const { offset = 0, limit = 25 } = values;
+    const apiVersion = values["api-version"];
     return withApi(values.redis, setUrl, apiVersion !== undefined ? { apiVersion } : {}, async (api) => {
       if (action === "list") {
         const queues = (await api.queueSummaries()).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -69,7 +47,7 @@ export async function run(argv: string[]): Promise<number> {
           );
         return 0;
       }
-      const queue = api.queue(name);
+      const queue = api.queue(name!);
       if (action === "clear") {
         const size = await queue.size();
         await queue.clear();
@@ -109,5 +87,5 @@ export async function run(argv: string[]): Promise<number> {
       }
       return 0;
     });
-  });
-}
+  },
+});

@@ -2,46 +2,29 @@
 // for Ruby and Node processes alike (the process acts on its next heartbeat).
 import { EmbeddedProcessError, ProcessNotFoundError, type RemoteSignalName } from "../../core/api/process-hash.js";
 import { CommandError, UsageError } from "./errors.js";
-import { COMMON_HELP, COMMON_OPTIONS, parseFlags } from "./flags.js";
+import { command, type CommandModule } from "./command.js";
 import { printJson } from "./output.js";
-import { runCommand } from "./run-command.js";
 import { withApi } from "./connect.js";
 
-interface SignalCommand {
-  summary: string;
-  help: string;
-  run(argv: string[]): Promise<number>;
-}
-
 function makeCommand(
-  command: "quiet" | "stop",
+  name: "quiet" | "stop",
   signal: RemoteSignalName,
   what: string,
   rubyMethod: string,
-): SignalCommand {
-  const help = `Usage: sidekiq-bridge ${command} IDENTITY... [options]
-
-${what} (Sidekiq::Process#${rubyMethod}): pushes ${signal} to <IDENTITY>-signals
+): CommandModule {
+  return command({
+    name,
+    summary: `${what.toLowerCase()} (Process#${rubyMethod})`,
+    usage: "IDENTITY... [options]",
+    about: `${what} (Sidekiq::Process#${rubyMethod}): pushes ${signal} to <IDENTITY>-signals
 (MULTI LPUSH + EXPIRE 60), which the process picks up on its next heartbeat
 (within 10 s; 5 s on Sidekiq 6). IDENTITY is as "sidekiq-bridge processes"
-lists it. Embedded processes are refused, as Ruby does.
-
-Options:
-${COMMON_HELP}`;
-
-  async function run(argv: string[]): Promise<number> {
-    return runCommand(command, async ({ setUrl }) => {
-      const { values, positionals } = parseFlags({
-        args: argv,
-        allowPositionals: true,
-        options: { ...COMMON_OPTIONS },
-      });
-      if (values.help) {
-        console.log(help);
-        return 0;
-      }
+lists it. Embedded processes are refused, as Ruby does.`,
+    json: true,
+    positionals: Infinity,
+    async run({ values, positionals, setUrl }) {
       if (positionals.length === 0)
-        throw new UsageError(`${command} needs the IDENTITY of a process (see: sidekiq-bridge processes)`);
+        throw new UsageError(`${name} needs the IDENTITY of a process (see: sidekiq-bridge processes)`);
       return withApi(values.redis, setUrl, {}, async (api) => {
         const signalled: Array<{ identity: string; runtime: string }> = [];
         const errors: Array<{ identity: string; error: string }> = [];
@@ -64,10 +47,8 @@ ${COMMON_HELP}`;
         }
         return 0;
       });
-    });
-  }
-
-  return { summary: `${what.toLowerCase()} (Process#${rubyMethod})`, help, run };
+    },
+  });
 }
 
 export const quiet = makeCommand("quiet", "TSTP", "Tell a process to stop fetching new jobs", "quiet!");

@@ -4,12 +4,10 @@ import type { JobFilter } from "../../core/api/job-entry.js";
 import { BulkActionError, BULK_BATCH_SIZE, MAX_BULK_BATCH_SIZE, type BulkSummary } from "../../core/api/bulk-action.js";
 import type { JobSetName, SortedEntry } from "../../core/api/sorted-entry.js";
 import type { SortedJobSet } from "../../core/api/sorted-set.js";
-import { profileFor } from "../../core/wire/dialect.js";
 import { DEAD_KEY, RETRY_KEY, SCHEDULE_KEY } from "../../core/wire/keys.js";
 import type { RubyJsonValue } from "../../core/wire/ruby-json.js";
 import { argsPreview, clip, isoSeconds, jobJson, printJson, printTable } from "./output.js";
-import { COMMON_HELP, COMMON_OPTIONS, intFlag, parseFlags } from "./flags.js";
-import { runCommand } from "./run-command.js";
+import { command, type CommandModule, dialect, integer } from "./command.js";
 import { UsageError } from "./errors.js";
 import { withApi } from "./connect.js";
 
@@ -20,12 +18,6 @@ const EXIT_PARTIAL = 1; // some entries failed or a middleware stopped them: the
 const EXIT_INTERRUPTED = 3; // stopped by SIGINT / SIGTERM or Redis out of memory: run the same command again to finish
 const REFUSED = "a client middleware stopped the push; the job stays in the set";
 
-interface SetCommand {
-  summary: string;
-  help: string;
-  run(argv: string[]): Promise<number>;
-}
-
 const ACTION_TEXT: Record<Exclude<Action, "list">, string> = {
   retry: "push back to its queue now, retry_count - 1 (SortedEntry#retry)",
   delete: "remove for good (ZREM)",
@@ -34,23 +26,46 @@ const ACTION_TEXT: Record<Exclude<Action, "list">, string> = {
 };
 
 function makeCommand(
-  command: string,
+  name: string,
   key: JobSetName,
   what: string,
   actions: Array<Exclude<Action, "list">>,
-): SetCommand {
-  const help = `Usage: sidekiq-bridge ${command} [list] [--class C] [--queue Q] [--limit N] [--offset N] [options]
-       sidekiq-bridge ${command} ACTION JID... [options]
-       sidekiq-bridge ${command} ACTION --all [--class C] [--queue Q] [options]
-
-The ${what} (the "${key}" sorted set), listed newest score first as Ruby's
-JobSet#each does.
-
-Actions:
-  ${"list".padEnd(13)} the entries (default), filtered by class and queue
-${actions.map((a) => `  ${a.padEnd(13)} ${ACTION_TEXT[a]}`).join("\n")}
-
-With --all the action applies to every entry (or every entry matching
+): CommandModule {
+  const module = command({
+    name,
+    summary: `list and act on the ${what} (${["list", ...actions].join(", ")})`,
+    usage: [
+      "[list] [--class C] [--queue Q] [--limit N] [--offset N] [options]",
+      "ACTION JID... [options]",
+      "ACTION --all [--class C] [--queue Q] [options]",
+    ],
+    about: `The ${what} (the "${key}" sorted set), listed newest score first as Ruby's
+JobSet#each does.`,
+    actions: {
+      list: "the entries (default), filtered by class and queue",
+      ...Object.fromEntries(actions.map((a) => [a, ACTION_TEXT[a]])),
+    },
+    flags: {
+      class: { value: "C", help: "the job class (the ActiveJob class for wrapped jobs, like the Web UI)" },
+      queue: { value: "Q", help: "the job's queue" },
+      limit: { value: "N", help: "list: at most N entries (default 25)", parse: integer(1) },
+      offset: { value: "N", help: "list: skip N matching entries (default 0)", parse: integer(0) },
+      all: { help: "act on every (matching) entry" },
+      yes: { help: "confirm delete --all" },
+      "batch-size": {
+        value: "N",
+        help: `--all: entries per atomic batch (default ${BULK_BATCH_SIZE}, at most ${MAX_BULK_BATCH_SIZE})`,
+        parse: integer(1, MAX_BULK_BATCH_SIZE),
+      },
+      dialect: {
+        value: "D",
+        help: "pushes write auto (default), 6, 7, 8 or a version's enqueued_at unit",
+        parse: dialect,
+      },
+    },
+    json: true,
+    positionals: Infinity,
+    footer: `With --all the action applies to every entry (or every entry matching
 --class/--queue), lowest score first, as Ruby's ${key === DEAD_KEY ? "retry_all" : "retry_all / kill_all"} does, but
 in atomic batches: one Lua call takes up to --batch-size entries out of the
 set and writes each to its queue (or the dead set) only if it was still
@@ -71,45 +86,9 @@ middleware); 2 usage; 3 interrupted (run again to finish): by a signal, or becau
 refused a write at maxmemory (the message says so; free memory first).
 --json prints a summary: done, gone, refused, failed_count, failed (the first
 100), scanned, total, batches, interrupted, elapsed_ms, and error when Redis
-stopped it.
-
-Options:
-      --class C               the job class (the ActiveJob class for wrapped jobs, like the Web UI)
-      --queue Q               the job's queue
-      --limit N               list: at most N entries (default 25)
-      --offset N              list: skip N matching entries (default 0)
-      --all                   act on every (matching) entry
-      --yes                   confirm delete --all
-      --batch-size N          --all: entries per atomic batch (default ${BULK_BATCH_SIZE}, at most ${MAX_BULK_BATCH_SIZE})
-      --dialect D             pushes write auto (default), 6, 7, 8 or a version's enqueued_at unit
-${COMMON_HELP}`;
-
-  async function run(argv: string[]): Promise<number> {
-    return runCommand(command, async ({ setUrl }) => {
-      const { values, positionals } = parseFlags({
-        args: argv,
-        allowPositionals: true,
-        options: {
-          ...COMMON_OPTIONS,
-          class: { type: "string" },
-          queue: { type: "string" },
-          limit: { type: "string" },
-          offset: { type: "string" },
-          all: { type: "boolean" },
-          yes: { type: "boolean" },
-          dialect: { type: "string" },
-          "batch-size": { type: "string" },
-        },
-      });
-      if (values.help) {
-        console.log(help);
-        return 0;
-      }
-      const [actionArg = "list", ...jids] = positionals;
+stopped it.`,
+    async run({ values, action: actionArg, positionals: jids, setUrl }) {
       const action = actionArg as Action;
-      if (action !== "list" && !actions.includes(action)) {
-        throw new UsageError(`unknown action "${actionArg}" for ${command}: use list, ${actions.join(", ")}`);
-      }
       const filter: JobFilter = {};
       if (values.class !== undefined) filter.className = values.class;
       if (values.queue !== undefined) filter.queue = values.queue;
@@ -122,42 +101,30 @@ ${COMMON_HELP}`;
         if (values.limit !== undefined || values.offset !== undefined)
           throw new UsageError("--limit and --offset go with list");
         if (values.all && jids.length > 0) throw new UsageError("give JIDs or --all, not both");
-        if (!values.all && jids.length === 0) throw new UsageError(`${command} ${action} needs JIDs or --all`);
+        if (!values.all && jids.length === 0) throw new UsageError(`${name} ${action} needs JIDs or --all`);
         if (!values.all && filtered)
           throw new UsageError("--class and --queue filter --all; with JIDs, name the jobs only");
         if (values.all && action === "delete" && !values.yes)
           throw new UsageError(
-            `refusing to delete ${filtered ? "every matching" : "every"} ${command} entry without --yes`,
+            `refusing to delete ${filtered ? "every matching" : "every"} ${name} entry without --yes`,
           );
       }
-      if (values.dialect !== undefined) {
-        try {
-          profileFor(values.dialect);
-        } catch (e) {
-          throw new UsageError(`--dialect: ${(e as Error).message}`);
-        }
-      }
-      const limit = intFlag("limit", values.limit, 25, 1);
-      const offset = intFlag("offset", values.offset, 0);
+      const { limit = 25, offset = 0 } = values;
       if (values["batch-size"] !== undefined && !values.all) throw new UsageError("--batch-size goes with --all");
-      const batchSize =
-        values["batch-size"] !== undefined ? intFlag("batch-size", values["batch-size"], 0, 1) : undefined;
-      if (batchSize !== undefined && batchSize > MAX_BULK_BATCH_SIZE)
-        throw new UsageError(`--batch-size: at most ${MAX_BULK_BATCH_SIZE}`);
+      const batchSize = values["batch-size"];
       return withApi(
         values.redis,
         setUrl,
         values.dialect !== undefined ? { dialect: values.dialect } : {},
         async (api) => {
           const set = api.set(key);
-          if (action === "list") return await list(set, filter, offset, limit, values.json === true);
-          if (values.all)
-            return await bulk(set, action, filtered ? filter : undefined, batchSize, values.json === true);
-          return await byJid(set, action, jids, values.json === true);
+          if (action === "list") return await list(set, filter, offset, limit, values.json);
+          if (values.all) return await bulk(set, action, filtered ? filter : undefined, batchSize, values.json);
+          return await byJid(set, action, jids, values.json);
         },
       );
-    });
-  }
+    },
+  });
 
   async function list(
     set: SortedJobSet,
@@ -178,7 +145,7 @@ ${COMMON_HELP}`;
       return 0;
     }
     console.log(
-      `${command}: ${size} entr${size === 1 ? "y" : "ies"}${entries.length < size ? `, showing ${entries.length}` : ""}`,
+      `${name}: ${size} entr${size === 1 ? "y" : "ies"}${entries.length < size ? `, showing ${entries.length}` : ""}`,
     );
     if (entries.length === 0) return 0;
     const errorCol = key !== SCHEDULE_KEY;
@@ -232,7 +199,7 @@ ${COMMON_HELP}`;
     if (json) printJson({ set: key, action, done: done.length, jids: done, not_found: notFound, failed });
     else {
       for (const j of done) console.log(`${pastTense(action)} ${j}`);
-      for (const j of notFound) console.error(`not found in ${command}: ${j}`);
+      for (const j of notFound) console.error(`not found in ${name}: ${j}`);
       for (const f of failed) console.error(`failed ${f.jid}: ${f.error}`);
     }
     return notFound.length + failed.length > 0 ? 1 : 0;
@@ -264,7 +231,7 @@ ${COMMON_HELP}`;
           onProgress: (p) => {
             if (Date.now() - lastReport < 1000) return;
             lastReport = Date.now();
-            process.stderr.write(`${command} ${action}: ${progressLine(p)}\n`);
+            process.stderr.write(`${name} ${action}: ${progressLine(p)}\n`);
           },
         })
         .catch((e: unknown) => {
@@ -296,9 +263,9 @@ ${COMMON_HELP}`;
         ...(error !== undefined ? { error } : {}),
       });
     else {
-      console.log(`${pastTense(action)} ${r.moved} ${command} entr${r.moved === 1 ? "y" : "ies"}`);
+      console.log(`${pastTense(action)} ${r.moved} ${name} entr${r.moved === 1 ? "y" : "ies"}`);
       if (r.gone > 0) console.log(`${r.gone} taken by another process meanwhile (left to it)`);
-      if (r.refused > 0) console.error(`${r.refused} stopped by client middleware, left in ${command}`);
+      if (r.refused > 0) console.error(`${r.refused} stopped by client middleware, left in ${name}`);
       for (const f of r.failures) console.error(`failed: ${f.error}: ${clip(f.raw, 100)}`);
       if (r.failed > r.failures.length) console.error(`... and ${r.failed - r.failures.length} more failed`);
       if (error !== undefined) console.error(`stopped: ${error}`);
@@ -307,7 +274,7 @@ ${COMMON_HELP}`;
     return code;
   }
 
-  return { summary: `list and act on the ${what} (${["list", ...actions].join(", ")})`, help, run };
+  return module;
 }
 
 function progressLine(p: BulkSummary): string {

@@ -1,39 +1,27 @@
 // `sidekiq-bridge stats`: Sidekiq::Stats and the queue summaries.
-import { apiVersionFlag, COMMON_HELP, COMMON_OPTIONS, parseFlags } from "./flags.js";
+import { command } from "./command.js";
 import { formatDuration, printJson, printTable } from "./output.js";
-import { runCommand } from "./run-command.js";
-import { UsageError } from "./errors.js";
-import { withApi } from "./connect.js";
+import { API_VERSION_FLAG, withApi } from "./connect.js";
 import { checkEvictionPolicy } from "../../core/redis/eviction-policy.js";
 
-export const summary = "show Sidekiq::Stats: processed, failed, sets, queues, latency";
-
-export const help = `Usage: sidekiq-bridge stats [options]
-
-Shows what Sidekiq::Stats shows: processed and failed counts, the sizes of the
+export const { summary, help, run } = command({
+  name: "stats",
+  summary: "show Sidekiq::Stats: processed, failed, sets, queues, latency",
+  usage: "[options]",
+  about: `Shows what Sidekiq::Stats shows: processed and failed counts, the sizes of the
 scheduled, retry and dead sets, enqueued jobs, processes, busy threads, the
 default queue's latency, and each queue's size and latency. Like Sidekiq at
 start, it warns on standard error when Redis's maxmemory-policy is not
-noeviction (Redis may then delete jobs under memory pressure).
-
-Options:
-      --api-version V         latency as this Sidekiq release's API computes it (default 8.1.7:
-                              enqueued_at, else created_at; float = seconds, integer = ms)
-${COMMON_HELP}`;
-
-export async function run(argv: string[]): Promise<number> {
-  return runCommand("stats", async ({ setUrl }) => {
-    const { values, positionals } = parseFlags({
-      args: argv,
-      allowPositionals: true,
-      options: { ...COMMON_OPTIONS, "api-version": { type: "string" } },
-    });
-    if (values.help) {
-      console.log(help);
-      return 0;
-    }
-    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-    const apiVersion = apiVersionFlag(values["api-version"]);
+noeviction (Redis may then delete jobs under memory pressure).`,
+  flags: {
+    "api-version": {
+      ...API_VERSION_FLAG,
+      help: "latency as this Sidekiq release's API computes it (default 8.1.7:\nenqueued_at, else created_at; float = seconds, integer = ms)",
+    },
+  },
+  json: true,
+  async run({ values, setUrl }) {
+    const apiVersion = values["api-version"];
     return withApi(values.redis, setUrl, apiVersion !== undefined ? { apiVersion } : {}, async (api) => {
       // As Sidekiq's CLI at start: a policy that evicts loses jobs silently.
       const eviction = await checkEvictionPolicy(api.redis);
@@ -87,5 +75,5 @@ export async function run(argv: string[]): Promise<number> {
       }
       return 0;
     });
-  });
-}
+  },
+});

@@ -25,7 +25,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { constants as osConstants } from "node:os";
 import { parseArgs } from "node:util";
 import type { Logger } from "../../core/logging/logger.js";
-import { intFlag } from "./flags.js";
+import { integer } from "./command.js";
 
 /** The child's 0-based slot, set in each child's environment (a handlers module may read it). */
 export const SWARM_INDEX_ENV = "SIDEKIQ_BRIDGE_SWARM_INDEX";
@@ -34,10 +34,13 @@ export const SWARM_REPLACES_ENV = "SIDEKIQ_BRIDGE_SWARM_REPLACES";
 /** The IPC message a child sends once its worker runs. */
 export const READY_MESSAGE = "sidekiq-bridge:ready";
 
-/** `--processes`: an integer >= 1 (1, the default, runs no supervisor). */
-export function processesFlag(v: string | undefined): number {
-  return intFlag("processes", v, 1, 1);
-}
+/** `--processes N`: an integer >= 1 (1, the default, runs no supervisor). */
+export const PROCESSES_FLAG = {
+  value: "N",
+  help: "run N worker processes under one supervisor (default 1: just this\nprocess); each child is a full worker with its own identity, a dead\none is replaced; --metrics-port N gives child i the port N + i",
+  parse: integer(1),
+  default: 1,
+} as const;
 
 /** The worker's argv without `--processes N` / `--processes=N`: what each child runs. */
 export function childArgv(argv: string[], options: NonNullable<Parameters<typeof parseArgs>[0]>["options"]): string[] {
