@@ -31,7 +31,7 @@ lists it. Embedded processes are refused, as Ruby does.`,
         for (const identity of positionals) {
           try {
             const p = await api.processes.signal(identity, signal);
-            signalled.push({ identity, runtime: p.runtime });
+            signalled.push({ identity, runtime: p.side });
           } catch (e) {
             if (!(e instanceof ProcessNotFoundError || e instanceof EmbeddedProcessError)) throw e;
             errors.push({ identity, error: e.message });
