@@ -47,8 +47,8 @@ export function displayClassOf(rec: JobRecord | null): string | undefined {
   if (!rec) return undefined;
   const dc = rec.get("display_class");
   if (truthy(dc)) return typeof dc === "string" ? dc : JSON.stringify(dc);
-  const klass = str(rec.get("class"));
-  if (klass === undefined || !ACTIVEJOB_WRAPPER_CLASSES.has(klass)) return klass;
+  const payloadClass = str(rec.get("class"));
+  if (payloadClass === undefined || !ACTIVEJOB_WRAPPER_CLASSES.has(payloadClass)) return payloadClass;
   const args = rec.get("args");
   const first = Array.isArray(args) ? args[0] : undefined;
   const wrapped = rec.get("wrapped");
@@ -64,7 +64,7 @@ export function displayClassOf(rec: JobRecord | null): string | undefined {
           .join("#");
     }
   }
-  return typeof className === "string" ? className : klass;
+  return typeof className === "string" ? className : payloadClass;
 }
 
 export function viewOf(raw: string): JobView {

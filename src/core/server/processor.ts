@@ -135,13 +135,13 @@ export async function processJob(work: Work, deps: ProcessorDeps): Promise<Proce
   const jobstr = uow.job;
   try {
     record = JobRecord.parse(jobstr);
-    const klass = record.get("class");
-    if (typeof klass !== "string" || klass === "") throw new Error("the job has no class");
+    const payloadClass = record.get("class");
+    if (typeof payloadClass !== "string" || payloadClass === "") throw new Error("the job has no class");
     // Cheap shape check on the raw text: args must be a JSON array.
     if (record.raw("args")?.[0] !== "[") throw new Error("the job's args is not an array");
     const wrapped = record.get("wrapped");
-    isActiveJob = ACTIVEJOB_WRAPPER_CLASSES.has(klass);
-    className = isActiveJob && typeof wrapped === "string" ? wrapped : klass;
+    isActiveJob = ACTIVEJOB_WRAPPER_CLASSES.has(payloadClass);
+    className = isActiveJob && typeof wrapped === "string" ? wrapped : payloadClass;
     work.jid = record.getString("jid");
     jid = work.jid ?? "";
   } catch (e) {
