@@ -1,7 +1,7 @@
 // ProcessorDeps for running processJob on ready payloads in one process,
 // with no Redis: a unit test of the handler's ctx and a bench of the
 // processor's per-job cost. Only jobs that succeed may run (the retry path
-// needs Redis); the runtime and stats are fresh. offlineWork is the entry a
+// needs Redis); the Config and stats are fresh. offlineWork is the entry a
 // manager would have put in its WorkState for the job.
 import type { Client } from "../src/core/client/client.js";
 import type { Capsule } from "../src/core/server/capsule.js";

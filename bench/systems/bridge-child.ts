@@ -2,8 +2,9 @@
 // "client") or its Worker (role "worker"), on queue `bench`, job class
 // BenchNoopJob (the same name as ruby-fixtures/lib/bench_jobs.rb). Bundled by
 // bench/lib/build.ts and run with plain `node`, pinned by the harness.
-import { Client } from "../../src/core/client/client.js";
-import { Worker, type WorkerOptions } from "../../src/assembly/worker.js";
+// Through the root entry, which every tree of the package has, so
+// BENCH_BRIDGE_COMPARE can swap in a tree of another layout.
+import { Client, Worker, type WorkerOptions } from "../../src/index.js";
 import type { Logger } from "../../src/core/logging/logger.js";
 import { JobCounter, runChild, serveClient, serveWorker } from "../lib/protocol.js";
 

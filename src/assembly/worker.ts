@@ -1,6 +1,6 @@
 // The worker: what a user creates to run Sidekiq jobs in Node, and the
 // composition root of a worker process. It resolves the options once into a
-// frozen ResolvedOptions (src/core/config/), builds the one runtime object every part
+// frozen ResolvedOptions (src/core/config/), builds the one Config every part
 // holds (server/config.ts, Sidekiq::Config), installs into it the add-ons
 // that are turned on (src/assembly/registry.ts), and hands it to the launcher
 // (src/core/server/), which knows no add-on by name.
@@ -91,7 +91,7 @@ export class Worker {
     this.launcher = new Launcher(this.config);
   }
 
-  /** Installs each add-on whose option is on (or that is on by default), handing it the runtime. */
+  /** Installs each add-on whose option is on (or that is on by default), handing it the Config (as ServerConfig). */
   private installAddons(options: WorkerOptions): void {
     const given = options as unknown as Record<string, unknown>;
     for (const addon of addons()) {

@@ -101,7 +101,7 @@ describe("process hash (ProcessSet#each)", () => {
       quiet: false,
       rss: 51200,
       rttUs: 250,
-      runtime: "ruby",
+      side: "ruby",
       embedded: false,
     });
   });
@@ -113,7 +113,7 @@ describe("process hash (ProcessSet#each)", () => {
       concurrency: 10,
       queues: ["default"],
       quiet: true,
-      runtime: "node",
+      side: "node",
       version: undefined,
       rss: 0,
     });

@@ -29,7 +29,7 @@ const ALIASES: Record<string, string[]> = {
  * (from the script's callers, whose argument types say so).
  */
 export const DYNAMIC_LUA_CALLS: Record<string, readonly string[]> = {
-  "src/core/redis/scripts/put-back-from-working-list.ts": ["rpush", "lpush"],
+  "src/core/redis/scripts/requeue-from-working.ts": ["rpush", "lpush"],
   "src/core/redis/scripts/commit-promoted-batch.ts": ["sadd", "lpush"],
 };
 
