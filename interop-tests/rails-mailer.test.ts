@@ -105,41 +105,79 @@ describeEachSidekiq(
       expect(c.NotifyJob).toMatchObject({ kind: "activejob", activejob: { queue: null, dynamic_queue: true } });
       expect(c.ReindexJob).toMatchObject({ kind: "activejob", activejob: { queue: "default" } });
       expect(c.AuditWorker).toMatchObject({ kind: "sidekiq", options: { queue: "audit", retry: 2 } });
+      // Defaults JSON cannot carry (BigDecimal, Symbol, Date, a constant) leave the class checked, their source recorded.
+      expect(c.InvoiceJob!.unchecked).toBeUndefined();
+      expect(c.InvoiceJob!.params!.map((p) => `${p.kind} ${p.name}${p.default ? ` = ${p.default}` : ""}`)).toEqual([
+        "req account",
+        "req amount",
+        'opt rate = BigDecimal("0.20")',
+        "keyreq period",
+        "keyreq window",
+        "key kind = :regular",
+        "key due = Date.new(2026, 1, 31)",
+        "key grace = GRACE_DAYS",
+      ]);
+      // The app's GlobalID app is its own, not the module's name the contract is namespaced by.
+      expect(contract.globalid_app).toBe(ZONED.BRIDGE_RAILS_GLOBALID_APP);
       const checked = new Client({
         redis: sk.url,
         dialect: sk.target.version,
         contract: { contracts: contract, mode: "error" },
       });
       try {
-        const user = aj.record(RAILS_APP, "User", seed.user.id);
+        // Records of the app the contract names: its own GlobalID app, never typed by hand.
+        const user = checked.record("User", seed.user.id);
+        expect(user.json).toEqual({ _aj_globalid: `gid://shop-records/User/${seed.user.id}` });
         const users = checked.mailer("UserMailer");
         await expect(users.deliverLater("welcome", [user], { queue: "held" })).resolves.toMatchObject({
           jid: expect.any(String),
         });
         await expect(users.deliverLater("welcom", [user], { queue: "held" })).rejects.toThrow(ContractError);
         await expect(users.deliverLater("receipt", [user], { queue: "held" })).rejects.toThrow(/missing amount/);
+        const invoices = checked.activeJob("InvoiceJob").set({ queue: "held" });
+        const account = checked.record("Account", seed.account.id);
+        await expect(invoices.performLater(account, aj.bigDecimal("10"))).rejects.toThrow(
+          /missing keywords period:, window:/,
+        );
+        await expect(
+          invoices.performLater(account, aj.bigDecimal("10"), aj.kwargs({ period: 1, window: 2, knd: aj.symbol("x") })),
+        ).rejects.toThrow(/unknown keyword knd:/);
 
         // What Rails writes in that app, and what the checked client writes: the same bytes.
-        const ruby = await rails.eval<{ post: number; mail: string; reindex: string }>(
+        const ruby = await rails.eval<{ post: number; mail: string; reindex: string; invoice: string }>(
           `
           post = Account.first.posts.create!(title: "Zoned")
           UserMailer.with(account: Account.first).welcome(User.first).deliver_later(queue: "zoned")
           ReindexJob.set(queue: "zoned").perform_later(post, force: true)
-          mail, reindex = Sidekiq.redis { |r| r.lrange("queue:zoned", 0, -1) }.reverse
-          {post: post.id, mail: mail, reindex: reindex}
+          InvoiceJob.set(queue: "zoned").perform_later(Account.first, BigDecimal("12.50"), period: Date.new(2026, 1, 1)...Date.new(2026, 2, 1), window: 2.hours, kind: :rush)
+          mail, reindex, invoice = Sidekiq.redis { |r| r.lrange("queue:zoned", 0, -1) }.reverse
+          {post: post.id, mail: mail, reindex: reindex, invoice: invoice}
         `,
           ZONED,
         );
-        const account = aj.record(RAILS_APP, "Account", seed.account.id);
         await users.deliverLater("welcome", [user], { params: { account }, queue: "zoned" });
         await checked
           .activeJob("ReindexJob")
           .set({ queue: "zoned" })
-          .performLater(aj.record(RAILS_APP, "Post", ruby.post), aj.kwargs({ force: true }));
-        const [nodeMail, nodeReindex] = (await sk.redis.lrange("queue:zoned", 0, 1)).reverse();
+          .performLater(checked.record("Post", ruby.post), aj.kwargs({ force: true }));
+        await checked
+          .activeJob("InvoiceJob")
+          .set({ queue: "zoned" })
+          .performLater(
+            account,
+            aj.bigDecimal("12.50"),
+            aj.kwargs({
+              period: aj.range(aj.date("2026-01-01"), aj.date("2026-02-01"), true),
+              window: aj.duration({ hours: 2 }),
+              kind: aj.symbol("rush"),
+            }),
+          );
+        const [nodeMail, nodeReindex, nodeInvoice] = (await sk.redis.lrange("queue:zoned", 0, 2)).reverse();
         expect(stablePayload(nodeMail!)).toBe(stablePayload(ruby.mail));
         expect(stablePayload(nodeReindex!)).toBe(stablePayload(ruby.reindex));
+        expect(stablePayload(nodeInvoice!)).toBe(stablePayload(ruby.invoice));
         expect(ruby.mail).toContain('"locale":"de","timezone":"Berlin"');
+        expect(ruby.invoice).toContain('{"_aj_globalid":"gid://shop-records/Account/');
       } finally {
         await checked.close();
       }
@@ -151,7 +189,17 @@ declare const client: Client;
 const user = aj.record("shop", "User", 1);
 client.mailer("UserMailer").deliverLater("welcome", [user], { params: { account: aj.record("shop", "Account", 1) } });
 client.mailer("UserMailer").deliverLater("receipt", [user, aj.bigDecimal("9.5"), aj.kwargs({ note: "thanks" })]);
-client.activeJob("ReindexJob").performLater(aj.record("shop", "Post", 1), aj.kwargs({ force: true }));
+client.activeJob("ReindexJob").performLater(client.record("Post", 1), aj.kwargs({ force: true }));
+const invoice = client.activeJob("InvoiceJob");
+invoice.performLater(client.record("Account", 1), aj.bigDecimal("10"), aj.kwargs({ period: 1, window: 2 }));
+invoice.performLater(client.record("Account", 1), aj.bigDecimal("10"), aj.bigDecimal("0.1"), aj.kwargs({ period: 1, window: 2, kind: aj.symbol("rush") }));
+client.record("User", 1, { app: "shop" });
+// @ts-expect-error period: and window: are required
+invoice.performLater(client.record("Account", 1), aj.bigDecimal("10"));
+// @ts-expect-error the account and the amount come first
+invoice.performLater(aj.kwargs({ period: 1, window: 2 }));
+// @ts-expect-error the contract of no such app records a GlobalID app
+client.record("User", 1, { app: "shops" });
 // @ts-expect-error UserMailer has no action welcom
 client.mailer("UserMailer").deliverLater("welcom", [user]);
 // @ts-expect-error receipt takes the user and the amount

@@ -69,6 +69,8 @@ module SidekiqBridgeContract
       }
       defaults = active_job_defaults
       doc["activejob_defaults"] = defaults if defaults
+      gid = globalid_app
+      doc["globalid_app"] = gid if gid
       $stdout.puts "#{MARK} #{JSON.generate(doc)}"
       $stdout.flush
     end
@@ -109,6 +111,13 @@ module SidekiqBridgeContract
     def active_job_defaults
       return nil unless defined?(::ActiveJob::Base) && defined?(::I18n)
       {"locale" => ::I18n.locale.to_s, "timezone" => (::Time.zone&.name if ::Time.respond_to?(:zone))}
+    end
+
+    # The app of the app's GlobalIDs (gid://APP/Model/id): config.global_id.app,
+    # else the Rails app's name dasherized, which is not always the contract's app.
+    def globalid_app
+      return nil unless defined?(::GlobalID) && ::GlobalID.respond_to?(:app)
+      ::GlobalID.app.to_s.then { |a| a.empty? ? nil : a }
     end
 
     def source_info(sigs)
@@ -262,14 +271,8 @@ module SidekiqBridgeContract
       sig = sigs[klass.name]
       params = m.parameters.each_with_index.map do |(kind, name), i|
         p = {"name" => param_name(kind, name, i), "kind" => kind.to_s}
-        if (d = defaults[p["name"]])
-          p["default"] = d[:source]
-          if d[:json] == false
-            why = "the default of #{p["name"]} (#{d[:source]}) is not a JSON value"
-            note "#{klass.name}: #{why}; marked unchecked"
-            entry["unchecked"] ||= why
-          end
-        end
+        # Only the source: a default is Ruby's business (a Symbol, a BigDecimal, a constant), never the caller's.
+        p["default"] = defaults[p["name"]] if defaults.key?(p["name"])
         p
       end
       apply_types(klass, params, sig) if sig
@@ -347,7 +350,7 @@ module SidekiqBridgeContract
 
     # --- defaults ----------------------------------------------------------
 
-    # name -> {source:, json: true | false | nil (computed at run time)} for opt and key params.
+    # name -> the Ruby source of its default, for opt and key params.
     def read_defaults(m)
       return {} unless defined?(RubyVM::AbstractSyntaxTree)
       ast = RubyVM::AbstractSyntaxTree.of(m)
@@ -372,7 +375,7 @@ module SidekiqBridgeContract
     def add_default(out, asgn, lines)
       name, value = asgn.children
       return unless value.respond_to?(:type)
-      out[name.to_s] = {source: slice(lines, value), json: json_literal?(value)}
+      out[name.to_s] = slice(lines, value)
     end
 
     def slice(lines, node)
@@ -382,26 +385,6 @@ module SidekiqBridgeContract
         text = lines[(node.first_lineno - 1)..(node.last_lineno - 1)].join
         text[node.first_column..(text.length - (lines[node.last_lineno - 1].length - node.last_column) - 1)].to_s
       end.strip
-    end
-
-    # true: a JSON literal; false: a literal JSON cannot carry; nil: computed when perform runs.
-    def json_literal?(node)
-      case node.type
-      when :NIL, :TRUE, :FALSE, :STR, :INTEGER, :FLOAT, :ZLIST then true
-      when :LIT
-        v = node.children[0]
-        v.is_a?(Integer) || (v.is_a?(Float) && v.finite?) ? true : false
-      when :SYM, :DSYM, :REGX, :DOT2, :DOT3, :RATIONAL, :IMAGINARY then false
-      when :LIST
-        node.children.compact.map { |c| json_literal?(c) }.then { |r| r.include?(false) ? false : (r.all? ? true : nil) }
-      when :HASH
-        list = node.children[0]
-        return true if list.nil?
-        items = list.children.compact
-        keys = items.each_slice(2).map(&:first)
-        return false unless keys.all? { |k| k.respond_to?(:type) && k.type == :STR }
-        items.map { |c| json_literal?(c) }.then { |r| r.include?(false) ? false : (r.all? ? true : nil) }
-      end
     end
 
     # --- RBS -----------------------------------------------------------------

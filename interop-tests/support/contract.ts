@@ -12,9 +12,9 @@ import { startCli } from "./cli-process.js";
 export const CONTRACT_FILES = [
   "contract/jobs.rb",
   "contract/activejob.rb",
+  "contract/symbol_default_job.rb",
   "contract/bad/broken_load_job.rb",
   "contract/bad/ghost_job.rb",
-  "contract/bad/symbol_default_job.rb",
 ];
 
 /**

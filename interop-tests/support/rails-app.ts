@@ -55,8 +55,12 @@ export function railsApp(sk: SidekiqContext): RailsApp {
   };
 }
 
-/** The app booted with a zone and a locale of its own (config.time_zone, i18n.default_locale). */
-export const ZONED = { BRIDGE_RAILS_TIME_ZONE: "Berlin", BRIDGE_RAILS_LOCALE: "de" };
+/** The app booted with a zone, a locale and a GlobalID app of its own (config.time_zone, i18n.default_locale, global_id.app). */
+export const ZONED = {
+  BRIDGE_RAILS_TIME_ZONE: "Berlin",
+  BRIDGE_RAILS_LOCALE: "de",
+  BRIDGE_RAILS_GLOBALID_APP: "shop-records",
+};
 
 /** A mail without the headers each rendering makes anew (Date, Message-ID). */
 export const stableMail = (encoded: string) => encoded.replace(/^(Date|Message-ID): .*\r\n/gm, "");

@@ -130,6 +130,41 @@ describe("contract checker", () => {
     }
   });
 
+  it("client.record names records of the contract's GlobalID app, which need not be its app", async () => {
+    const rails: JobContract = { ...shop, globalid_app: "shop-records" };
+    const billing: JobContract = { contract: 1, app: "billing", globalid_app: "billing", classes: {} };
+    const client = (contracts?: JobContract | JobContract[]) =>
+      new Client({ redis: "redis://127.0.0.1:1", dialect: 8, ...(contracts ? { contract: { contracts } } : {}) });
+    const one = client(rails);
+    const two = client([rails, billing]);
+    const none = client();
+    const old = client(shop);
+    try {
+      expect(one.record("User", 1).json).toEqual({ _aj_globalid: "gid://shop-records/User/1" });
+      expect(one.unchecked.record("User", [1, "a b"]).json).toEqual({ _aj_globalid: "gid://shop-records/User/1/a+b" });
+      expect(two.record("Invoice", 7, { app: "billing" }).json).toEqual({ _aj_globalid: "gid://billing/Invoice/7" });
+      expect(() => two.record("User", 1)).toThrow(
+        'client.record: the contracts of shop, billing record different GlobalID apps (shop-records, billing): say which, client.record(model, id, { app: "shop" })',
+      );
+      expect(() => two.record("User", 1, { app: "shops" })).toThrow(
+        'client.record: no contract of app "shops" (the contracts are of shop, billing)',
+      );
+      expect(() => none.record("User", 1)).toThrow(
+        /give the Client a contract .* or name the app: aj.record\(app, model, id\)/,
+      );
+      expect(() => old.record("User", 1)).toThrow(/the contract of shop does not record GlobalID.app .*pull it again/);
+    } finally {
+      await Promise.all([one, two, none, old].map((c) => c.close()));
+    }
+  });
+
+  it("an optional parameter is optional whatever its default (a Symbol, a BigDecimal, a constant)", () => {
+    const c = checker({ mode: "error" });
+    expect(refusal(() => c.check("SymbolDefaultJob", [1]))).toBeUndefined();
+    expect(refusal(() => c.check("SymbolDefaultJob", [1, "slow"]))).toBeUndefined();
+    expect(refusal(() => c.check("SymbolDefaultJob", []))).toMatch(/takes 1 to 2 arguments \(id, speed\?\), given 0/);
+  });
+
   it("types: strict refuses, error and warn warn once per class and parameter", () => {
     const warnings: string[] = [];
     const c = checker({ mode: "error" }, warnings);

@@ -20,14 +20,17 @@ describe("contract document", () => {
 
   it("stringifies in one order whatever order it was built in: classes by name, fields in a fixed order", () => {
     const a: JobContract = {
-      contract: 1,
-      app: "x",
       classes: {
         ZJob: { params: [{ kind: "req", name: "a" }], kind: "sidekiq", options: { retry: 1, queue: "q" } },
         AJob: { kind: "sidekiq", unchecked: "why" },
       },
+      globalid_app: "x-records",
+      contract: 1,
+      app: "x",
     };
     const text = stringifyContract(a);
+    // The document's own fields first, the GlobalID app just before the classes.
+    expect(text).toMatch(/^\{\n {2}"contract": 1,\n {2}"app": "x",\n {2}"globalid_app": "x-records",\n {2}"classes"/);
     expect(text.indexOf('"AJob"')).toBeLessThan(text.indexOf('"ZJob"'));
     expect(text).toContain('"name": "a",\n          "kind": "req"');
     expect(text).toContain('"queue": "q",\n        "retry": 1');

@@ -11,6 +11,7 @@ const pulled = readContractFile(join(import.meta.dirname, "fixtures/shop.contrac
 // Two mailer actions, as contract pull lists them from a Rails app ("Mailer#action").
 const shop = {
   ...pulled,
+  globalid_app: "shop-records",
   classes: {
     ...pulled.classes,
     "UserMailer#welcome": {
@@ -81,6 +82,14 @@ client.mailer("UserMailer").deliverLater("welcom", [user]);
 client.mailer("UserMailer").deliverLater("receipt", [user]);
 // @ts-expect-error an unknown mailer
 client.mailer("UserMailers");
+client.job("SymbolDefaultJob").performAsync(1);
+client.job("SymbolDefaultJob").performAsync(1, "slow");
+// @ts-expect-error the id is required, whatever the default of speed
+client.job("SymbolDefaultJob").performAsync();
+client.mailer("UserMailer").deliverLater("welcome", [client.record("User", 1)]);
+client.record("User", [1, "x"], { app: "shop" });
+// @ts-expect-error no contract of that app
+client.record("User", 1, { app: "billing" });
 // The escape hatch: another app's class, any arguments.
 client.unchecked.job("OtherAppJob").performAsync(1, 2, 3);
 `;

@@ -56,8 +56,10 @@ describe("the Node side of the contract", () => {
     after.classes.NoArgsJob!.params = [{ name: "day", kind: "req" }];
     delete after.classes.LegacyWorker;
     after.activejob_defaults = { locale: "de", timezone: "Berlin" };
+    after.globalid_app = "shop-records";
     expect(contractChanges(shop, after)).toEqual([
       '(app): ActiveJob\'s locale and time zone were {"locale":"en","timezone":null}, now {"locale":"de","timezone":"Berlin"}',
+      '(app): GlobalID.app was null, now "shop-records"',
       "LegacyWorker: gone",
       "NoArgsJob: perform took 0 arguments (), now 1 argument (day)",
       'WelcomeEmailJob: options were {"queue":"mailers","retry":5}, now {"queue":"mailers","retry":3}',

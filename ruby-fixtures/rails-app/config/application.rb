@@ -21,6 +21,8 @@ module Shop
     config.time_zone = ENV.fetch("BRIDGE_RAILS_TIME_ZONE", "UTC")
     config.i18n.available_locales = %i[en de]
     config.i18n.default_locale = ENV.fetch("BRIDGE_RAILS_LOCALE", "en").to_sym
+    # GlobalID.app is the module's name (shop) unless an app sets its own, as this one does when a test asks.
+    config.global_id.app = ENV["BRIDGE_RAILS_GLOBALID_APP"] if ENV["BRIDGE_RAILS_GLOBALID_APP"]
     config.active_job.queue_adapter = :sidekiq
     config.action_mailer.delivery_method = :file
     config.action_mailer.file_settings = {location: ENV.fetch("BRIDGE_RAILS_MAIL", "/tmp/shop-mail")}

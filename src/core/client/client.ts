@@ -29,11 +29,13 @@ import {
 } from "./normalize.js";
 import { verifyArgs, type StrictArgsMode } from "./strict-args.js";
 import { JobDefinition } from "./job.js";
-import { ActiveJobDefinition, type ActiveJobOptions } from "./activejob.js";
+import { ActiveJobDefinition, aj, type ActiveJobOptions, type AjValue } from "./activejob.js";
 import { MailerDefinition, type MailerActions, type MailerOptions } from "./mailer.js";
 import { ContractChecker, type ContractOptions } from "../contract/checker.js";
+import { globalIdApp } from "../contract/records.js";
 import type {
   ContractActiveJobArgs,
+  ContractAppName,
   ContractActiveJobName,
   ContractJobArgs,
   ContractJobName,
@@ -151,6 +153,21 @@ export class Client implements DefinitionClient {
   mailer(mailerClass: string, options?: MailerOptions): MailerDefinition {
     const app = this.contract?.appDefaults(mailerClass, "mailer");
     return new MailerDefinition(this, mailerClass, { ...app, ...options });
+  }
+
+  /**
+   * A record of the contract's Rails app as `record.to_global_id` names it:
+   * gid://APP/MODEL/ID, APP being the `GlobalID.app` the contract recorded
+   * (`config.global_id.app`, which need not be the contract's `app`). With
+   * several apps' contracts, `app` names which. Without a contract:
+   * `aj.record(app, model, id)`.
+   */
+  record(
+    model: string,
+    id: string | number | ReadonlyArray<string | number>,
+    options: { app?: ContractAppName } = {},
+  ): AjValue {
+    return aj.record(globalIdApp(this.options.contract?.contracts, options.app), model, id);
   }
 
   /** Adds a client middleware at the end of the chain (`middleware.add`). */

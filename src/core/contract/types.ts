@@ -8,8 +8,9 @@ import type { RubyJsonValue } from "../wire/ruby-json.js";
 /**
  * Filled by the module `sidekiq-bridge contract gen` writes: `jobs` (Sidekiq
  * class -> argument tuple), `activeJobs` (ActiveJob class -> argument
- * tuple, keywords last through `aj.kwargs`) and `mailers` (mailer -> action ->
- * argument tuple). Empty by default.
+ * tuple, keywords last through `aj.kwargs`), `mailers` (mailer -> action ->
+ * argument tuple) and `globalIdApps` (contract app -> its GlobalID app).
+ * Empty by default.
  */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface ContractTypes {}
@@ -40,3 +41,5 @@ export type ContractMailerActions<K extends ContractMailerName> = Section<"maile
   : never;
 /** Any class name while no types are generated; none once they are (an unknown class is a type error). */
 export type UndeclaredClassName = ContractTypes extends { jobs: unknown } ? never : string;
+/** The apps whose contract records a GlobalID app, for `client.record`'s `app` (any name without generated types). */
+export type ContractAppName = ContractTypes extends { globalIdApps: infer G } ? keyof G & string : string;

@@ -103,6 +103,7 @@ export function stringifyContract(doc: JobContract): string {
     ...(doc.activejob_defaults
       ? { activejob_defaults: sortKeys(doc.activejob_defaults) as JobContract["activejob_defaults"] }
       : {}),
+    ...(doc.globalid_app !== undefined ? { globalid_app: doc.globalid_app } : {}),
     classes,
   };
   return `${JSON.stringify(out, null, 2)}\n`;

@@ -60,6 +60,9 @@ export function contractChanges(before: JobContract, after: JobContract): string
     out.push(
       `(app): ActiveJob's locale and time zone were ${json(before.activejob_defaults)}, now ${json(after.activejob_defaults)}`,
     );
+  // The app's records: every GlobalID Node names for it (client.record) carries it.
+  if (before.globalid_app !== after.globalid_app)
+    out.push(`(app): GlobalID.app was ${json(before.globalid_app)}, now ${json(after.globalid_app)}`);
   const names = [...new Set([...Object.keys(before.classes), ...Object.keys(after.classes)])].sort();
   for (const name of names) {
     const a = before.classes[name];

@@ -190,11 +190,20 @@ export async function generateTypes(contracts: readonly JobContract[], compile: 
     .map(([name, actions]) => `      ${prop(name)}: {\n${section(actions, "        ")}\n      };`)
     .join("\n");
   const apps = contracts.map((c) => c.app).join(", ");
+  // client.record(model, id, { app }) takes these apps, and writes their GlobalID app.
+  const gidApps = contracts
+    .filter((c) => c.globalid_app !== undefined)
+    .map((c) => `      ${prop(c.app)}: ${JSON.stringify(c.globalid_app)};`)
+    .join("\n");
+  const gidNote = contracts
+    .filter((c) => c.globalid_app !== undefined)
+    .map((c) => `gid://${c.globalid_app}/... (${c.app})`)
+    .join(", ");
   return `${GEN_BANNER}
 // The job classes of ${apps}: \`client.job(name)\`, \`client.activeJob(name)\` and
 // \`client.mailer(name).deliverLater(action, args)\` take these names and arguments only. Regenerate with \`sidekiq-bridge contract gen\`
 // after \`contract pull\`; give the same contract to \`new Client({ contract })\`.
-${notes.length ? `// Not here:\n${notes.map((n) => `//   ${n}`).join("\n")}\n` : ""}import type { AjKwargs } from "sidekiq-bridge";
+${gidNote ? `// Records: \`client.record(model, id)\` writes ${gidNote}.\n` : ""}${notes.length ? `// Not here:\n${notes.map((n) => `//   ${n}`).join("\n")}\n` : ""}import type { AjKwargs } from "sidekiq-bridge";
 import type { RubyJsonValue } from "sidekiq-bridge/wire";
 
 ${decls.join("\n\n")}
@@ -209,6 +218,9 @@ ${section(activeJobs)}
     };
     mailers: {
 ${mailerSection}
+    };
+    globalIdApps: {
+${gidApps}
     };
   }
 }

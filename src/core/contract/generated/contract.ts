@@ -16,6 +16,10 @@ export interface JobContract {
   source?: Source;
   activejob_defaults?: ActiveJobDefaults;
   /**
+   * The app of the app's GlobalIDs (`GlobalID.app`: `config.global_id.app`, else the Rails app's name dasherized), read when the app was booted; absent without GlobalID. It names the app's records (gid://APP/Model/id), which `client.record(model, id)` writes, and need not equal `app`.
+   */
+  globalid_app?: string;
+  /**
    * Class name -> its definition.
    */
   classes: {
@@ -70,7 +74,7 @@ export interface JobClass {
    */
   types?: "rbs" | "json-schema" | "none";
   /**
-   * Why this class cannot be checked (it failed to load, perform comes from method_missing, a default is not JSON...). Node pushes to it unchecked.
+   * Why this class cannot be checked (it failed to load, perform comes from method_missing, it could not be read...). Node pushes to it unchecked.
    */
   unchecked?: string;
   [k: string]: unknown;
@@ -97,7 +101,7 @@ export interface Parameter {
    */
   type?: string;
   /**
-   * The Ruby source of the default value of an opt or key parameter, when it could be read.
+   * The Ruby source of the default value of an opt or key parameter, when it could be read (`:regular`, `BigDecimal("0.5")`, `Date.today`, a constant). Any default leaves the parameter optional: the caller need not pass it, and nothing checks it.
    */
   default?: string;
   [k: string]: unknown;
