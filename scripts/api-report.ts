@@ -20,6 +20,7 @@ export const ENTRY_POINTS: ReadonlyArray<{ subpath: string; source: string }> = 
   { subpath: "sidekiq-bridge/sidekiq-cron", source: "src/addons/sidekiq-cron/public.ts" },
   { subpath: "sidekiq-bridge/sidekiq-unique-jobs", source: "src/addons/sidekiq-unique-jobs/public.ts" },
   { subpath: "sidekiq-bridge/sidekiq-scheduler", source: "src/addons/sidekiq-scheduler/public.ts" },
+  { subpath: "sidekiq-bridge/testing", source: "src/testing/index.ts" },
 ];
 
 /**
@@ -203,6 +204,7 @@ const SUMMARIES: Readonly<Record<string, string>> = {
   "sidekiq-bridge/sidekiq-cron": "sidekiq-cron's jobs and poller, and fugit's cron syntax",
   "sidekiq-bridge/sidekiq-unique-jobs": "sidekiq-unique-jobs' locks on a Node client and worker",
   "sidekiq-bridge/sidekiq-scheduler": "sidekiq-scheduler's settings from a sidekiq.yml",
+  "sidekiq-bridge/testing": "Sidekiq's fake and inline testing modes, with no Redis",
 };
 
 function anchor(subpath: string, name: string): string {

@@ -22,8 +22,9 @@ import { newIdentity } from "../core/server/heartbeat.js";
 import type { ErrorHandler } from "../core/server/error-handler.js";
 import { Launcher } from "../core/server/launcher.js";
 import { Config } from "../core/server/config.js";
+import { installedPushRecorder } from "../core/client/push-recorder.js";
 import type { PayloadMarker } from "../core/server/payload-marker.js";
-import type { ServerMiddleware } from "../core/server/processor.js";
+import { performNow, type ServerMiddleware } from "../core/server/processor.js";
 import type { StopResult } from "../core/server/stop-result.js";
 import type { DeathHandler, HandlerOptions, JobHandler } from "../core/server/types.js";
 import type { JsonValue } from "../core/wire/json-scan.js";
@@ -56,7 +57,8 @@ export class Worker {
 
   constructor(options: WorkerOptions) {
     const resolved = (this.options = resolveOptions(options));
-    const conn = connectRedis(options.redis);
+    // Under the testing entry the connection stays closed: draining needs the handlers, not Redis.
+    const conn = connectRedis(options.redis, installedPushRecorder() !== undefined);
     const logging = resolved.logging;
     const logger = options.logger
       ? safeLogger(toLogger(options.logger))
@@ -227,6 +229,16 @@ export class Worker {
   use(mw: ServerMiddleware): this {
     this.serverMiddleware.add(mw);
     return this;
+  }
+
+  /**
+   * Runs one job's handler now, outside any fetch, by the processor's own
+   * steps (routing by class or `wrapped`, ActiveJob's arguments decoded,
+   * `middleware` around it): what sidekiq-bridge/testing's drain and inline
+   * mode call. An error reaches the caller: no retry, no stats.
+   */
+  performNow(payload: string, middleware: MiddlewareChain<ServerMiddleware>): Promise<void> {
+    return performNow(this.config, payload, middleware);
   }
 
   onDeath(handler: DeathHandler): this {

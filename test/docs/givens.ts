@@ -25,6 +25,8 @@ export const GIVENS: Readonly<Record<string, string>> = {
   reindex:
     "declare function reindex(shopId: number, productId: number, options: { signal: AbortSignal }): Promise<void>;",
   log: "declare function log(message: string): void;",
+  // docs/TESTING.md: the service under test.
+  signUp: "declare function signUp(email: string): Promise<number>;",
 };
 
 /**

@@ -51,6 +51,8 @@ export const UNITS: ReadonlyArray<{ folder: string; layer: Layer; shallow?: bool
   { folder: "src/addons/fugit", layer: "addons" },
   { folder: "src/addons/pollers", layer: "addons" },
   { folder: "src/assembly", layer: "assembly" },
+  // sidekiq-bridge/testing: drain runs a Worker's handlers, so it stands on the top layer.
+  { folder: "src/testing", layer: "assembly" },
   // The root entry (src/index.ts) exports the Worker: it stands on the top layer.
   { folder: "src", layer: "assembly", shallow: true },
 ];

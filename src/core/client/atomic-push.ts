@@ -5,7 +5,8 @@
 // 7.1.2, enqueued_at. Client#push (one job, in its tick's pipeline:
 // push-batch.ts), pushBulk (through a template when no middleware runs) and
 // the general path they fall back to end here; pushRecord stamps the stored
-// record with the same enqueuedAtNow.
+// record with the same enqueuedAtNow. Under the testing entry recordPush
+// takes the jobs instead, encoded by the same steps (push-recorder.ts).
 import type { Redis } from "ioredis";
 import type { RecordKind, WireProfile } from "../wire/dialect.js";
 import { parseJson } from "../wire/json-scan.js";
@@ -18,6 +19,7 @@ import { execRetryingOnce } from "../redis/retry-once.js";
 import type { PreparedPush } from "./client-types.js";
 import { fillTemplate, schemaKind, type BulkTemplate, type JobHash } from "./normalize.js";
 import { pipeQueuePushes, pushOnNextTick } from "./push-batch.js";
+import type { PushRecorder, RecordedPush } from "./push-recorder.js";
 
 /** enqueued_at for a push made now, in the profile's unit. */
 export function enqueuedAtNow(profile: WireProfile): RubyFloat | number {
@@ -35,6 +37,13 @@ function encode(profile: WireProfile, payload: JobHash, kind: RecordKind, valida
 function stampAndEncode(profile: WireProfile, p: JobHash, enqueuedAt: RubyFloat | number, validate: boolean): string {
   p.enqueued_at = enqueuedAt;
   return encode(profile, p, "job", validate);
+}
+
+/** A scheduled job as its ZADD member: without `at` (the score) and, where the release drops it, enqueued_at. */
+function encodeScheduled(profile: WireProfile, p: JobHash, dropEnqueued: boolean, validate: boolean): string {
+  const { at: _at, ...rest } = p;
+  if (dropEnqueued) delete rest.enqueued_at;
+  return encode(profile, rest, "scheduled", validate);
 }
 
 /**
@@ -60,11 +69,8 @@ export async function atomicPush(
     if (payloads[0]!.at !== undefined) {
       const dropEnqueued = releaseRules(profile).client.scheduledDropsEnqueuedAt;
       const pairs: string[] = [];
-      for (const p of payloads) {
-        const { at, ...rest } = p;
-        if (dropEnqueued) delete rest.enqueued_at;
-        pairs.push(rubyFloatToS(Number(at)), encode(profile, rest, "scheduled", validate));
-      }
+      for (const p of payloads)
+        pairs.push(rubyFloatToS(Number(p.at)), encodeScheduled(profile, p, dropEnqueued, validate));
       pipe.zadd(SCHEDULE_KEY, ...pairs);
     } else {
       const enqueuedAt = enqueuedAtNow(profile);
@@ -80,6 +86,36 @@ export async function atomicPush(
     return pipe;
   };
   await execRetryingOnce(redis, build, "push");
+}
+
+/**
+ * What atomicPush would write for `payloads`, handed to the testing entry's
+ * recorder instead of Redis: the same stamp and encoding, `at` kept beside
+ * each scheduled job as its score would be.
+ */
+export function recordPush(
+  recorder: PushRecorder,
+  profile: WireProfile,
+  payloads: JobHash[],
+  validate: boolean,
+): Promise<void> {
+  const pushes: RecordedPush[] = [];
+  if (payloads[0]!.at !== undefined) {
+    const dropEnqueued = releaseRules(profile).client.scheduledDropsEnqueuedAt;
+    for (const p of payloads) {
+      const json = encodeScheduled(profile, p, dropEnqueued, validate);
+      pushes.push({ queue: String(p.queue), className: String(p.class), json, at: p.at! });
+    }
+  } else {
+    const enqueuedAt = enqueuedAtNow(profile);
+    for (const p of payloads)
+      pushes.push({
+        queue: String(p.queue),
+        className: String(p.class),
+        json: stampAndEncode(profile, p, enqueuedAt, validate),
+      });
+  }
+  return recorder.record(pushes);
 }
 
 /**

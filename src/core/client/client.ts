@@ -1,6 +1,6 @@
 // Sidekiq::Client for Node: normalizes jobs as the fleet's Sidekiq would, runs client middleware, checks
 // arguments, and pushes with Sidekiq's commands (atomic-push.ts) in the dialect the fleet reads.
-import { profileFor, type DialectLike, type WireProfile } from "../wire/dialect.js";
+import { DIALECTS, profileFor, type DialectLike, type WireProfile } from "../wire/dialect.js";
 import { releaseRules } from "../wire/release-rules.js";
 import { toRubyJson, type RubyJsonValue } from "../wire/ruby-json.js";
 import { encodePayloadTime } from "../wire/timestamps.js";
@@ -9,9 +9,10 @@ import { newJid } from "../wire/jid.js";
 import type { JobRecord } from "../wire/job-record.js";
 import type { RedisSource } from "../redis/connection.js";
 import { boundedWrite } from "./bounded-write.js";
-import { openShard, type Shard } from "./shard.js";
+import { openShard, recordingShard, type Shard } from "./shard.js";
+import { installedPushRecorder, type PushRecorder } from "./push-recorder.js";
 import { closeConnection, ConnectionWatch, explained, whenReady } from "../redis/availability.js";
-import { atomicPush, atomicPushTemplate, enqueuedAtNow, pushOne, pushPrepared } from "./atomic-push.js";
+import { atomicPush, atomicPushTemplate, enqueuedAtNow, pushOne, pushPrepared, recordPush } from "./atomic-push.js";
 import type { BulkItem, Client as DefinitionClient, PreparedPush } from "./client-types.js";
 import { DialectDetectionError, NO_FLEET_TO_DETECT, SidekiqArgumentError } from "./errors.js";
 import { bulkPushFailure, checkBulk } from "./push-bulk-checks.js";
@@ -96,6 +97,8 @@ export class Client implements DefinitionClient {
   private readonly fixedProfile?: WireProfile;
   private readonly watch: ConnectionWatch;
   private readonly contract?: ContractChecker;
+  /** Set when the testing entry was loaded before this client was made: its pushes go there, never to Redis. */
+  private readonly recorder: PushRecorder | undefined = installedPushRecorder();
 
   constructor(private readonly options: ClientOptions) {
     this.warn = options.warn ?? ((m) => console.warn(`[sidekiq-bridge] ${m}`));
@@ -186,7 +189,11 @@ export class Client implements DefinitionClient {
   }
 
   private connect(source: RedisSource): Shard {
-    return openShard(source, this.watch, this.warn);
+    if (this.recorder === undefined) return openShard(source, this.watch, this.warn);
+    // Under the testing entry: the dialect given, else the fallback, else the newest; no fleet to ask.
+    const o = this.options;
+    const profile = this.fixedProfile ?? profileFor(o.autoFallback ?? DIALECTS[DIALECTS.length - 1]!);
+    return recordingShard(source, profile);
   }
 
   /** Waits (bounded) for the shard's Redis, then runs `op`; connection failures become one clear error. */
@@ -224,6 +231,7 @@ export class Client implements DefinitionClient {
   async push(item: PushItem, classDefaults: Readonly<JobOptions> = DEFAULT_JOB_OPTIONS): Promise<string | null> {
     this.contract?.checkPush(item);
     const shard = this.shardFor(String(item?.queue ?? classDefaults.queue ?? "default"));
+    if (this.recorder !== undefined) return this.pushTo(shard, item, classDefaults);
     return this.reachable(shard, () => this.pushTo(shard, item, classDefaults));
   }
 
@@ -245,6 +253,10 @@ export class Client implements DefinitionClient {
       this.strictMode(profile),
       this.warn,
     ) as RubyJsonValue[];
+    if (this.recorder !== undefined) {
+      await recordPush(this.recorder, profile, [job], this.validate);
+      return String(job.jid);
+    }
     const [redis, v] = [shard.conn.redis, this.validate];
     await boundedWrite(redis, [String(job.jid)], shard.writeMs, () =>
       job.at === undefined ? pushOne(redis, profile, job, v) : atomicPush(redis, profile, [job], v),
@@ -264,6 +276,7 @@ export class Client implements DefinitionClient {
     this.contract?.checkBulk(rest, args);
 
     const shard = this.shardFor(String(rest.queue ?? classDefaults.queue ?? "default"));
+    if (this.recorder !== undefined) return this.pushBulkTo(shard, bulk, rest, at, batchSize, classDefaults);
     return this.reachable(shard, () => this.pushBulkTo(shard, bulk, rest, at, batchSize, classDefaults));
   }
 
@@ -287,12 +300,19 @@ export class Client implements DefinitionClient {
     const out: Array<string | null> = [];
     const redis = shard.conn.redis;
     const noMiddleware = this.middleware.empty;
+    const recorder = this.recorder;
+    // atomicPush, or under the testing entry the same jobs to its recorder.
+    const write = (payloads: JobHash[]) =>
+      recorder === undefined
+        ? atomicPush(redis, profile, payloads, this.validate)
+        : recordPush(recorder, profile, payloads, this.validate);
     // Without middleware every job is `normed` with its own args and jid (and
     // enqueued_at or at): the shared members are encoded once (see payloadTemplate).
     let template: BulkTemplate | null | undefined;
     let start = 0;
     // A batch Redis failed to write: say which jobs are in Redis (BulkPushError).
     const partial = async (batchJids: string[], write: () => Promise<unknown>) => {
+      if (this.recorder !== undefined) return void (await write());
       try {
         await boundedWrite(redis, batchJids, shard.writeMs, write);
       } catch (e) {
@@ -323,6 +343,7 @@ export class Client implements DefinitionClient {
         await partial(jids.map(String), async () => {
           if (
             template === null ||
+            recorder !== undefined ||
             !(await atomicPushTemplate(redis, profile, template!, jobArgs, jids, jid !== undefined, ats, this.validate))
           ) {
             // An encoding error: the generic path names it exactly as it always has.
@@ -331,7 +352,7 @@ export class Client implements DefinitionClient {
               if (ats !== undefined) copy.at = ats[i]!;
               return copy;
             });
-            await atomicPush(redis, profile, payloads, this.validate);
+            await write(payloads);
           }
         });
         for (const j of jids) out.push(String(j));
@@ -360,7 +381,7 @@ export class Client implements DefinitionClient {
       if (toPush.length > 0)
         await partial(
           toPush.map((p) => String(p.jid)),
-          () => atomicPush(redis, profile, toPush, this.validate),
+          () => write(toPush),
         );
       for (const p of payloads) out.push(p ? String(p.jid) : null);
     }

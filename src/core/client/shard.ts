@@ -25,3 +25,11 @@ export function openShard(source: RedisSource, watch: ConnectionWatch, warn: (m:
   else warnIfUntimed(conn.redis, warn);
   return { conn, writeMs: writeBoundMs(networkTimeoutFor(source)) };
 }
+
+/**
+ * A shard of a client made under the testing entry: its connection never
+ * opens (nothing is sent on it) and its dialect is fixed, so no fleet is read.
+ */
+export function recordingShard(source: RedisSource, profile: WireProfile): Shard {
+  return { conn: connectRedis(source, true), writeMs: 0, profile: { value: profile, until: Infinity } };
+}

@@ -69,9 +69,11 @@ export function networkTimeoutFor(source: RedisSource): number {
 }
 
 /** Opens a connection, every read and connect bounded by the network timeout (or adopts an ioredis instance, as is). */
-export function connectRedis(source: RedisSource): OwnedRedis {
+export function connectRedis(source: RedisSource, lazy = false): OwnedRedis {
   if (isIoredisClient(source)) return { redis: source, owned: false };
   const base: RedisOptions = {
+    // Under the testing entry: no socket until a command is sent (none is, in fake or inline mode).
+    lazyConnect: lazy,
     // Every read and connect bounded: a silently dropped connection is found and made again.
     ...networkOptions(networkTimeoutFor(source)),
     // After a failover the old master answers READONLY: reconnect and resend.

@@ -7,7 +7,9 @@ import type { JsonValue } from "../wire/json-scan.js";
 import { applyFailure } from "../wire/retry-fields.js";
 import { ACTIVEJOB_WRAPPER_CLASSES } from "../wire/sidekiq-constants.js";
 import { activeJobArguments } from "./activejob-args.js";
-import type { LazyAbort } from "./lazy-abort.js";
+import { LazyAbort } from "./lazy-abort.js";
+import type { Redis } from "ioredis";
+import type { MiddlewareChain } from "../middleware/chain.js";
 import { handleFailure, sendToDead, type RetryConfig } from "./job-retry.js";
 import type { Config } from "./config.js";
 import type { Logger } from "../logging/logger.js";
@@ -15,7 +17,13 @@ import { markerOf, type PayloadMarker } from "./payload-marker.js";
 import { admit } from "./job-gate.js";
 import type { ExecutionStats } from "./execution-stats.js";
 import type { Work } from "./work-state.js";
-import { describeError, JobRetrySkip, type JobContext } from "./types.js";
+import {
+  describeError,
+  JobRetrySkip,
+  type JobContext,
+  type RegisteredHandler,
+  type ServerMiddleware,
+} from "./types.js";
 import type { JobRun } from "../logging/job-logger.js";
 
 export type { ServerMiddleware, ServerMiddlewareContext, UnknownClassPolicy } from "./types.js";
@@ -93,7 +101,7 @@ class HandlerContext implements JobContext {
     private readonly jobRun: JobRun | undefined,
     private readonly workerLogger: Logger,
     private readonly abort: LazyAbort,
-    private readonly deps: ProcessorDeps,
+    private readonly isStopping: (() => boolean) | undefined,
   ) {}
 
   /** Built on first use: most handlers never log. */
@@ -104,10 +112,10 @@ class HandlerContext implements JobContext {
     return this.abort.signal;
   }
   get stopping(): boolean {
-    return this.deps.stopping?.() ?? false;
+    return this.isStopping?.() ?? false;
   }
 
-  /** What the object literal this replaced serialised to; never the worker's internals (deps hold the Redis client). */
+  /** What the object literal this replaced serialised to; never the worker's internals. */
   toJSON(): Record<string, unknown> {
     const { jid, className, queue, record, raw, logger, signal, stopping } = this;
     return { jid, className, queue, record, raw, logger, signal, stopping };
@@ -116,6 +124,56 @@ class HandlerContext implements JobContext {
   [inspect.custom](): Record<string, unknown> {
     return this.toJSON();
   }
+}
+
+/** The class a job routes by (`wrapped` for ActiveJob's wrapper); a payload without a class or an args array throws. */
+function routeOf(record: JobRecord): { className: string; isActiveJob: boolean } {
+  const payloadClass = record.get("class");
+  if (typeof payloadClass !== "string" || payloadClass === "") throw new Error("the job has no class");
+  // Cheap shape check on the raw text: args must be a JSON array.
+  if (record.raw("args")?.[0] !== "[") throw new Error("the job's args is not an array");
+  const wrapped = record.get("wrapped");
+  const isActiveJob = ACTIVEJOB_WRAPPER_CLASSES.has(payloadClass);
+  return { className: isActiveJob && typeof wrapped === "string" ? wrapped : payloadClass, isActiveJob };
+}
+
+/**
+ * The handler's arguments (ActiveJob's decoded), and the handler run inside
+ * the server middleware unless it is empty. Not async: the caller awaits the
+ * handler's own result, with no promise of this frame between.
+ */
+function perform(
+  registered: RegisteredHandler,
+  record: JobRecord,
+  isActiveJob: boolean,
+  ctx: HandlerContext,
+  chain: MiddlewareChain<ServerMiddleware>,
+  redis: Redis,
+): unknown {
+  const args = isActiveJob
+    ? activeJobArguments(record.raw("args") ?? "null")
+    : ((record.get("args") ?? []) as JsonValue[]);
+  if (chain.empty) return registered.handler(args as never, ctx);
+  return chain.invoke({ jid: ctx.jid, className: ctx.className, queue: ctx.queue, job: record, redis }, () =>
+    registered.handler(args as never, ctx),
+  );
+}
+
+/**
+ * One job run now, outside any fetch (the testing entry's drain and inline
+ * mode, as Sidekiq's `process_job`): routed, its arguments decoded and its
+ * handler run inside `chain` by the steps processJob takes; an error reaches
+ * the caller (no retry, no stats, no job events).
+ */
+export async function performNow(rt: Config, raw: string, chain: MiddlewareChain<ServerMiddleware>): Promise<void> {
+  const record = JobRecord.parse(raw);
+  const { className, isActiveJob } = routeOf(record);
+  const registered = (isActiveJob ? rt.activeJobHandlers : rt.handlers).get(className);
+  if (!registered) throw new UnknownJobClassError(`uninitialized constant ${className}`);
+  const jid = record.getString("jid") ?? "";
+  const queue = record.getString("queue") ?? "default";
+  const ctx = new HandlerContext(jid, className, queue, record, raw, undefined, rt.logger, new LazyAbort(), undefined);
+  await perform(registered, record, isActiveJob, ctx, chain, rt.conn.redis);
 }
 
 export async function processJob(work: Work, deps: ProcessorDeps): Promise<ProcessResult> {
@@ -135,13 +193,7 @@ export async function processJob(work: Work, deps: ProcessorDeps): Promise<Proce
   const jobstr = uow.job;
   try {
     record = JobRecord.parse(jobstr);
-    const payloadClass = record.get("class");
-    if (typeof payloadClass !== "string" || payloadClass === "") throw new Error("the job has no class");
-    // Cheap shape check on the raw text: args must be a JSON array.
-    if (record.raw("args")?.[0] !== "[") throw new Error("the job's args is not an array");
-    const wrapped = record.get("wrapped");
-    isActiveJob = ACTIVEJOB_WRAPPER_CLASSES.has(payloadClass);
-    className = isActiveJob && typeof wrapped === "string" ? wrapped : payloadClass;
+    ({ className, isActiveJob } = routeOf(record));
     work.jid = record.getString("jid");
     jid = work.jid ?? "";
   } catch (e) {
@@ -174,16 +226,8 @@ export async function processJob(work: Work, deps: ProcessorDeps): Promise<Proce
   const started = performance.now();
   try {
     if (!registered) throw new UnknownJobClassError(`uninitialized constant ${className}`);
-    const args = isActiveJob
-      ? activeJobArguments(record.raw("args") ?? "null")
-      : ((record.get("args") ?? []) as JsonValue[]);
-    const ctx = new HandlerContext(jid, className, uow.queueName, record, jobstr, run, logger, abort, deps);
-    const chain = config.serverMiddleware;
-    if (chain.empty) await registered.handler(args as never, ctx);
-    else
-      await chain.invoke({ jid, className, queue: uow.queueName, job: record, redis }, () =>
-        registered.handler(args as never, ctx),
-      );
+    const ctx = new HandlerContext(jid, className, uow.queueName, record, jobstr, run, logger, abort, deps.stopping);
+    await perform(registered, record, isActiveJob, ctx, config.serverMiddleware, redis);
     const ms = performance.now() - started;
     deps.stats.record(className, ms, true);
     watch.success(run, ms);
