@@ -22,7 +22,7 @@ import { newIdentity } from "../core/server/heartbeat.js";
 import type { ErrorHandler } from "../core/server/error-handler.js";
 import { Launcher } from "../core/server/launcher.js";
 import { Config } from "../core/server/config.js";
-import { installedPushRecorder } from "../core/client/push-recorder.js";
+import { installedPushRecorder } from "../core/client/atomic-push.js";
 import type { PayloadMarker } from "../core/server/payload-marker.js";
 import { performNow, type ServerMiddleware } from "../core/server/processor.js";
 import type { StopResult } from "../core/server/stop-result.js";

@@ -3,7 +3,7 @@
 // its Client): every client made afterwards records its pushes, the exact
 // payloads it would have written, instead of connecting. It stands on the
 // top layer because draining runs a Worker's handlers.
-import { installPushRecorder } from "../core/client/push-recorder.js";
+import { installPushRecorder } from "../core/client/atomic-push.js";
 import { drain, drainAll, EmptyQueueError, performOne, serverMiddleware } from "./drain.js";
 import { Queues, type TestJob } from "./queues.js";
 import { testingRecorder } from "./recorder.js";

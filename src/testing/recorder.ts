@@ -1,8 +1,8 @@
-// The recorder the testing entry installs (core/client/push-recorder.ts): in
+// The recorder the testing entry installs (core/client/atomic-push.ts): in
 // fake mode each push lands in Queues as the hash the client would have
 // written, read back through JSON; in inline mode it runs at once, through
 // the same text, as Sidekiq's :inline does.
-import type { PushRecorder, RecordedPush } from "../core/client/push-recorder.js";
+import type { PushRecorder, RecordedPush } from "../core/client/atomic-push.js";
 import { parseJson } from "../core/wire/json-scan.js";
 import { serverMiddleware } from "./drain.js";
 import { Queues, type TestJob } from "./queues.js";

@@ -9,7 +9,7 @@ import { clear, clearAll, jobs, Queues, type TestJob } from "../../src/testing/i
 import { payloadOf } from "../../src/testing/queues.js";
 import { testingRecorder } from "../../src/testing/recorder.js";
 import { Client, type ClientOptions } from "../../src/core/client/client.js";
-import { installPushRecorder } from "../../src/core/client/push-recorder.js";
+import { installPushRecorder } from "../../src/core/client/atomic-push.js";
 import { rubyFloatToS } from "../../src/core/wire/ruby-json.js";
 
 /** An ioredis stand-in that keeps what a push writes: each LPUSH and ZADD member, with its key (and score). */

@@ -6,7 +6,7 @@
 // push-batch.ts), pushBulk (through a template when no middleware runs) and
 // the general path they fall back to end here; pushRecord stamps the stored
 // record with the same enqueuedAtNow. Under the testing entry recordPush
-// takes the jobs instead, encoded by the same steps (push-recorder.ts).
+// takes the jobs instead, encoded by the same steps.
 import type { Redis } from "ioredis";
 import type { RecordKind, WireProfile } from "../wire/dialect.js";
 import { parseJson } from "../wire/json-scan.js";
@@ -19,7 +19,6 @@ import { execRetryingOnce } from "../redis/retry-once.js";
 import type { PreparedPush } from "./client-types.js";
 import { fillTemplate, schemaKind, type BulkTemplate, type JobHash } from "./normalize.js";
 import { pipeQueuePushes, pushOnNextTick } from "./push-batch.js";
-import type { PushRecorder, RecordedPush } from "./push-recorder.js";
 
 /** enqueued_at for a push made now, in the profile's unit. */
 export function enqueuedAtNow(profile: WireProfile): RubyFloat | number {
@@ -180,4 +179,39 @@ export async function pushPrepared(p: PreparedPush): Promise<void> {
     () => p.redis.pipeline().sadd(QUEUES_KEY, p.queue).lpush(queueKey(p.queue), p.json),
     "push",
   );
+}
+
+// The seam of the testing entry (sidekiq-bridge/testing), Sidekiq's
+// TestingClient: a client made while a recorder is installed opens no
+// connection, reads no fleet, and hands each push to the recorder where
+// Redis would get it, encoded here exactly as it would be written. The check
+// is one field the client sets when it is made, so the real push path pays
+// nothing for the seam. It lives in this module, the end of every push, so
+// that a program that never imports the testing entry loads nothing more.
+
+/** One job as the client would write it: the queue, the class, the payload's text and, for a scheduled job, its `at`. */
+export interface RecordedPush {
+  queue: string;
+  className: string;
+  /** The payload as LPUSH or ZADD would carry it. */
+  json: string;
+  /** Epoch seconds: the ZADD score of a scheduled job (not in `json`, as in Redis). */
+  at?: RubyJsonValue;
+}
+
+/** Where pushes go instead of Redis: the testing entry's fake or inline mode. */
+export interface PushRecorder {
+  record(pushes: RecordedPush[]): Promise<void>;
+}
+
+let installed: PushRecorder | undefined;
+
+/** Installs (or, with undefined, removes) the recorder that clients made from now on push to. */
+export function installPushRecorder(recorder: PushRecorder | undefined): void {
+  installed = recorder;
+}
+
+/** The recorder a client made now pushes to, if the testing entry is loaded. */
+export function installedPushRecorder(): PushRecorder | undefined {
+  return installed;
 }

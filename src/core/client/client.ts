@@ -10,9 +10,17 @@ import type { JobRecord } from "../wire/job-record.js";
 import type { RedisSource } from "../redis/connection.js";
 import { boundedWrite } from "./bounded-write.js";
 import { openShard, recordingShard, type Shard } from "./shard.js";
-import { installedPushRecorder, type PushRecorder } from "./push-recorder.js";
 import { closeConnection, ConnectionWatch, explained, whenReady } from "../redis/availability.js";
-import { atomicPush, atomicPushTemplate, enqueuedAtNow, pushOne, pushPrepared, recordPush } from "./atomic-push.js";
+import {
+  atomicPush,
+  atomicPushTemplate,
+  enqueuedAtNow,
+  installedPushRecorder,
+  pushOne,
+  pushPrepared,
+  recordPush,
+  type PushRecorder,
+} from "./atomic-push.js";
 import type { BulkItem, Client as DefinitionClient, PreparedPush } from "./client-types.js";
 import { DialectDetectionError, NO_FLEET_TO_DETECT, SidekiqArgumentError } from "./errors.js";
 import { bulkPushFailure, checkBulk } from "./push-bulk-checks.js";
