@@ -60,7 +60,7 @@ export async function seedRetries(redis: Redis, n: number, queues = 10): Promise
 
 /** The chain the target is measured with: a pass-through link, and one that writes a trace context into each job. */
 export function benchMiddleware(): ClientMiddleware[] {
-  const passThrough: ClientMiddleware = (ctx, next) => (ctx.jobClass === "" ? undefined : next());
+  const passThrough: ClientMiddleware = (ctx, next) => (ctx.className === "" ? undefined : next());
   // Ids as OpenTelemetry's RandomIdGenerator makes them (Math.random, not the crypto pool).
   const hex = (n: number) => {
     let s = "";

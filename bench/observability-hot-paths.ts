@@ -33,7 +33,7 @@ const records = Array.from({ length: JOBS }, (_, i) =>
 function jobLogger(on: boolean, format: "json" | "text" = "json"): JobWatch {
   const logger = consoleLogger({ level: on ? "info" : "warn", format, stream: sink });
   return new JobWatch({
-    lines: new JobLogger({ logger, skip: !on }),
+    jobLogger: new JobLogger({ logger, skip: !on }),
     events: new WorkerEvents(),
     errorHandlers: [],
     logger,

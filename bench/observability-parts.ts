@@ -84,7 +84,7 @@ async function variant(name: string): Promise<{ deps: ProcessorDeps; done: () =>
     lines: new JobLogger({ logger, skip: !on("logs") }),
   });
   if (on("metrics")) {
-    const { events } = deps.runtime;
+    const { events } = deps.config;
     const fake = { on: (e: never, fn: never) => events.on(e, fn), slots: () => [] } as unknown as Worker;
     await instrumentWorker(fake, { registry: new Registry() });
   }

@@ -17,10 +17,10 @@ const OTHER_SETS = 10_000;
 const TARGET_MS = 300;
 const RUNS = Number(process.env.BENCH_WEB_RUNS ?? 7);
 
-function job(i: number, klass: string, queue: string, extra: Record<string, unknown> = {}): string {
+function job(i: number, className: string, queue: string, extra: Record<string, unknown> = {}): string {
   const now = Date.now() / 1000;
   return JSON.stringify({
-    class: klass,
+    class: className,
     args: [i, { user_id: i, note: "x".repeat(40) }],
     retry: true,
     queue,

@@ -13,7 +13,7 @@ import type { SidekiqBackend } from "../harness/backend.js";
 import { REPO_ROOT } from "../harness/local-backend.js";
 import { freePort, startRedis, type RedisServer } from "../harness/redis-server.js";
 import type { SidekiqTarget } from "../harness/versions.js";
-import { WIP_REGISTRY } from "../src/core/wire/bridge-keys.js";
+import { WORKING_REGISTRY } from "../src/core/wire/bridge-keys.js";
 
 export interface ScenarioResult {
   scenario: string;
@@ -135,7 +135,7 @@ export async function enqueue(url: RedisSource, n: number, ms: number): Promise<
 async function heldAfterRun(redis: Redis): Promise<number> {
   const recorded = new Set((await redis.lrange("chaos:runs", 0, -1)).map((r) => r.split(":")[0]));
   let n = 0;
-  for (const key of await redis.smembers(WIP_REGISTRY)) {
+  for (const key of await redis.smembers(WORKING_REGISTRY)) {
     const jobs = (await redis.type(key)) === "hash" ? await redis.hvals(key) : await redis.lrange(key, 0, -1);
     for (const j of jobs) if (recorded.has((JSON.parse(j) as { jid: string }).jid)) n++;
   }

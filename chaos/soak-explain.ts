@@ -6,7 +6,7 @@
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 import type { Redis } from "ioredis";
-import { PROMOTING_REGISTRY, WIP_REGISTRY } from "../src/core/wire/bridge-keys.js";
+import { PROMOTING_REGISTRY, WORKING_REGISTRY } from "../src/core/wire/bridge-keys.js";
 import { aofTrail, type AofEvent } from "./soak-aof.js";
 
 /** What the soak recorded while it ran. Pushes: one entry per push call, in `sent` order. */
@@ -55,7 +55,7 @@ async function locate(redis: Redis, jids: ReadonlySet<string>): Promise<Map<stri
   for (const q of await redis.smembers("queues"))
     for (const r of await redis.lrange(`queue:${q}`, 0, -1)) found(r, `queue ${q}`);
   for (const s of ["schedule", "retry", "dead"]) for (const r of await redis.zrange(s, 0, -1)) found(r, `${s} set`);
-  for (const k of await redis.smembers(WIP_REGISTRY)) {
+  for (const k of await redis.smembers(WORKING_REGISTRY)) {
     const vals = (await redis.type(k)) === "hash" ? await redis.hvals(k) : await redis.lrange(k, 0, -1);
     for (const v of vals) found(v, `working key ${k}`);
   }

@@ -12,7 +12,7 @@ import { rmSync } from "node:fs";
 import { Redis } from "ioredis";
 import { startFaultProxy } from "../harness/fault-proxy.js";
 import { startRedis, type RedisServer } from "../harness/redis-server.js";
-import { WIP_REGISTRY } from "../src/core/wire/bridge-keys.js";
+import { WORKING_REGISTRY } from "../src/core/wire/bridge-keys.js";
 import { pending } from "./unique-lock-audit.js";
 import {
   count,
@@ -314,7 +314,7 @@ function freedHow(held: ReadonlyArray<{ lostAt: number }>, from: number, ms: num
 /** Jobs in any registered working hash or list. */
 async function workingJobs(redis: Redis): Promise<number> {
   let n = 0;
-  for (const key of await redis.smembers(WIP_REGISTRY))
+  for (const key of await redis.smembers(WORKING_REGISTRY))
     n += (await redis.type(key)) === "hash" ? await redis.hlen(key) : await redis.llen(key);
   return n;
 }

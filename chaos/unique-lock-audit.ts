@@ -4,7 +4,7 @@
 // be let in). Gem 8 keys: `<digest>[:RUN]:LOCKED`, `uniquejobs:digests`.
 import type { Redis } from "ioredis";
 import { CHANGELOG, DIGESTS, EXPIRING_DIGESTS } from "../src/addons/sidekiq-unique-jobs/locksmith.js";
-import { WIP_REGISTRY } from "../src/core/wire/bridge-keys.js";
+import { WORKING_REGISTRY } from "../src/core/wire/bridge-keys.js";
 import type { Ledger } from "./unique-lock-workload.js";
 
 async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
@@ -108,7 +108,7 @@ export async function unlockedJobs(redis: Redis, queue: string): Promise<{ check
 /** Jobs still waiting anywhere Sidekiq keeps them (queue, schedule, retry, working hashes and lists). */
 export async function pending(redis: Redis, queue: string): Promise<number> {
   let n = (await redis.llen(`queue:${queue}`)) + (await redis.zcard("schedule")) + (await redis.zcard("retry"));
-  for (const k of await redis.smembers(WIP_REGISTRY))
+  for (const k of await redis.smembers(WORKING_REGISTRY))
     n += (await redis.type(k)) === "hash" ? await redis.hlen(k) : await redis.llen(k);
   return n;
 }

@@ -7,14 +7,14 @@ import type { Client } from "../src/core/client/client.js";
 import type { Capsule } from "../src/core/server/capsule.js";
 import type { Fetcher, UnitOfWork } from "../src/core/server/fetch/index.js";
 import { Work } from "../src/core/server/work-state.js";
-import { resolveWorkerConfig } from "../src/core/config/resolve.js";
-import { JobLogger, type JobLines } from "../src/core/logging/job-logger.js";
+import { resolveOptions } from "../src/core/config/resolve.js";
+import { JobLogger } from "../src/core/logging/job-logger.js";
 import type { Logger } from "../src/core/logging/logger.js";
 import type { OwnedRedis } from "../src/core/redis/connection.js";
-import { Stats } from "../src/core/server/execution-stats.js";
+import { ExecutionStats } from "../src/core/server/execution-stats.js";
 import type { RetryConfig } from "../src/core/server/job-retry.js";
 import type { ProcessorDeps, ServerMiddleware } from "../src/core/server/processor.js";
-import { Runtime } from "../src/core/server/runtime.js";
+import { Config } from "../src/core/server/config.js";
 import type { JobHandler } from "../src/core/server/types.js";
 
 export function offlineProcessorDeps(o: {
@@ -24,22 +24,22 @@ export function offlineProcessorDeps(o: {
   middleware?: ServerMiddleware[];
   stopping?: () => boolean;
   /** Each job's start/done/fail lines (default: the job logger, its lines skipped). */
-  lines?: JobLines;
+  lines?: JobLogger;
 }): ProcessorDeps {
-  const runtime = new Runtime({
-    config: resolveWorkerConfig({ redis: "redis://127.0.0.1:1" }),
+  const runtime = new Config({
+    options: resolveOptions({ redis: "redis://127.0.0.1:1" }),
     identity: "offline:1:0",
     conn: { redis: undefined, owned: false } as unknown as OwnedRedis,
     client: undefined as unknown as Client,
     logger: o.logger,
-    lines: o.lines ?? new JobLogger({ logger: o.logger, skip: true }),
+    jobLogger: o.lines ?? new JobLogger({ logger: o.logger, skip: true }),
   });
   for (const [k, handler] of Object.entries(o.handlers)) runtime.handlers.set(k, { handler, options: {} });
   for (const mw of o.middleware ?? []) runtime.useServer(mw);
   return {
-    runtime,
+    config: runtime,
     retry: undefined as unknown as RetryConfig,
-    stats: new Stats(),
+    stats: new ExecutionStats(),
     logger: o.logger,
     stopping: o.stopping ?? (() => false),
   };

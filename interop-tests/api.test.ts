@@ -419,7 +419,7 @@ describeEachSidekiq("api: Sidekiq::API for Node", (sk) => {
       // next beat) both running jobs are visible: a quiet process still runs them.
       const rubyId = await waitFor(
         "the Ruby server's first heartbeat",
-        async () => (await a.processes.list()).find((p) => p.runtime === "ruby")?.identity,
+        async () => (await a.processes.list()).find((p) => p.side === "ruby")?.identity,
         60_000,
       );
       await a.processes.quiet(rubyId);
@@ -432,8 +432,8 @@ describeEachSidekiq("api: Sidekiq::API for Node", (sk) => {
         (2 * beat + 15) * 1000,
       );
       const procs = await a.processes.list();
-      const rubyProc = procs.find((p) => p.runtime === "ruby")!;
-      const nodeProc = procs.find((p) => p.runtime === "node")!;
+      const rubyProc = procs.find((p) => p.side === "ruby")!;
+      const nodeProc = procs.find((p) => p.side === "node")!;
       expect(rubyProc.tag).toBe("rubyapi");
       expect(nodeProc.identity).toBe(worker.identity);
 

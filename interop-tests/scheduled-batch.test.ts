@@ -10,7 +10,7 @@ import { Client } from "../src/core/client/client.js";
 import { ScheduledPoller } from "../src/core/server/scheduled.js";
 import { Worker } from "../src/assembly/worker.js";
 import type { Logger } from "../src/core/logging/logger.js";
-import { recoverOrphans, recoverPromoting, restorePromoting } from "../src/core/server/recovery.js";
+import { recoverOrphans, recoverPromoting, recoverPromotingKey } from "../src/core/server/recovery.js";
 import { PROMOTING_REGISTRY, promotingKey } from "../src/core/wire/bridge-keys.js";
 import { JobRecord, profileForVersion } from "../src/core/wire/index.js";
 import { allocateDb, describeEachSidekiq, waitFor } from "./support/harness.js";
@@ -176,7 +176,7 @@ describe("scheduled poller: batched promotion against a real Redis", () => {
     client.use(async (_ctx, next) => {
       if (!stolen) {
         stolen = true;
-        expect(await restorePromoting(redis, promotingKey(identity, "schedule"), "schedule")).toBe(10);
+        expect(await recoverPromotingKey(redis, promotingKey(identity, "schedule"), "schedule")).toBe(10);
       }
       await next();
     });

@@ -12,13 +12,13 @@ import { makeCapsule } from "../src/core/server/capsule.js";
 import { AckQueue } from "../src/core/server/fetch/ack-queue.js";
 import { BasicFetch } from "../src/core/server/fetch/basic-fetch.js";
 import { ReliableFetch } from "../src/core/server/fetch/reliable-fetch.js";
-import { WIP_REGISTRY, wipKey, workingHashKey } from "../src/core/wire/bridge-keys.js";
+import { WORKING_REGISTRY, wipKey, workingHashKey } from "../src/core/wire/bridge-keys.js";
 import { detectFeatures, featuresOf } from "../src/core/server/fetch/server-features.js";
 import { describeEachSidekiq, itFirstPass, waitFor, type SidekiqContext } from "./support/harness.js";
 
-const pushBulk = (sk: SidekiqContext, klass: string, queue: string, n: number) =>
+const pushBulk = (sk: SidekiqContext, className: string, queue: string, n: number) =>
   sk.ruby<string[]>(
-    `Sidekiq::Client.push_bulk("class" => ${JSON.stringify(klass)}, "queue" => ${JSON.stringify(queue)}, "args" => (0...${n}).map { |i| [i] })`,
+    `Sidekiq::Client.push_bulk("class" => ${JSON.stringify(className)}, "queue" => ${JSON.stringify(queue)}, "args" => (0...${n}).map { |i| [i] })`,
   );
 
 /** Jobs held by a process's working list (one-job fetches) and working hash (batches) of a queue. */
@@ -333,7 +333,7 @@ describeEachSidekiq(
       // The lanes share one working list and hash, announced for recovery while the process runs.
       const wip = wipKey(w.identity, `queue:${queue}`);
       const working = workingHashKey(w.identity, `queue:${queue}`);
-      expect(await sk.redis.smembers(WIP_REGISTRY)).toEqual(expect.arrayContaining([wip, working]));
+      expect(await sk.redis.smembers(WORKING_REGISTRY)).toEqual(expect.arrayContaining([wip, working]));
       const t0 = Date.now();
       await w.stop();
       expect(Date.now() - t0).toBeLessThan(4000);
@@ -341,8 +341,8 @@ describeEachSidekiq(
       expect(new Set(back)).toEqual(new Set(jids));
       // Emptied by the requeue, they leave the registry at the clean stop.
       expect(await held(sk, w.identity, queue)).toBe(0);
-      expect(await sk.redis.smembers(WIP_REGISTRY)).not.toContain(wip);
-      expect(await sk.redis.smembers(WIP_REGISTRY)).not.toContain(working);
+      expect(await sk.redis.smembers(WORKING_REGISTRY)).not.toContain(wip);
+      expect(await sk.redis.smembers(WORKING_REGISTRY)).not.toContain(working);
     });
 
     it("reliable fetch: a finished job's acknowledgement waits for the next fetch to carry it, even when an earlier one's flush timer comes due", async () => {
@@ -447,12 +447,12 @@ describeEachSidekiq(
       expect(await sk.redis.llen(wipKey(identity, `queue:${queue}`))).toBe(1);
       expect(await sk.redis.hlen(workingHashKey(identity, `queue:${queue}`))).toBe(5);
       // Requeued jobs go back to the BRPOP end, the first fetched first.
-      await reliableNew.requeue(b);
+      await reliableNew.bulkRequeue(b);
       // Sent again (ioredis resends an unanswered command after a reconnect): nothing more is queued.
       const len = await sk.redis.llen(`queue:${queue}`);
-      await reliableNew.requeue(b);
+      await reliableNew.bulkRequeue(b);
       expect(await sk.redis.llen(`queue:${queue}`)).toBe(len);
-      await basicNew.requeue(a);
+      await basicNew.bulkRequeue(a);
       const next = await basicNew.retrieveWork(10);
       expect(next.map((u) => (JSON.parse(u.job!) as { args: number[] }).args[0])).toEqual([
         2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
@@ -479,7 +479,7 @@ describeEachSidekiq(
         for (let i = 0; i < 24; i++) {
           const work = await rf.retrieveWork(max);
           seen.push(work[0]!.queueName);
-          await rf.requeue(work);
+          await rf.bulkRequeue(work);
         }
         return new Set(seen);
       };

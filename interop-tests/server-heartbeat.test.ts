@@ -6,7 +6,7 @@ import { beforeAll, expect, it } from "vitest";
 import { BRIDGE_LABEL } from "../src/core/wire/bridge-label.js";
 import { Heartbeat, newIdentity, type RemoteSignal, type WorkEntry } from "../src/core/server/heartbeat.js";
 import { bridgeVersionString } from "../src/core/server/process-info.js";
-import { Stats } from "../src/core/server/execution-stats.js";
+import { ExecutionStats } from "../src/core/server/execution-stats.js";
 import { intSeconds, nowMs, profileForVersion } from "../src/core/wire/index.js";
 import { describeEachSidekiq } from "./support/harness.js";
 
@@ -42,7 +42,7 @@ describeEachSidekiq("server heartbeat: Ruby sees the Node process", (sk) => {
   const profile = profileForVersion(sk.target.version);
   const metrics = sk.target.dialect >= 7;
   const identity = newIdentity(HOST);
-  const stats = new Stats();
+  const stats = new ExecutionStats();
   const signals: RemoteSignal[] = [];
   let quiet = false;
   let running: WorkEntry[] = [];
@@ -241,7 +241,7 @@ describeEachSidekiq(
         identity,
         capsules: [{ name: "default", concurrency: 2, mode: "strict", weights: { oldq: 0 } }],
         work: () => [{ tid: "old1", queue: "oldq", payload: raw, runAt: intSeconds(nowMs()) }],
-        stats: new Stats(),
+        stats: new ExecutionStats(),
         onSignal: () => {},
         quiet: () => false,
       });

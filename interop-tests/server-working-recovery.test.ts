@@ -6,7 +6,7 @@
 import { expect, it } from "vitest";
 import { makeCapsule } from "../src/core/server/capsule.js";
 import { ReliableFetch } from "../src/core/server/fetch/reliable-fetch.js";
-import { WIP_REGISTRY, wipKey, workingHashKey } from "../src/core/wire/bridge-keys.js";
+import { WORKING_REGISTRY, wipKey, workingHashKey } from "../src/core/wire/bridge-keys.js";
 import { Worker } from "../src/assembly/worker.js";
 import type { Logger } from "../src/core/logging/logger.js";
 import { detectFeatures } from "../src/core/server/fetch/server-features.js";
@@ -78,7 +78,7 @@ describeEachSidekiq(
         expect(jids).toEqual(expect.arrayContaining(back.jids));
         expect(await sk.redis.exists(workingHashKey(DEAD_ID, `queue:${queue}`))).toBe(0);
         expect(await sk.redis.exists(wipKey(DEAD_ID, `queue:${queue}`))).toBe(0);
-        const registry = await sk.redis.smembers(WIP_REGISTRY);
+        const registry = await sk.redis.smembers(WORKING_REGISTRY);
         expect(registry.filter((k) => k.includes(DEAD_ID))).toEqual([]);
         open();
         await waitFor("all 10 to run", async () => (ran.length === 10 ? true : undefined));
@@ -121,7 +121,7 @@ describeEachSidekiq(
       expect(c[0]!.field).toBeUndefined();
       expect(await sk.redis.llen(wipKey(identity, `queue:${queue}`))).toBe(1);
       const running = new Set([b[0]!.raw.toString("base64")]);
-      expect(await f.reclaim(running)).toBe(3);
+      expect(await f.recover(running)).toBe(3);
       expect(await sk.redis.hlen(hash)).toBe(1);
       expect(await sk.redis.llen(wipKey(identity, `queue:${queue}`))).toBe(0);
       const args = (await sk.redis.lrange(`queue:${queue}`, -3, -1)).map(
@@ -129,7 +129,7 @@ describeEachSidekiq(
       );
       // b[1], b[2] (args 6, 7) then c (8): 6 at the BRPOP end.
       expect(args).toEqual([8, 7, 6]);
-      await f.requeue(b.slice(0, 1));
+      await f.bulkRequeue(b.slice(0, 1));
       expect(await sk.redis.hlen(hash)).toBe(0);
       await f.close();
       blocking.disconnect();

@@ -68,4 +68,9 @@ export { ScheduledSet, RetrySet, DeadSet } from "./core/api/job-sets.js";
 export { JobSetError, type SortedEntry } from "./core/api/sorted-entry.js";
 export { BulkActionError } from "./core/api/bulk-action.js";
 export { ProcessSet } from "./core/api/process-set.js";
-export { ProcessNotFoundError, EmbeddedProcessError, type ProcessInfo, type Runtime } from "./core/api/process-hash.js";
+export {
+  ProcessNotFoundError,
+  EmbeddedProcessError,
+  type ProcessInfo,
+  type ProcessSide,
+} from "./core/api/process-hash.js";

@@ -33,8 +33,8 @@ export interface FailureSeen {
 export function failureCases(version: string): FailureCase[] {
   const millis = releaseRules(version).payload.time === "millis";
   const at = (ago: number) => (millis ? Math.round(Date.now() - ago * 1000) : Date.now() / 1000 - ago);
-  const base = (klass: string, extra: Record<string, unknown>) => ({
-    class: klass,
+  const base = (className: string, extra: Record<string, unknown>) => ({
+    class: className,
     queue: "sweep-fail",
     args: [1],
     created_at: at(0),

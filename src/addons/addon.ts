@@ -9,11 +9,11 @@
 // add-on that is turned on, handing it the seams below. docs/ADDONS.md walks
 // through one.
 import type { ClientMiddleware } from "../core/client/middleware.js";
-import type { WorkerConfig } from "../core/config/resolve.js";
+import type { ResolvedOptions } from "../core/config/resolve.js";
 import type { Logger } from "../core/logging/logger.js";
 import type { WorkerEventName, WorkerListener } from "../core/server/events.js";
 import type { JobGate } from "../core/server/job-gate.js";
-import type { ErrorHandler } from "../core/server/job-observer.js";
+import type { ErrorHandler } from "../core/server/error-handler.js";
 import type { ServerMiddleware } from "../core/server/processor.js";
 import type { ServiceFactory } from "../core/server/service.js";
 import type { DeathHandler } from "../core/server/types.js";
@@ -22,12 +22,12 @@ import type { WebTab } from "../tools/web/extension.js";
 
 /**
  * What an add-on may plug into, once, while the worker is assembled: the
- * worker's runtime (server/runtime.ts, Sidekiq::Config) seen through this
+ * worker's runtime (server/config.ts, Sidekiq::Config) seen through this
  * interface, the object the launcher and its processors hold.
  */
-export interface AddonSeams {
+export interface ServerConfig {
   /** The worker's resolved, frozen config. */
-  readonly config: WorkerConfig;
+  readonly options: ResolvedOptions;
   readonly logger: Logger;
   /** Adds server middleware (Sidekiq's `config.server_middleware.add`). */
   useServer(mw: ServerMiddleware): void;
@@ -52,7 +52,7 @@ export interface AddonSeams {
  * when on by default). It lives in the add-on's install.ts, which only the
  * worker loads (src/assembly/installers.ts): its entry stays data.
  */
-export type AddonInstaller<Option> = (seams: AddonSeams, option: Exclude<Option, false | undefined>) => void;
+export type AddonInstaller<Option> = (config: ServerConfig, option: Exclude<Option, false | undefined>) => void;
 
 /** An add-on: one folder, one entry in src/assembly/registry.ts. `Option` is what its WorkerOptions entry takes. */
 export interface Addon<Option = unknown, Name extends string = string> {

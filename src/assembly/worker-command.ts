@@ -4,7 +4,7 @@ import { parseArgs } from "node:util";
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 import { addons } from "./registry.js";
-import { resolveWorkerConfig, WorkerConfigError } from "../core/config/resolve.js";
+import { resolveOptions, WorkerOptionError } from "../core/config/resolve.js";
 import type { CoreWorkerOptions } from "../core/config/worker-options.js";
 import { Worker, type WorkerOptions } from "./worker.js";
 import type { UnknownClassPolicy } from "../core/server/processor.js";
@@ -143,10 +143,10 @@ export async function run(argv: string[]): Promise<number> {
   Object.assign(opts, Object.fromEntries(addonFlags));
   try {
     // The same checks as the library's, once, named by flag: before any child is forked.
-    resolveWorkerConfig(opts);
+    resolveOptions(opts);
   } catch (e) {
-    const flag = e instanceof WorkerConfigError ? FLAG_OF[e.option] : undefined;
-    if (flag && e instanceof WorkerConfigError)
+    const flag = e instanceof WorkerOptionError ? FLAG_OF[e.option] : undefined;
+    if (flag && e instanceof WorkerOptionError)
       throw new Error(`${flag} must be ${e.must}, got "${String(e.got)}"`, { cause: e });
     throw e;
   }

@@ -1,7 +1,7 @@
 // The worker: what a user creates to run Sidekiq jobs in Node, and the
 // composition root of a worker process. It resolves the options once into a
-// frozen WorkerConfig (src/core/config/), builds the one runtime object every part
-// holds (server/runtime.ts, Sidekiq::Config), installs into it the add-ons
+// frozen ResolvedOptions (src/core/config/), builds the one runtime object every part
+// holds (server/config.ts, Sidekiq::Config), installs into it the add-ons
 // that are turned on (src/assembly/registry.ts), and hands it to the launcher
 // (src/core/server/), which knows no add-on by name.
 import type { Addon } from "../addons/addon.js";
@@ -9,7 +9,7 @@ import { addons, type AddonOptions } from "./registry.js";
 import { Client } from "../core/client/client.js";
 import type { MiddlewareChain } from "../core/middleware/chain.js";
 import { installerOf } from "./installers.js";
-import { resolveWorkerConfig, type WorkerConfig } from "../core/config/resolve.js";
+import { resolveOptions, type ResolvedOptions } from "../core/config/resolve.js";
 import type { CoreWorkerOptions } from "../core/config/worker-options.js";
 import { type IterableJob, type IterableOptions, iterableHandler } from "../core/iterable/iterable.js";
 import { JobLogger } from "../core/logging/job-logger.js";
@@ -19,9 +19,9 @@ import { connectRedis } from "../core/redis/connection.js";
 import { warnIfUntimed } from "../core/redis/network.js";
 import type { WorkerEventName, WorkerListener } from "../core/server/events.js";
 import { newIdentity } from "../core/server/heartbeat.js";
-import type { ErrorHandler } from "../core/server/job-observer.js";
+import type { ErrorHandler } from "../core/server/error-handler.js";
 import { Launcher } from "../core/server/launcher.js";
-import { Runtime } from "../core/server/runtime.js";
+import { Config } from "../core/server/config.js";
 import type { PayloadMarker } from "../core/server/payload-marker.js";
 import type { ServerMiddleware } from "../core/server/processor.js";
 import type { StopResult } from "../core/server/stop-result.js";
@@ -44,9 +44,9 @@ export type WorkerOptions = CoreWorkerOptions & AddonOptions;
 export class Worker {
   readonly identity = newIdentity();
   /** The options, resolved once and frozen. */
-  readonly config: WorkerConfig;
+  readonly options: ResolvedOptions;
   /** Sidekiq::Config: what the launcher, its managers and processors and the add-ons hold by reference. */
-  private readonly runtime: Runtime;
+  private readonly config: Config;
   /** Sidekiq's `server_middleware`: add, remove, exists, insertBefore, insertAfter. */
   readonly serverMiddleware: MiddlewareChain<ServerMiddleware>;
   /** The add-ons installed from the options. */
@@ -55,9 +55,9 @@ export class Worker {
   private closing = false;
 
   constructor(options: WorkerOptions) {
-    const config = (this.config = resolveWorkerConfig(options));
+    const resolved = (this.options = resolveOptions(options));
     const conn = connectRedis(options.redis);
-    const logging = config.logging;
+    const logging = resolved.logging;
     const logger = options.logger
       ? safeLogger(toLogger(options.logger))
       : consoleLogger({ level: logging.level, format: logging.format });
@@ -70,18 +70,25 @@ export class Worker {
       // Payloads the poller moves were checked when they were written.
       validate: false,
     });
-    const lines = new JobLogger({
+    const jobLogger = new JobLogger({
       logger,
       skip: logging.skipDefaultJobLogging,
       ...(logging.loggedJobAttributes ? { loggedJobAttributes: logging.loggedJobAttributes } : {}),
     });
-    this.runtime = new Runtime({ config, identity: this.identity, conn, client, logger, lines });
-    this.serverMiddleware = this.runtime.serverMiddleware;
-    this.runtime.deathHandlers.push(...(options.deathHandlers ?? []));
-    this.runtime.errorHandlers.push(...(options.errorHandlers ?? []));
+    this.config = new Config({
+      options: resolved,
+      identity: this.identity,
+      conn,
+      client,
+      logger,
+      jobLogger: jobLogger,
+    });
+    this.serverMiddleware = this.config.serverMiddleware;
+    this.config.deathHandlers.push(...(options.deathHandlers ?? []));
+    this.config.errorHandlers.push(...(options.errorHandlers ?? []));
     this.watchConnection();
     this.installAddons(options);
-    this.launcher = new Launcher(this.runtime);
+    this.launcher = new Launcher(this.config);
   }
 
   /** Installs each add-on whose option is on (or that is on by default), handing it the runtime. */
@@ -90,7 +97,7 @@ export class Worker {
     for (const addon of addons()) {
       const option = given[addon.name];
       if (option === false || (option === undefined && !addon.onByDefault)) continue;
-      installerOf(addon.name)?.(this.runtime, option ?? true);
+      installerOf(addon.name)?.(this.config, option ?? true);
       this.installed.push(addon);
     }
   }
@@ -104,7 +111,7 @@ export class Worker {
   private unclaimedMarkers(): PayloadMarker[] {
     return addons().flatMap((a) => {
       if (this.runs(a)) return [];
-      const handBack = !this.config.runWithout.includes(a.name);
+      const handBack = !this.options.runWithout.includes(a.name);
       const enable = a.enable ? `Turn it on with ${a.enable}` : "Leave such jobs to Ruby processes";
       return (a.markers ?? []).map((m) => ({
         field: m.field,
@@ -123,30 +130,30 @@ export class Worker {
       .filter((a) => this.runs(a) && (installerOf(a.name) || a.middleware))
       .map((a) => a.gem);
     const handedBack = [...new Set(markers.filter((m) => m.handBack).map((m) => m.addon))];
-    this.runtime.logger.info(`add-ons: ${running.length ? running.join(", ") : "none"}`, {
+    this.config.logger.info(`add-ons: ${running.length ? running.join(", ") : "none"}`, {
       ...(handedBack.length ? { handing_back_jobs_of: handedBack } : {}),
     });
   }
 
   /** Listens to a worker event (see WorkerEventMap); a listener that throws is logged and skipped. */
   on<E extends WorkerEventName>(event: E, fn: WorkerListener<E>): this {
-    this.runtime.events.on(event, fn);
+    this.config.events.on(event, fn);
     return this;
   }
 
   off<E extends WorkerEventName>(event: E, fn: WorkerListener<E>): this {
-    this.runtime.events.off(event, fn);
+    this.config.events.off(event, fn);
     return this;
   }
 
   once<E extends WorkerEventName>(event: E, fn: WorkerListener<E>): this {
-    this.runtime.events.once(event, fn);
+    this.config.events.once(event, fn);
     return this;
   }
 
   /** Adds a Sidekiq error handler: `(error, { context, job })`. */
   onError(handler: ErrorHandler): this {
-    this.runtime.errorHandlers.push(handler);
+    this.config.errorHandlers.push(handler);
     return this;
   }
 
@@ -159,7 +166,7 @@ export class Worker {
   private watchConnection(): void {
     let lost = false;
     let lastError: unknown;
-    const { events, conn } = this.runtime;
+    const { events, conn } = this.config;
     const redis = conn.redis;
     redis.on("error", (e: unknown) => {
       lastError = e;
@@ -183,17 +190,17 @@ export class Worker {
     handler: JobHandler<A>,
     options: HandlerOptions = {},
   ): this {
-    this.runtime.handlers.set(className, { handler: handler as JobHandler<never>, options });
+    this.config.handlers.set(className, { handler: handler as JobHandler<never>, options });
     return this;
   }
 
   /** Handles ActiveJob jobs of this class (routed by `wrapped`), with arguments decoded. */
   registerActiveJob<A extends unknown[] = unknown[]>(
-    jobClass: string,
+    className: string,
     handler: JobHandler<A>,
     options: HandlerOptions = {},
   ): this {
-    this.runtime.activeJobHandlers.set(jobClass, { handler: handler as JobHandler<never>, options });
+    this.config.activeJobHandlers.set(className, { handler: handler as JobHandler<never>, options });
     return this;
   }
 
@@ -207,11 +214,11 @@ export class Worker {
     options: HandlerOptions & IterableOptions = {},
   ): this {
     const deps = {
-      redis: () => this.runtime.conn.redis,
+      redis: () => this.config.conn.redis,
       version: () => this.launcher.profile!.version,
-      pushBack: (record: JobRecord) => this.runtime.client.pushRecord(record),
-      logger: this.runtime.logger,
-      timeout: this.config.timeout,
+      reenqueue: (record: JobRecord) => this.config.client.pushRecord(record),
+      logger: this.config.logger,
+      timeout: this.options.timeout,
     };
     return this.register(className, iterableHandler(className, job, options, deps), options);
   }
@@ -223,7 +230,7 @@ export class Worker {
   }
 
   onDeath(handler: DeathHandler): this {
-    this.runtime.deathHandlers.push(handler);
+    this.config.deathHandlers.push(handler);
     return this;
   }
 
@@ -241,12 +248,12 @@ export class Worker {
   async start(): Promise<void> {
     // Known only now: the handlers module may have added an add-on's middleware by hand.
     const markers = this.unclaimedMarkers();
-    this.runtime.markers = markers;
+    this.config.markers = markers;
     try {
       await this.launcher.run();
     } catch (e) {
       // A command the Redis user may not run: one line naming the permission.
-      throw aclRefusal(this.runtime.conn.redis, e) ?? e;
+      throw aclRefusal(this.config.conn.redis, e) ?? e;
     }
     this.logAddons(markers);
   }

@@ -81,9 +81,9 @@ describe("add-on options", () => {
 
   it("the resolved config is frozen, and an option with a value it cannot take is named", () => {
     const w = new Worker({ redis: "redis://127.0.0.1:1", concurrency: 3 });
-    expect(Object.isFrozen(w.config)).toBe(true);
-    expect(Object.isFrozen(w.config.fetch)).toBe(true);
-    expect(w.config.capsules[0]!.concurrency).toBe(3);
+    expect(Object.isFrozen(w.options)).toBe(true);
+    expect(Object.isFrozen(w.options.fetch)).toBe(true);
+    expect(w.options.capsules[0]!.concurrency).toBe(3);
     expect(() => new Worker({ redis: "redis://127.0.0.1:1", unknownClass: "skip" as never })).toThrow(
       'unknownClass must be retry, requeue or dead, got "skip"',
     );

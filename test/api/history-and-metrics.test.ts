@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, type RedisServer } from "../../harness/redis-server.js";
 import { SidekiqApi } from "../../src/core/api/sidekiq-api.js";
-import { Stats } from "../../src/core/server/execution-stats.js";
+import { ExecutionStats } from "../../src/core/server/execution-stats.js";
 import { profileForVersion } from "../../src/core/wire/dialect.js";
 
 const T = Date.UTC(2026, 1, 5, 8, 3, 30); // 2026-02-05 08:03:30 UTC
@@ -50,7 +50,7 @@ describe("StatsHistory", () => {
 describe("MetricsQuery", () => {
   it("adds up what 7.x and 8.x writers flushed for the same minute", async () => {
     for (const version of ["7.3.2", "8.1.7"]) {
-      const stats = new Stats();
+      const stats = new ExecutionStats();
       stats.record("HardJob", 40, true);
       stats.record("HardJob", 10, false);
       stats.record("Other", 2000, true);

@@ -107,7 +107,7 @@ describe("scheduleAt (Sidekiq's at(interval))", () => {
 });
 
 describe("client middleware", () => {
-  const ctx = () => ({ jobClass: "X", job: { class: "X" } as JobHash, queue: "q", redis: undefined as never });
+  const ctx = () => ({ className: "X", job: { class: "X" } as JobHash, queue: "q", redis: undefined as never });
   const chain = (...mw: ClientMiddleware[]) => {
     const c = new MiddlewareChain<ClientMiddleware>("client");
     for (const m of mw) c.add(m);

@@ -247,6 +247,6 @@ describe("payloadTemplate and bulkTemplate", () => {
 describe("the client's middleware chain", () => {
   it("an empty chain reaches the end", async () => {
     const chain = new MiddlewareChain<ClientMiddleware>("client");
-    expect(await chain.invoke({ jobClass: "X", job: {}, queue: "q", redis: stubRedis().redis })).toBe(true);
+    expect(await chain.invoke({ className: "X", job: {}, queue: "q", redis: stubRedis().redis })).toBe(true);
   });
 });

@@ -119,7 +119,7 @@ describe("MiddlewareChain", () => {
       client.use(c).middleware.insertBefore("C", b);
       expect([client.middleware.exists("B"), client.middleware.exists(b)]).toEqual([true, true]);
       expect(client.middleware.entries).toEqual([a, b, c]);
-      expect(await client.middleware.invoke({ jobClass: "X", job: {}, queue: "q", redis: undefined as never })).toBe(
+      expect(await client.middleware.invoke({ className: "X", job: {}, queue: "q", redis: undefined as never })).toBe(
         true,
       );
       expect(order).toEqual(["A", "B", "C"]);

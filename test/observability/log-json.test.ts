@@ -99,7 +99,7 @@ describe("JSON lines written member by member, job lines (JSON and text) from th
         const logger: Logger = wrap === "copy" ? { ...own } : wrap === "safe" ? safeLogger(own) : own;
         expect(jobLineWriter(logger) !== undefined).toBe(wrap !== "copy");
         const jl = new JobWatch({
-          lines: new JobLogger({ logger }),
+          jobLogger: new JobLogger({ logger }),
           events: new WorkerEvents(),
           errorHandlers: [],
           logger,

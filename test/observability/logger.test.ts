@@ -86,7 +86,7 @@ describe("pino and other (obj, msg) loggers", () => {
     const p = pino({ level: "debug", base: { service: "billing" } }, dest);
     const events = new WorkerEvents();
     const logger = safeLogger(toLogger(p));
-    const jl = new JobWatch({ lines: new JobLogger({ logger }), events, errorHandlers: [], logger });
+    const jl = new JobWatch({ jobLogger: new JobLogger({ logger }), events, errorHandlers: [], logger });
     const record = JobRecord.parse('{"class":"HardJob","args":[1],"jid":"abc123","queue":"q","bid":"B1","tags":["x"]}');
     const run = jl.start({ jid: "abc123", className: "HardJob", queue: "q", tid: "t9", record });
     run.logger.debug("inside", { step: 2 });
@@ -110,7 +110,7 @@ describe("pino and other (obj, msg) loggers", () => {
     const seen: string[] = [];
     const l: Logger = { debug: () => {}, info: (m) => seen.push(m), warn: () => {}, error: () => {} };
     const jl = new JobWatch({
-      lines: new JobLogger({ logger: l }),
+      jobLogger: new JobLogger({ logger: l }),
       events: new WorkerEvents(),
       errorHandlers: [],
       logger: l,
@@ -167,7 +167,7 @@ describe("bad loggers and listeners", () => {
     const got: unknown[] = [];
     const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
     const jl = new JobWatch({
-      lines: new JobLogger({ logger: quiet }),
+      jobLogger: new JobLogger({ logger: quiet }),
       logger: quiet,
       events: new WorkerEvents(),
       errorHandlers: [

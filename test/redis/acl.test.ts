@@ -12,7 +12,7 @@ import {
   permissionLogFilter,
   RedisPermissionError,
 } from "../../src/core/redis/acl.js";
-import { putBackFromWorkingList } from "../../src/core/redis/scripts/index.js";
+import { requeueFromWorking } from "../../src/core/redis/scripts/index.js";
 import { scriptSha } from "../../src/core/redis/scripts/define-script.js";
 import { scanRedisCommands } from "./command-scan.js";
 
@@ -79,7 +79,7 @@ describe("a command the user may not run: one line naming the permission", () =>
   });
 
   it("names the script and the commands it calls when Redis 7.0 gives only the script's SHA1", () => {
-    const sha = scriptSha(putBackFromWorkingList.lua);
+    const sha = scriptSha(requeueFromWorking.lua);
     const reply = `ERR The user executing the script can't run this command or subcommand script: ${sha}, on @user_script:9.`;
     expect(permissionLine(reply, "bridge")).toBe(
       "Redis user 'bridge' may not run a command Lua script bridgePutBack calls (LREM HDEL, or one its arguments name) (NOPERM): give it every command of the ACL line, see docs/OPERATING.md (Redis ACL)",

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { takeNetworkTimeout } from "../../src/tools/cli/network-flag.js";
 import { UsageError } from "../../src/tools/cli/errors.js";
 import { Client } from "../../src/core/client/client.js";
-import { resolveWorkerConfig } from "../../src/core/config/resolve.js";
+import { resolveOptions } from "../../src/core/config/resolve.js";
 import { connectRedis, networkTimeoutFor } from "../../src/core/redis/connection.js";
 import {
   blockingOptions,
@@ -76,10 +76,10 @@ describe("network timeouts", () => {
   });
 
   it("the worker's resolved config names the timeout of its source", () => {
-    expect(resolveWorkerConfig({ redis: { url: "redis://x", networkTimeoutMs: 800 } }).networkTimeoutMs).toBe(800);
+    expect(resolveOptions({ redis: { url: "redis://x", networkTimeoutMs: 800 } }).networkTimeoutMs).toBe(800);
     const mine = new Redis({ lazyConnect: true, socketTimeout: 4000 });
     expect(networkTimeoutFor(mine)).toBe(4000);
-    expect(resolveWorkerConfig({ redis: "redis://x" }).networkTimeoutMs).toBe(resolveNetworkTimeout());
+    expect(resolveOptions({ redis: "redis://x" }).networkTimeoutMs).toBe(resolveNetworkTimeout());
     mine.disconnect();
   });
 

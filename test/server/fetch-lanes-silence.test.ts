@@ -18,7 +18,7 @@ import { quietLogger as logger } from "../support/use-redis.js";
 const idleFetcher = (): Fetcher => ({
   retrieveWork: async () => [],
   acknowledge: async () => undefined,
-  requeue: async () => undefined,
+  bulkRequeue: async () => undefined,
   handBack: async () => undefined,
   close: async () => undefined,
 });

@@ -11,7 +11,13 @@ import {
   rssKb,
   type CapsuleInfo,
 } from "../../src/core/server/process-info.js";
-import { Stats, histogramBucket, metricsKeys, statKeys, STATS_TTL } from "../../src/core/server/execution-stats.js";
+import {
+  ExecutionStats,
+  histogramBucket,
+  metricsKeys,
+  statKeys,
+  STATS_TTL,
+} from "../../src/core/server/execution-stats.js";
 import { profileForVersion, validateRecord, validateRaw, type WireProfile } from "../../src/core/wire/index.js";
 import { loadCaptures } from "../captures.js";
 
@@ -94,7 +100,7 @@ const WORK: WorkEntry = { tid: "1a2b", queue: "critical", payload: PAYLOAD, runA
 
 function make(version: string, extra: Partial<ConstructorParameters<typeof Heartbeat>[0]> = {}) {
   const fake = new FakeRedis();
-  const stats = new Stats();
+  const stats = new ExecutionStats();
   const signals: string[] = [];
   let quiet = false;
   let work: WorkEntry[] = [WORK];
@@ -419,7 +425,7 @@ describe("Stats", () => {
 
   it("flush writes Ruby's commands: counters, then BITFIELD histograms, then HINCRBY rollups", async () => {
     const fake = new FakeRedis();
-    const stats = new Stats();
+    const stats = new ExecutionStats();
     stats.record("A", 12.4, true); // bucket 0
     stats.record("A", 280, true); // bucket 7
     stats.record("B", 5000, false);
@@ -454,7 +460,7 @@ describe("Stats", () => {
 
   it("7.x writes one rollup and the old histogram key; 6.x writes no metrics", async () => {
     const fake = new FakeRedis();
-    const stats = new Stats();
+    const stats = new ExecutionStats();
     stats.record("A", 1, true);
     await stats.flushMetrics(fake.asRedis(), v7, T);
     expect(fake.all().map((c) => c.slice(0, 2).join(" "))).toEqual([
@@ -472,7 +478,7 @@ describe("Stats", () => {
 
   it("flush_stats sends nothing when no job ran", async () => {
     const fake = new FakeRedis();
-    await new Stats().flush(fake.asRedis(), v8 as WireProfile, T);
+    await new ExecutionStats().flush(fake.asRedis(), v8 as WireProfile, T);
     expect(fake.batches).toEqual([]);
   });
 });

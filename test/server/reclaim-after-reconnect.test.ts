@@ -4,7 +4,7 @@
 // never returns it. After a reconnect the worker reclaims it, with no fetch
 // in flight at the drop (every slot busy, so no failed fetch to trigger it).
 import { describe, expect, it } from "vitest";
-import { WIP_REGISTRY, workingHashKey } from "../../src/core/wire/bridge-keys.js";
+import { WORKING_REGISTRY, workingHashKey } from "../../src/core/wire/bridge-keys.js";
 import { Worker } from "../../src/assembly/worker.js";
 import { quietLogger as logger, useRedis } from "../support/use-redis.js";
 
@@ -31,7 +31,7 @@ describe("reclaim after a reconnect", () => {
       // The older copy: a job acknowledged long ago, back in this worker's working hash.
       const key = workingHashKey(w.identity, "queue:rc");
       await redis.hset(key, "900", job("Stray", []));
-      await redis.sadd(WIP_REGISTRY, key);
+      await redis.sadd(WORKING_REGISTRY, key);
       await redis.client("KILL", "TYPE", "normal");
       await expect.poll(() => ran, { timeout: 10_000 }).toEqual(["slow 1500", "stray"]);
       await expect.poll(() => redis.hlen(key)).toBe(0);

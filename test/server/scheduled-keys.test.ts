@@ -7,7 +7,7 @@ import {
   parseWipKey,
   promotingKey,
   PROMOTING_REGISTRY,
-  WIP_REGISTRY,
+  WORKING_REGISTRY,
 } from "../../src/core/wire/bridge-keys.js";
 import { DEFAULT_BATCH_SIZE, ScheduledPoller } from "../../src/core/server/scheduled.js";
 import type { Client } from "../../src/core/client/client.js";
@@ -28,7 +28,7 @@ describe("promoting sets", () => {
     expect(parsePromotingKey("bridge:promoting:h:1:a|dead")).toBeUndefined();
     expect(parsePromotingKey("bridge:wip:h:1:a|queue:x")).toBeUndefined();
     expect(parseWipKey(promotingKey("h:1:a", "retry"))).toBeUndefined();
-    expect(PROMOTING_REGISTRY).not.toBe(WIP_REGISTRY);
+    expect(PROMOTING_REGISTRY).not.toBe(WORKING_REGISTRY);
   });
 
   it("the poller's keys use its identity; batchSize must be a positive integer", () => {

@@ -43,7 +43,7 @@ let n = 0;
 function job(cls: string, args: unknown[] = [], queue = "default", extra: Record<string, unknown> = {}): GateContext {
   const raw = JSON.stringify({ class: cls, args, queue, jid: `jid${++n}`, retry: true, ...extra });
   const record = JobRecord.parse(raw);
-  return { jid: record.getString("jid")!, className: cls, queue, record, raw, redis };
+  return { jid: record.getString("jid")!, className: cls, queue, record, job: raw, redis };
 }
 
 /** Runs the job through the middleware (the slot comes back in its finally). */
@@ -132,7 +132,7 @@ describe("the throttle gate and middleware (the gem's scripts on a real Redis)",
     await t.gate.admit(job("J"));
     const j = job("J");
     expect(await t.gate.admit(j)).toBe("done");
-    expect(await redis.lrange("queue:later", 0, -1)).toEqual([j.raw]);
+    expect(await redis.lrange("queue:later", 0, -1)).toEqual([j.job]);
   });
 
   it("requeue :schedule: a new job for the same class and arguments in the schedule set, when a slot is expected", async () => {

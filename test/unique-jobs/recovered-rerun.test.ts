@@ -1,7 +1,7 @@
 // until_and_while_executing and a job re-run by reliable-fetch recovery: its
 // process died mid-job holding the runtime (`:RUN`) lock, after it had let
 // go of the queue lock, and a second push with the same arguments took that.
-// The re-run must run and release its runtime lock; else it is dropped and
+// The re-run must run and release its Config lock; else it is dropped and
 // the lock, held by a dead job, turns every later job away for good.
 import { describe, expect, it } from "vitest";
 import { Client } from "../../src/core/client/client.js";

@@ -44,7 +44,7 @@ export type ClaimStageHook = (stage: "claimed" | "prepared", field: string) => P
 /** What the cron and scheduler enqueue functions need of a client: a push, and ActiveJob handles. */
 export interface AddonPushClient {
   push(item: PushItem, classDefaults?: Readonly<JobOptions>): Promise<string | null>;
-  activeJob(jobClass: string, options?: ActiveJobOptions): ActiveJobDefinition<unknown[]>;
+  activeJob(className: string, options?: ActiveJobOptions): ActiveJobDefinition<unknown[]>;
 }
 
 /**
@@ -69,8 +69,8 @@ class PreparingClient implements AddonPushClient {
     return this.client.profile(queue);
   }
 
-  activeJob(jobClass: string, options?: ActiveJobOptions): ActiveJobDefinition<unknown[]> {
-    return new ActiveJobDefinition(this, jobClass, options ?? {});
+  activeJob(className: string, options?: ActiveJobOptions): ActiveJobDefinition<unknown[]> {
+    return new ActiveJobDefinition(this, className, options ?? {});
   }
 }
 

@@ -3,11 +3,11 @@
 // its settings, then the connection, client and logger of its service
 // context and the worker's identity (its claims are recoverable by others).
 import type { ServiceContext } from "../../core/server/service.js";
-import type { AddonSeams } from "../addon.js";
+import type { ServerConfig } from "../addon.js";
 
-export function pollerOptions<S extends object>(seams: AddonSeams, settings: S, ctx: ServiceContext) {
+export function pollerOptions<S extends object>(config: ServerConfig, settings: S, ctx: ServiceContext) {
   return {
-    isActiveJob: (c: string) => seams.isActiveJobClass(c),
+    isActiveJob: (c: string) => config.isActiveJobClass(c),
     ...settings,
     redis: ctx.redis,
     client: ctx.client,

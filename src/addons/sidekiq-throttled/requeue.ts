@@ -49,7 +49,7 @@ export async function requeueThrottled(r: Requeue, strategy: Strategy, job: Gate
   if (how === "enqueue") {
     const key = target.startsWith("queue:") ? target : queueKey(target);
     if (key === queueKey(job.queue)) return "hand-back";
-    await r.redis.lpush(key, job.raw);
+    await r.redis.lpush(key, job.job);
     return "done";
   }
   if (how !== "schedule") throw new Error(`unrecognized :with option ${String(how)}`);

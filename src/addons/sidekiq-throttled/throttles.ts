@@ -19,11 +19,11 @@ import { gemLineFor, type GemLine } from "./scripts.js";
 import { Strategy } from "./strategy.js";
 
 /** message.rb's class: `wrapped` when present, else `class`. */
-function jobClassOf(record: JobRecord): string | undefined {
+function classNameOf(record: JobRecord): string | undefined {
   const wrapped = record.get("wrapped");
   if (wrapped !== undefined) return String(wrapped);
-  const klass = record.get("class");
-  return typeof klass === "string" ? klass : undefined;
+  const className = record.get("class");
+  return typeof className === "string" ? className : undefined;
 }
 
 /** message.rb's arguments: an ActiveJob's own (`arguments` in the wrapper's payload), else `args`. */
@@ -76,21 +76,21 @@ export class Throttles {
     return { name: "sidekiq-throttled", start() {}, stop: async () => {} };
   };
 
-  private strategyFor(jobClass: string | undefined): Strategy | undefined {
-    if (jobClass === undefined) return undefined;
-    return this.strategies?.get(jobClass);
+  private strategyFor(className: string | undefined): Strategy | undefined {
+    if (className === undefined) return undefined;
+    return this.strategies?.get(className);
   }
 
   /** Throttled.throttled?: any error is logged once per class and the job is not throttled, as the gem rescues it. */
-  private async throttled(redis: Redis, s: Strategy, jobClass: string, jid: string, args: JsonValue[]) {
+  private async throttled(redis: Redis, s: Strategy, className: string, jid: string, args: JsonValue[]) {
     try {
       return await s.throttled(redis, jid, args);
     } catch (e) {
-      if (!this.failed.has(jobClass)) {
-        this.failed.add(jobClass);
+      if (!this.failed.has(className)) {
+        this.failed.add(className);
         this.logger.error(
-          `sidekiq-throttled: could not check the throttle of ${jobClass}, so the job runs unthrottled (as the gem's Throttled.throttled? does when its check raises): ${(e as Error).message}`,
-          { class: jobClass, jid },
+          `sidekiq-throttled: could not check the throttle of ${className}, so the job runs unthrottled (as the gem's Throttled.throttled? does when its check raises): ${(e as Error).message}`,
+          { class: className, jid },
         );
       }
       return false;
@@ -105,22 +105,22 @@ export class Throttles {
     admit: (job: GateContext): GateVerdict | Promise<GateVerdict> => {
       // The gem leaves a resting queue out of its fetch; here its job goes back to where it was.
       if (this.cooldown?.isResting(job.queue)) return "hand-back";
-      const jobClass = jobClassOf(job.record);
-      const s = this.strategyFor(jobClass);
+      const className = classNameOf(job.record);
+      const s = this.strategyFor(className);
       if (!s) {
-        if (jobClass !== undefined && this.strategies !== undefined) this.watch.seen(job.redis, jobClass);
+        if (className !== undefined && this.strategies !== undefined) this.watch.seen(job.redis, className);
         this.cooldown?.notifyAdmitted(job.queue);
         return "run";
       }
-      return this.admitThrottled(job, s, jobClass!);
+      return this.admitThrottled(job, s, className!);
     },
   };
 
   /** The gate for a class with a throttle: the gem's check, then its requeue when throttled. */
-  private async admitThrottled(job: GateContext, s: Strategy, jobClass: string): Promise<GateVerdict> {
+  private async admitThrottled(job: GateContext, s: Strategy, className: string): Promise<GateVerdict> {
     const args = argsOf(job.record);
     const jid = job.record.getString("jid");
-    if (!jid || !(await this.throttled(job.redis, s, jobClass, jid, args))) {
+    if (!jid || !(await this.throttled(job.redis, s, className, jid, args))) {
       this.cooldown?.notifyAdmitted(job.queue);
       if (jid) this.holds(jid, s, args);
       return "run";
@@ -130,11 +130,14 @@ export class Throttles {
       return await requeueThrottled({ redis: job.redis, client: this.client }, s, job);
     } catch (e) {
       // Never lost: when the gem's requeue cannot be done, the job goes back to its queue.
-      this.logger.error(`sidekiq-throttled: could not requeue a throttled ${jobClass} job; it goes back to its queue`, {
-        class: jobClass,
-        jid,
-        error: (e as Error).message,
-      });
+      this.logger.error(
+        `sidekiq-throttled: could not requeue a throttled ${className} job; it goes back to its queue`,
+        {
+          class: className,
+          jid,
+          error: (e as Error).message,
+        },
+      );
       return "hand-back";
     }
   }
@@ -166,7 +169,7 @@ export class Throttles {
 
   /** middlewares/server.rb: the slot is given back once the job is done, whatever happened. */
   readonly middleware: ServerMiddleware = async (ctx, next) => {
-    const s = this.strategyFor(jobClassOf(ctx.job));
+    const s = this.strategyFor(classNameOf(ctx.job));
     const jid = ctx.job.getString("jid");
     if (!s || !jid) return next();
     const args = argsOf(ctx.job);

@@ -52,8 +52,8 @@ export function displayClassOf(rec: JobRecord | null): string | undefined {
   const args = rec.get("args");
   const first = Array.isArray(args) ? args[0] : undefined;
   const wrapped = rec.get("wrapped");
-  const jobClass = truthy(wrapped) ? wrapped : first;
-  if (typeof jobClass === "string" && MAILER_JOBS.includes(jobClass)) {
+  const className = truthy(wrapped) ? wrapped : first;
+  if (typeof className === "string" && MAILER_JOBS.includes(className)) {
     // args[0]["arguments"][0..1].join("#")
     if (first && typeof first === "object" && !Array.isArray(first) && typeof first !== "bigint") {
       const a = (first as { [k: string]: JsonValue }).arguments;
@@ -64,7 +64,7 @@ export function displayClassOf(rec: JobRecord | null): string | undefined {
           .join("#");
     }
   }
-  return typeof jobClass === "string" ? jobClass : klass;
+  return typeof className === "string" ? className : klass;
 }
 
 export function viewOf(raw: string): JobView {

@@ -7,7 +7,7 @@ import { toF, toI } from "./context.js";
 import { displayClassOf, parseStored } from "./job-entry.js";
 
 /** Whether a process in the fleet is Ruby Sidekiq or a sidekiq-bridge worker. */
-export type Runtime = "ruby" | "node";
+export type ProcessSide = "ruby" | "node";
 
 /** One live process, from its heartbeat (`Sidekiq::Process`). */
 export interface ProcessInfo {
@@ -33,7 +33,7 @@ export interface ProcessInfo {
   rss: number;
   rttUs: number;
   /** "node" for sidekiq-bridge processes (the `sidekiq-bridge` label), else "ruby". */
-  runtime: Runtime;
+  side: ProcessSide;
   /** `info.embedded` (7.0.3+): Quiet and Stop are refused. */
   embedded: boolean;
   /** The whole `info` object, as parsed. */
@@ -119,7 +119,7 @@ export function processFromHash(identity: string, values: ReadonlyArray<string |
     quiet: quiet === "true",
     rss: toI(rss),
     rttUs: toI(rtt),
-    runtime: labels.includes(BRIDGE_LABEL) ? "node" : "ruby",
+    side: labels.includes(BRIDGE_LABEL) ? "node" : "ruby",
     embedded: info.embedded === true,
     info,
   };

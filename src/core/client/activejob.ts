@@ -266,7 +266,7 @@ export interface Enqueued {
 export class ActiveJobDefinition<A extends unknown[] = unknown[]> {
   constructor(
     private readonly client: Client,
-    readonly jobClass: string,
+    readonly className: string,
     private readonly options: ActiveJobOptions = {},
     private readonly at?: number,
   ) {}
@@ -276,7 +276,7 @@ export class ActiveJobDefinition<A extends unknown[] = unknown[]> {
     const at = interval === undefined ? this.at : (scheduleAt(interval) ?? undefined);
     return new ActiveJobDefinition<A>(
       this.client,
-      this.jobClass,
+      this.className,
       {
         ...this.options,
         ...(s.queue !== undefined ? { queue: s.queue } : {}),
@@ -293,7 +293,7 @@ export class ActiveJobDefinition<A extends unknown[] = unknown[]> {
     jobId = randomUUID(),
   ): { [k: string]: RubyJsonValue } {
     const body: { [k: string]: RubyJsonValue } = {
-      job_class: this.jobClass,
+      job_class: this.className,
       job_id: jobId,
       provider_job_id: null,
       queue_name: this.options.queue ?? "default",
@@ -319,8 +319,8 @@ export class ActiveJobDefinition<A extends unknown[] = unknown[]> {
     // Wrapper.set(wrapped:, queue:).perform_async(args), which puts class last.
     const item: PushItem =
       rails === "6.1"
-        ? { class: profile.activeJobWrapper, wrapped: this.jobClass, queue, args: [body] }
-        : { wrapped: this.jobClass, queue, args: [body], class: profile.activeJobWrapper };
+        ? { class: profile.activeJobWrapper, wrapped: this.className, queue, args: [body] }
+        : { wrapped: this.className, queue, args: [body], class: profile.activeJobWrapper };
     if (this.at !== undefined) item.at = this.at;
     const jid = await this.client.push(item, { ...DEFAULT_JOB_OPTIONS, ...this.options.sidekiqOptions });
     return { jobId: body.job_id as string, jid };
@@ -343,7 +343,7 @@ export class ActiveJobDefinition<A extends unknown[] = unknown[]> {
     const jids = await this.client.pushBulk(
       {
         class: profile.activeJobWrapper,
-        wrapped: this.jobClass,
+        wrapped: this.className,
         queue,
         args: bodies.map((b) => [b]),
         // `job.scheduled_at&.to_f`, one per job.

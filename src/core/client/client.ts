@@ -79,7 +79,7 @@ const validateByDefault = () => /^(1|true|yes|on)$/i.test(process.env.SIDEKIQ_BR
 /** `client.unchecked`: pushes skip the contract, and job names are not limited to the generated types. */
 export type UncheckedClient = Omit<Client, "job" | "activeJob" | "mailer"> & {
   job<A extends RubyJsonValue[] = RubyJsonValue[]>(className: string, classOptions?: JobOptions): JobDefinition<A>;
-  activeJob<A extends unknown[] = unknown[]>(jobClass: string, options?: ActiveJobOptions): ActiveJobDefinition<A>;
+  activeJob<A extends unknown[] = unknown[]>(className: string, options?: ActiveJobOptions): ActiveJobDefinition<A>;
   mailer<M extends MailerActions = MailerActions>(mailerClass: string, options?: MailerOptions): MailerDefinition<M>;
 };
 
@@ -126,17 +126,17 @@ export class Client implements DefinitionClient {
 
   /** A handle on a Rails ActiveJob class, performed by the Sidekiq adapter's wrapper (queue_as from the contract by default). */
   activeJob<K extends ContractActiveJobName>(
-    jobClass: K,
+    className: K,
     options?: ActiveJobOptions,
   ): ActiveJobDefinition<ContractActiveJobArgs<K>>;
   activeJob<A extends unknown[] = unknown[]>(
-    jobClass: UndeclaredClassName,
+    className: UndeclaredClassName,
     options?: ActiveJobOptions,
   ): ActiveJobDefinition<A>;
-  activeJob(jobClass: string, options?: ActiveJobOptions): ActiveJobDefinition<unknown[]> {
+  activeJob(className: string, options?: ActiveJobOptions): ActiveJobDefinition<unknown[]> {
     // The app's locale and zone hold under any options; the class's own (queue_as...) only without them.
-    const own = options ?? this.contract?.activeJobOptions(jobClass);
-    return new ActiveJobDefinition(this, jobClass, { ...this.contract?.appDefaults(jobClass), ...own });
+    const own = options ?? this.contract?.activeJobOptions(className);
+    return new ActiveJobDefinition(this, className, { ...this.contract?.appDefaults(className), ...own });
   }
 
   /** A Rails mailer: `deliverLater` enqueues what its `deliver_later` does (actions typed by `contract gen`). */
@@ -215,7 +215,7 @@ export class Client implements DefinitionClient {
     const job = normalizeItem(item, profile, classDefaults);
     if (!this.middleware.empty) {
       const ok = await this.middleware.invoke({
-        jobClass: String(job.class),
+        className: String(job.class),
         job,
         queue: String(job.queue),
         redis: shard.conn.redis,
@@ -325,7 +325,7 @@ export class Client implements DefinitionClient {
         const copy: JobHash = { ...normed, args: jobArgs, jid: jid ?? newJid() };
         if (at !== undefined) copy.at = Array.isArray(at) ? at[start + i]! : at;
         const ok = await this.middleware.invoke({
-          jobClass: String(copy.class),
+          className: String(copy.class),
           job: copy,
           queue: String(copy.queue),
           redis,
@@ -377,7 +377,7 @@ export class Client implements DefinitionClient {
       const view = record.toObject() as JobHash;
       const before = { ...view };
       const ok = await this.middleware.invoke({
-        jobClass: String(view.class),
+        className: String(view.class),
         job: view,
         queue,
         redis: shard.conn.redis,

@@ -7,7 +7,7 @@ import type { JobHash } from "./normalize.js";
 /** What client middleware sees: the job hash about to be pushed, its class and queue, and the connection. */
 export interface ClientMiddlewareContext {
   /** The job class name (`wrapped` is in the job for ActiveJob). */
-  jobClass: string;
+  className: string;
   /** The normalized payload; change it in place. */
   job: JobHash;
   queue: string;

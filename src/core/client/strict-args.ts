@@ -60,14 +60,14 @@ export function findUnsafeArg(args: unknown, path = "args"): UnsafeArg | undefin
  * value through (as JSON.stringify would turn it, like Ruby's warn mode does).
  */
 export function verifyArgs(
-  jobClass: string,
+  className: string,
   args: unknown[],
   mode: StrictArgsMode,
   warn: (m: string) => void = console.warn,
 ): unknown[] {
   const bad = findUnsafeArg(args);
   if (!bad) return args;
-  const msg = `Job arguments to ${jobClass} must be native JSON types, but ${bad.path} is ${bad.what}. See https://github.com/sidekiq/sidekiq/wiki/Best-Practices. To allow it, create the client with strictArgs: "warn" or "off".`;
+  const msg = `Job arguments to ${className} must be native JSON types, but ${bad.path} is ${bad.what}. See https://github.com/sidekiq/sidekiq/wiki/Best-Practices. To allow it, create the client with strictArgs: "warn" or "off".`;
   if (mode === "raise") throw new SidekiqArgumentError(msg);
   if (mode === "warn") warn(msg);
   return toJsonNative(args) as unknown[];

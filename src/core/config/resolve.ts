@@ -15,7 +15,7 @@ import {
 import type { CoreWorkerOptions } from "./worker-options.js";
 
 /** The worker's settings, resolved and frozen: what every subsystem reads. */
-export interface WorkerConfig {
+export interface ResolvedOptions {
   readonly redis: RedisSource;
   readonly dialect: DialectLike | "auto";
   readonly autoFallback: DialectLike | undefined;
@@ -70,7 +70,7 @@ export interface WorkerConfig {
 const UNKNOWN_CLASS_POLICIES: readonly UnknownClassPolicy[] = ["retry", "requeue", "dead"];
 
 /** A worker option with a value it cannot take; `option` names it (the CLI names its flag instead). */
-export class WorkerConfigError extends Error {
+export class WorkerOptionError extends Error {
   override name = "WorkerConfigError";
   constructor(
     readonly option: keyof CoreWorkerOptions,
@@ -83,7 +83,7 @@ export class WorkerConfigError extends Error {
 
 /** Raises with the option's name and what it must be. */
 function check(ok: boolean, option: keyof CoreWorkerOptions, must: string, got: unknown): void {
-  if (!ok) throw new WorkerConfigError(option, must, got);
+  if (!ok) throw new WorkerOptionError(option, must, got);
 }
 
 function positive(option: keyof CoreWorkerOptions, v: number | undefined, dflt: number): number {
@@ -93,7 +93,7 @@ function positive(option: keyof CoreWorkerOptions, v: number | undefined, dflt: 
 }
 
 /** Resolves a worker's options once: defaults, checks (a clear error naming the option), frozen. */
-export function resolveWorkerConfig(o: CoreWorkerOptions): WorkerConfig {
+export function resolveOptions(o: CoreWorkerOptions): ResolvedOptions {
   const fetch = o.fetch ?? "reliable";
   check(fetch === "reliable" || fetch === "basic", "fetch", "reliable or basic", fetch);
   const unknownClass = o.unknownClass ?? "retry";

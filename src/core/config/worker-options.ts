@@ -1,12 +1,12 @@
 // What a user may set on a worker (Sidekiq's `Sidekiq.configure_server`):
-// one interface, read once by resolveWorkerConfig (resolve.ts) into the
-// frozen WorkerConfig every subsystem reads its own part of. To add an
+// one interface, read once by resolveOptions (resolve.ts) into the
+// frozen ResolvedOptions every subsystem reads its own part of. To add an
 // option: declare it here, give it its default in resolve.ts (and a flag in
 // src/assembly/worker-command.ts if the command line should set it), then read it from the
 // config where it is used. Add-ons' options (cron, unique-jobs) are declared
 // by the add-ons themselves (src/assembly/registry.ts).
 import type { CapsuleConfig } from "../server/capsule.js";
-import type { ErrorHandler } from "../server/job-observer.js";
+import type { ErrorHandler } from "../server/error-handler.js";
 import type { UnknownClassPolicy } from "../server/types.js";
 import type { DeathHandler } from "../server/types.js";
 import type { LogFormat, LoggerLike, LogLevel } from "../logging/logger.js";

@@ -88,7 +88,7 @@ export interface IterableDeps {
   /** The fleet's Sidekiq release (what the worker writes). */
   version: () => string;
   /** Ruby's InterruptHandler: `Sidekiq::Client.new.push(hash)`, enqueued_at renewed. */
-  pushBack: (record: JobRecord) => Promise<unknown>;
+  reenqueue: (record: JobRecord) => Promise<unknown>;
   logger: Logger;
   /** The worker's shutdown timeout, seconds: an item running longer is warned about. */
   timeout: number;
@@ -228,7 +228,7 @@ export function iterableHandler<A extends unknown[], Item>(
     // back (same jid, at the back of its queue), and end it without a retry.
     await flush();
     deps.logger.debug(`Interrupting job (cursor=${toRubyJson(cursor)})`, fields());
-    await deps.pushBack(base.record);
+    await deps.reenqueue(base.record);
     throw new JobRetrySkip("Sidekiq::Job::Interrupted");
   };
 }

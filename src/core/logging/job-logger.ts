@@ -24,21 +24,11 @@ export interface JobStart {
 }
 
 /** One job's run as its lines see it. */
-export interface LoggedRun extends JobStart {
+export interface JobRun extends JobStart {
   /** The logger with the job's context bound (what the handler gets as ctx.logger). */
   logger: Logger;
   /** Whether info lines are on for this job (its `log_level`). */
   logInfo: boolean;
-}
-
-/** What writes a job's lines (JobLogger, or a user's own). */
-export interface JobLines {
-  /** Sidekiq's `prepare` and the `start` line. */
-  start(job: JobStart): LoggedRun;
-  /** The `done` line; `elapsed` in seconds. */
-  done(run: LoggedRun, elapsed: number): void;
-  /** The `fail` line. */
-  fail(run: LoggedRun, elapsed: number): void;
 }
 
 export interface JobLoggerOptions {
@@ -65,7 +55,7 @@ function jobLevel(record: JobRecord): number | undefined {
  * asks for it (most never log), and the `done`/`fail` lines merge the
  * context themselves, with the same keys in the same order.
  */
-class Run implements LoggedRun {
+class Run implements JobRun {
   private bound: Logger | undefined;
   constructor(
     readonly jid: string,
@@ -95,16 +85,16 @@ class Run implements LoggedRun {
   }
 }
 
-export class JobLogger implements JobLines {
+export class JobLogger {
   private readonly attributes: readonly string[];
   private readonly jobLine: JobLineWriter | undefined;
-  constructor(private readonly o: JobLoggerOptions) {
-    this.attributes = o.loggedJobAttributes ?? ["bid", "tags"];
-    this.jobLine = jobLineWriter(o.logger);
+  constructor(private readonly options: JobLoggerOptions) {
+    this.attributes = options.loggedJobAttributes ?? ["bid", "tags"];
+    this.jobLine = jobLineWriter(options.logger);
   }
 
   /** Sidekiq's `prepare` and the `start` line. */
-  start(job: JobStart): LoggedRun {
+  start(job: JobStart): JobRun {
     const ctx: LogContext = { tid: job.tid, class: job.className, jid: job.jid };
     let plain = true;
     for (const a of this.attributes) {
@@ -114,29 +104,29 @@ export class JobLogger implements JobLines {
       plain = false;
     }
     const level = jobLevel(job.record);
-    const logInfo = !this.o.skip && (level === undefined || level <= 1);
+    const logInfo = !this.options.skip && (level === undefined || level <= 1);
     const { jid, className, queue, tid, record } = job;
     // Plain job lines (tid, class, jid) skip the context object when the logger writes them from their parts.
     const jobLine = plain ? this.jobLine : undefined;
-    const run = new Run(jid, className, queue, tid, record, ctx, plain, logInfo, this.o.logger, jobLine);
+    const run = new Run(jid, className, queue, tid, record, ctx, plain, logInfo, this.options.logger, jobLine);
     if (logInfo) {
       if (jobLine) jobLine("start", tid, className, jid);
-      else this.o.logger.info("start", ctx);
+      else this.options.logger.info("start", ctx);
     }
     return run;
   }
 
-  done(run: LoggedRun, elapsed: number): void {
+  done(run: JobRun, elapsed: number): void {
     if (run.logInfo) line(run, "done", elapsed);
   }
 
-  fail(run: LoggedRun, elapsed: number): void {
+  fail(run: JobRun, elapsed: number): void {
     if (run.logInfo) line(run, "fail", elapsed);
   }
 }
 
 /** The `done`/`fail` line: through the run's own merge when it is ours, else its bound logger. */
-function line(run: LoggedRun, msg: string, elapsed: number): void {
+function line(run: JobRun, msg: string, elapsed: number): void {
   if (run instanceof Run) run.info(msg, elapsed);
   else run.logger.info(msg, { elapsed });
 }

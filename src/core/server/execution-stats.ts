@@ -93,7 +93,7 @@ export function queueStatCommands(tx: ChainableCommander, counts: StatCounts, no
  * Counts executed jobs between heartbeats, as Sidekiq's Processor and
  * Metrics::ExecutionTracker do, and writes them with Ruby's commands.
  */
-export class Stats {
+export class ExecutionStats {
   private processed = 0;
   private failed = 0;
   private metrics: MetricsSnapshot = emptyMetrics();

@@ -31,7 +31,7 @@ import { execReplies } from "../redis/replies.js";
 import { RawJson, toRubyJson, type RubyJsonValue } from "../wire/ruby-json.js";
 import { nowMs, secondsString } from "../wire/timestamps.js";
 import { isConnectionError } from "../redis/availability.js";
-import { queueStatCommands, type StatCounts, type Stats } from "./execution-stats.js";
+import { queueStatCommands, type StatCounts, type ExecutionStats } from "./execution-stats.js";
 import {
   launcherShape,
   processInfoJson,
@@ -71,7 +71,7 @@ export interface HeartbeatOptions extends ProcessInfoSource {
   follow?: () => Promise<WireProfile>;
   /** The jobs running now. */
   work: () => Iterable<WorkEntry>;
-  stats: Stats;
+  stats: ExecutionStats;
   /** Called with a signal a Ruby API/Web UI sent (quiet! = TSTP, stop! = TERM, dump_threads = TTIN). */
   onSignal: (sig: RemoteSignal) => void;
   /** True once the process is quiet or stopping (written as quiet "true"). */

@@ -14,7 +14,7 @@ export interface GateContext {
   queue: string;
   record: JobRecord;
   /** The job as fetched. */
-  raw: string;
+  job: string;
   redis: Redis;
 }
 

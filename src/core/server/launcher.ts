@@ -2,7 +2,7 @@
 // beside its managers (one per capsule): the heartbeat, the scheduled poller,
 // the services add-ons contribute (pollers), the recovery of dead processes'
 // working lists, and the signals. Quiet stops fetching and the services;
-// stop waits, hands back, clears. It holds the worker's runtime (runtime.ts)
+// stop waits, hands back, clears. It holds the worker's Config (config.ts)
 // by reference and knows no add-on by name. The jobs running in the process
 // are its WorkState (work-state.ts), which its managers fill and its heartbeat
 // reads.
@@ -28,10 +28,10 @@ import { ScheduledPoller } from "./scheduled.js";
 import { detectFeatures } from "./fetch/index.js";
 import { checkEvictionPolicy } from "../redis/eviction-policy.js";
 import type { Service } from "./service.js";
-import type { Runtime } from "./runtime.js";
+import type { Config } from "./config.js";
 import { handleOsSignals, onRemoteSignal } from "./signals.js";
 import { incompleteStopLine, silenceReason, SHUTDOWN_GRACE_MS, type StopResult } from "./stop-result.js";
-import { Stats } from "./execution-stats.js";
+import { ExecutionStats } from "./execution-stats.js";
 import { type SlotDump, WorkState } from "./work-state.js";
 
 type State = "new" | "running" | "quiet" | "stopping" | "stopped";
@@ -39,7 +39,7 @@ type State = "new" | "running" | "quiet" | "stopping" | "stopped";
 export class Launcher {
   private state: State = "new";
   private readonly work = new WorkState();
-  private readonly stats = new Stats();
+  private readonly stats = new ExecutionStats();
   private readonly managers: Manager[] = [];
   private heartbeat?: Heartbeat;
   /** The fleet's release, known once running. */
@@ -55,25 +55,25 @@ export class Launcher {
   readonly logger: Logger;
   private signalsHandled = false;
 
-  constructor(private readonly o: Runtime) {
+  constructor(private readonly config: Config) {
     // A command the Redis user may not run: one error line naming the permission, once.
-    const denied = permissionLogFilter(o.conn.redis.options?.username);
+    const denied = permissionLogFilter(config.conn.redis.options?.username);
     const quietAfterGivingUp =
       (f: (m: string, c?: Record<string, unknown>) => void) => (m: string, c?: Record<string, unknown>) => {
         if (this.gaveUp) return;
         const line = denied(m, c);
         if (line === undefined) f(m, c);
-        else if (line !== null) o.logger.error(line);
+        else if (line !== null) config.logger.error(line);
       };
     this.logger = {
-      debug: quietAfterGivingUp((m, c) => o.logger.debug(m, c)),
-      info: quietAfterGivingUp((m, c) => o.logger.info(m, c)),
-      warn: quietAfterGivingUp((m, c) => o.logger.warn(m, c)),
-      error: quietAfterGivingUp((m, c) => o.logger.error(m, c)),
+      debug: quietAfterGivingUp((m, c) => config.logger.debug(m, c)),
+      info: quietAfterGivingUp((m, c) => config.logger.info(m, c)),
+      warn: quietAfterGivingUp((m, c) => config.logger.warn(m, c)),
+      error: quietAfterGivingUp((m, c) => config.logger.error(m, c)),
     };
     // One line when Redis goes away, one when it is back (not one per retry).
     this.watch = new ConnectionWatch({ lost: (m) => this.logger.warn(m), back: (m) => this.logger.info(m) });
-    if (o.conn.owned) this.watch.add(o.conn.redis);
+    if (config.conn.owned) this.watch.add(config.conn.redis);
   }
 
   get quiet(): boolean {
@@ -93,15 +93,15 @@ export class Launcher {
   private retryConfig(profile: WireProfile): RetryConfig {
     return {
       profile,
-      ...this.o.config.retry,
-      deathHandlers: this.o.deathHandlers,
-      onHandlerError: (e, c) => this.o.handleException(e, { context: c.context, job: c.job }),
+      ...this.config.options.retry,
+      deathHandlers: this.config.deathHandlers,
+      onHandlerError: (e, c) => this.config.handleException(e, { context: c.context, job: c.job }),
     };
   }
 
   async run(): Promise<void> {
     if (this.state !== "new") throw new Error(`worker already ${this.state}`);
-    const { config, conn } = this.o;
+    const { options: config, conn } = this.config;
     try {
       // Fail fast, with the reason, when Redis is not there at all.
       await whenReady(conn.redis, config.connectWaitMs);
@@ -110,7 +110,7 @@ export class Launcher {
       this.dropConnections();
       throw e;
     }
-    const profile = await this.o.client.profile();
+    const profile = await this.config.client.profile();
     this.profile = profile;
     this.state = "running";
     const retry = this.retryConfig(profile);
@@ -118,8 +118,8 @@ export class Launcher {
       redis: conn.redis,
       profile,
       // The retry path and the poller follow the heartbeat's profile.
-      follow: async () => (this.profile = retry.profile = await fleetProfile(this.o.client, this.profile!)),
-      identity: this.o.identity,
+      follow: async () => (this.profile = retry.profile = await fleetProfile(this.config.client, this.profile!)),
+      identity: this.config.identity,
       tag: config.process.tag,
       labels: [...config.process.labels, BRIDGE_LABEL],
       capsules: config.capsules.map((c) => ({
@@ -136,13 +136,13 @@ export class Launcher {
       logger: { error: (m) => this.logger.error(m), warn: (m) => this.logger.warn(m) },
     });
     await this.heartbeat.start(); // the first beat, then one every beatSeconds
-    this.o.events.emit("heartbeat", {});
+    this.config.events.emit("heartbeat", {});
     if (config.scheduled.enabled) {
       const { pollIntervalAverage, averageScheduledPollInterval } = config.scheduled;
       this.poller = new ScheduledPoller({
         redis: conn.redis,
-        identity: this.o.identity,
-        client: this.o.client,
+        identity: this.config.identity,
+        client: this.config.client,
         profile: () => this.profile!,
         retry: () => retry,
         logger: this.logger,
@@ -153,36 +153,36 @@ export class Launcher {
     }
     const context = {
       redis: conn.redis,
-      client: this.o.client,
+      client: this.config.client,
       profile,
-      identity: this.o.identity,
+      identity: this.config.identity,
       logger: this.logger,
     };
-    for (const make of this.o.services) {
+    for (const make of this.config.services) {
       const service = make(context);
       this.services.push(service);
       await service.start();
     }
     const features = await detectFeatures(conn.redis);
     const eviction = await checkEvictionPolicy(conn.redis);
-    if (eviction) this.o.logger.warn(eviction);
+    if (eviction) this.config.logger.warn(eviction);
     if (config.fetch.reliable) {
       // Our heartbeat exists now, so nobody mistakes our working lists for orphans.
       await this.recover(true);
       this.recoveryTimer = setInterval(() => void this.recover(false), config.fetch.recoveryIntervalMs);
       this.recoveryTimer.unref();
     }
-    this.o.events.emit("startup", {});
+    this.config.events.emit("startup", {});
     for (const capsule of config.capsules) {
       const m = new Manager({
-        runtime: this.o,
+        config: this.config,
         capsule,
         features,
         logger: this.logger,
         watch: this.watch,
         work: this.work,
         processor: {
-          runtime: this.o,
+          config: this.config,
           retry,
           stats: this.stats,
           logger: this.logger,
@@ -192,7 +192,7 @@ export class Launcher {
       this.managers.push(m);
       await m.start();
     }
-    this.o.logger.info(`sidekiq-bridge worker ${this.o.identity} started`, {
+    this.config.logger.info(`sidekiq-bridge worker ${this.config.identity} started`, {
       dialect: profile.version,
       runtime: javascriptRuntimeLabel(),
       capsules: config.capsules.map((c) => ({
@@ -206,7 +206,7 @@ export class Launcher {
   private async recover(force: boolean): Promise<void> {
     try {
       for (const m of this.managers) await m.register();
-      await recoverOrphans(this.o.conn.redis, identityHost(this.o.identity), this.o.logger, force);
+      await recoverOrphans(this.config.conn.redis, identityHost(this.config.identity), this.config.logger, force);
     } catch (e) {
       // An outage is reported once by the connection watch.
       if (!isConnectionError(e)) this.logger.warn("could not recover orphaned jobs", { error: (e as Error).message });
@@ -225,10 +225,10 @@ export class Launcher {
   private async quietBy(deadline: number): Promise<void | typeof TIMED_OUT> {
     if (this.state !== "running") return;
     this.state = "quiet";
-    this.o.events.emit("quiet", {});
+    this.config.events.emit("quiet", {});
     // Each manager hands back the jobs it fetched ahead.
     const returned = this.managers.map((m) => m.quiet());
-    this.o.logger.info("Terminating quiet threads");
+    this.config.logger.info("Terminating quiet threads");
     const services = this.services.map((s) => s.stop());
     const done = Promise.all([this.poller?.stop(), ...services, this.heartbeat?.beat(), ...returned]).catch(
       () => undefined,
@@ -254,13 +254,13 @@ export class Launcher {
       await this.closeConnections(Date.now() + SHUTDOWN_GRACE_MS, result);
       return result;
     }
-    const jobsDeadline = Date.now() + this.o.config.timeout * 1000;
+    const jobsDeadline = Date.now() + this.config.options.timeout * 1000;
     const deadline = jobsDeadline + SHUTDOWN_GRACE_MS;
     // Quiet's Redis calls (the poller's last pass, a beat) overlap the wait for jobs.
     const quieted = this.quietBy(deadline);
     this.state = "stopping";
-    this.o.events.emit("stopping", {});
-    this.o.events.emit("shutdown", {});
+    this.config.events.emit("stopping", {});
+    this.config.events.emit("shutdown", {});
     if (this.recoveryTimer) clearInterval(this.recoveryTimer);
     const stops = await Promise.all(this.managers.map((m) => m.stop(jobsDeadline, deadline)));
     for (const s of stops) {
@@ -268,7 +268,7 @@ export class Launcher {
       result.notPushedBack += s.notPushedBack;
       result.problems.push(...s.problems);
     }
-    if (result.pushedBack > 0) this.o.logger.info(`Pushed ${result.pushedBack} jobs back to Redis`);
+    if (result.pushedBack > 0) this.config.logger.info(`Pushed ${result.pushedBack} jobs back to Redis`);
     await quieted;
     for (const m of this.managers) {
       const closed = m.close().then(
@@ -289,14 +289,14 @@ export class Launcher {
     }
     this.state = "stopped";
     // Before closing: a connection still "ready" means Redis is slow or frozen, not gone.
-    const why = silenceReason(this.o.conn.redis);
-    const answerMayCome = this.o.conn.redis.status === "ready";
+    const why = silenceReason(this.config.conn.redis);
+    const answerMayCome = this.config.conn.redis.status === "ready";
     await this.closeConnections(deadline, result);
     result.clean = result.problems.length === 0 && result.notPushedBack === 0;
     if (!result.clean)
-      this.o.logger.error(incompleteStopLine(result, why, this.o.config.fetch.reliable, answerMayCome));
-    this.o.logger.info("Bye!");
-    this.o.events.emit("exit", {});
+      this.config.logger.error(incompleteStopLine(result, why, this.config.options.fetch.reliable, answerMayCome));
+    this.config.logger.info("Bye!");
+    this.config.events.emit("exit", {});
     return result;
   }
 
@@ -305,8 +305,8 @@ export class Launcher {
     this.watch.mute();
     const closing = (async () => {
       for (const m of this.managers) await m.close();
-      await this.o.client.close();
-      if (this.o.conn.owned) await closeConnection(this.o.conn.redis, Math.max(0, deadline - Date.now()));
+      await this.config.client.close();
+      if (this.config.conn.owned) await closeConnection(this.config.conn.redis, Math.max(0, deadline - Date.now()));
     })();
     if (
       (await bounded(
@@ -324,7 +324,7 @@ export class Launcher {
   private dropConnections(): void {
     this.watch.mute();
     for (const m of this.managers) m.dropConnections();
-    if (this.o.conn.owned) this.o.conn.redis.disconnect();
+    if (this.config.conn.owned) this.config.conn.redis.disconnect();
   }
 
   /** Busy slots and concurrency per capsule. */

@@ -21,14 +21,14 @@ import {
   spareLanes,
   type UnitOfWork,
 } from "./fetch/index.js";
-import type { Runtime } from "./runtime.js";
+import type { Config } from "./config.js";
 import type { Logger } from "../logging/logger.js";
 import { type ProcessorDeps, type ProcessResult, processJob } from "./processor.js";
 import type { Work, WorkState } from "./work-state.js";
 
 export interface ManagerOptions {
   /** The worker's runtime, by reference: the connection, the identity, the fetch options, the events. */
-  runtime: Runtime;
+  config: Config;
   capsule: Capsule;
   features: ServerFeatures;
   processor: ProcessorDeps;
@@ -58,24 +58,24 @@ export class Manager {
   /** Jobs fetched ahead, waiting for a slot. */
   private readonly ahead: FetchAhead;
 
-  constructor(private readonly o: ManagerOptions) {
-    this.lanes = new FetchLanes(o.logger);
-    this.slots = new Slots(o.capsule.concurrency);
+  constructor(private readonly options: ManagerOptions) {
+    this.lanes = new FetchLanes(options.logger);
+    this.slots = new Slots(options.capsule.concurrency);
     this.ahead = new FetchAhead({
       running: () => this.state === "running",
       wake: () => this.lanes.wake(),
-      logger: o.logger,
+      logger: options.logger,
     });
   }
 
   get capsule(): Capsule {
-    return this.o.capsule;
+    return this.options.capsule;
   }
 
   /** Opens the fetch lanes, registers the working lists and starts fetching. */
   async start(): Promise<void> {
-    const cap = this.o.capsule;
-    const { reliable, lanes: fetchLanes, ahead: fetchAhead } = this.o.runtime.config.fetch;
+    const cap = this.options.capsule;
+    const { reliable, lanes: fetchLanes, ahead: fetchAhead } = this.options.config.options.fetch;
     const ahead = reliable && fetchAhead === true;
     const lanes = Math.max(
       1,
@@ -85,11 +85,11 @@ export class Manager {
     // Each lane may have one batch waiting for slots.
     this.ahead.limit = ahead ? lanes * perLane : 0;
     const acks = new AckQueue();
-    const redis = this.o.runtime.conn.redis;
-    const basic = (blocking: Redis) => new BasicFetch(redis, blocking, cap, this.o.features);
-    await this.lanes.open(lanes, redis, this.o.watch, async (blocking, lane) => {
+    const redis = this.options.config.conn.redis;
+    const basic = (blocking: Redis) => new BasicFetch(redis, blocking, cap, this.options.features);
+    await this.lanes.open(lanes, redis, this.options.watch, async (blocking, lane) => {
       if (!reliable) return basic(blocking);
-      const rf = new ReliableFetch(redis, blocking, cap, this.o.runtime.identity, this.o.features, acks);
+      const rf = new ReliableFetch(redis, blocking, cap, this.options.config.identity, this.options.features, acks);
       if (lane === 0) await rf.register();
       return rf;
     });
@@ -98,7 +98,7 @@ export class Manager {
     // A number of lanes set by hand is kept (one lane keeps strict order across batches).
     const spares = fetchLanes === undefined ? spareLanes(cap.concurrency, reliable, lanes) : 0;
     if (spares > 0)
-      this.lanes.spareOnSlow(spares, redis, this.o.watch, basic, (f) => {
+      this.lanes.spareOnSlow(spares, redis, this.options.watch, basic, (f) => {
         if (this.state === "running") this.loops.push(this.fetchLoop(f, perLane, true));
       });
   }
@@ -141,8 +141,8 @@ export class Manager {
       loopsDone = true;
       this.jobDone?.();
     });
-    const cap = this.o.capsule;
-    const work = this.o.work;
+    const cap = this.options.capsule;
+    const work = this.options.work;
     while ((work.count(cap) > 0 || !loopsDone) && Date.now() < jobsDeadline) {
       await new Promise<void>((r) => {
         this.jobDone = r;
@@ -156,7 +156,7 @@ export class Manager {
     for (const f of new Set(unfinished.map((j) => j.fetcher))) {
       const uows = unfinished.filter((j) => j.fetcher === f).map((j) => j.uow);
       const r = await bounded(
-        f.requeue(uows).then(
+        f.bulkRequeue(uows).then(
           () => true,
           () => false,
         ),
@@ -173,7 +173,7 @@ export class Manager {
     const left = work.count(cap);
     if (left > 0)
       result.problems.push(
-        `${left} finished jobs were not acknowledged (${this.o.runtime.config.fetch.reliable ? "recovery runs them again" : "they are done"})`,
+        `${left} finished jobs were not acknowledged (${this.options.config.options.fetch.reliable ? "recovery runs them again" : "they are done"})`,
       );
     return result;
   }
@@ -199,7 +199,7 @@ export class Manager {
    * the other's jobs, and while fetching ahead, the other's round trip.
    */
   private async fetchLoop(fetch: Fetcher, perLane: number, spare = false): Promise<void> {
-    const cap = this.o.capsule;
+    const cap = this.options.capsule;
     const slots = this.slots;
     // Free slots, and room for jobs fetched ahead (a whole batch at a time:
     // a fetch for one job costs more Redis commands than a batch's share).
@@ -227,8 +227,8 @@ export class Manager {
         await new Promise<void>((r) => process.nextTick(r));
         if (this.state !== "running") break;
       }
-      if (this.lanes.reclaimNeeded) {
-        await this.lanes.reclaim(() => this.held());
+      if (this.lanes.recoverNeeded) {
+        await this.lanes.recover(() => this.held());
         continue;
       }
       if (slots.backingOff) {
@@ -248,14 +248,15 @@ export class Manager {
         const seconds = (performance.now() - sent) / 1000;
         // A full batch of several came back without waiting for jobs: its time is the network's.
         if (want > 1 && fetched.length === want) this.lanes.noteRoundTrip(seconds * 1000);
-        this.o.runtime.events.emit("fetch", { capsule: cap.name, seconds, jobs: fetched.length });
+        this.options.config.events.emit("fetch", { capsule: cap.name, seconds, jobs: fetched.length });
       } catch (e) {
         this.ahead.fetched(want, undefined);
         if (this.state === "running") {
-          this.o.runtime.events.emit("fetch:error", { capsule: cap.name, error: e });
-          this.lanes.reclaimNeeded = true;
+          this.options.config.events.emit("fetch:error", { capsule: cap.name, error: e });
+          this.lanes.recoverNeeded = true;
           // An outage is reported once, by the connection watch.
-          if (!isConnectionError(e)) this.o.logger.warn("fetch failed; retrying", { error: (e as Error).message });
+          if (!isConnectionError(e))
+            this.options.logger.warn("fetch failed; retrying", { error: (e as Error).message });
         }
       } finally {
         slots.unreserve(want);
@@ -272,9 +273,9 @@ export class Manager {
       if (this.state !== "running") {
         // Fetched after quiet was requested: hand them back, they run next.
         await fetch
-          .requeue(fetched)
+          .bulkRequeue(fetched)
           .catch((e: Error) =>
-            this.o.logger.error("could not requeue jobs fetched while quieting", { error: e.message }),
+            this.options.logger.error("could not requeue jobs fetched while quieting", { error: e.message }),
           );
         break;
       }
@@ -288,12 +289,14 @@ export class Manager {
 
   /** The raw jobs (base64) this manager holds: running, or fetched ahead and waiting. */
   private held(): Set<string> {
-    return new Set([...this.o.work.of(this.o.capsule), ...this.ahead.waiting].map((j) => j.uow.raw.toString("base64")));
+    return new Set(
+      [...this.options.work.of(this.options.capsule), ...this.ahead.waiting].map((j) => j.uow.raw.toString("base64")),
+    );
   }
 
   /** Runs one fetched job in a slot, then its bookkeeping (ack, requeue or hand-back). */
   private run(uow: UnitOfWork, fetch: Fetcher): void {
-    const job = this.o.work.start(uow, fetch, this.o.capsule);
+    const job = this.options.work.start(uow, fetch, this.options.capsule);
     this.slots.take();
     void this.runJob(job);
   }
@@ -317,11 +320,13 @@ export class Manager {
       let result: ProcessResult;
       const started = performance.now();
       try {
-        result = await processJob(job, this.o.processor);
+        result = await processJob(job, this.options.processor);
         this.ahead.timed(performance.now() - started);
       } catch (e) {
         // E.g. Redis down while burying a malformed job: try the job again later.
-        this.o.logger.error("could not process a job; it goes back to its queue", { error: (e as Error).message });
+        this.options.logger.error("could not process a job; it goes back to its queue", {
+          error: (e as Error).message,
+        });
         result = "requeue";
       }
       // After a hard shutdown's abort, stop() has requeued it already.
@@ -338,7 +343,7 @@ export class Manager {
       const deadline = Date.now() + 60_000;
       for (let wait = 100; ; wait = Math.min(wait * 2, 2000)) {
         try {
-          if (result === "requeue") await fetch.requeue([uow]);
+          if (result === "requeue") await fetch.bulkRequeue([uow]);
           else await fetch.acknowledge(uow);
           break;
         } catch (e) {
@@ -348,9 +353,9 @@ export class Manager {
       }
     } catch (e) {
       // With reliable fetch the job stays in the working list and is recovered later.
-      this.o.logger.error("could not finish a job's bookkeeping", { error: (e as Error).message });
+      this.options.logger.error("could not finish a job's bookkeeping", { error: (e as Error).message });
     } finally {
-      if (!job.abort.aborted) this.o.work.finish(job);
+      if (!job.abort.aborted) this.options.work.finish(job);
       this.release(job);
       this.jobDone?.();
     }

@@ -9,27 +9,27 @@ import { ACTIVEJOB_WRAPPER_CLASSES } from "../wire/sidekiq-constants.js";
 import { activeJobArguments } from "./activejob-args.js";
 import type { LazyAbort } from "./lazy-abort.js";
 import { handleFailure, sendToDead, type RetryConfig } from "./job-retry.js";
-import type { JobRun } from "./job-observer.js";
-import type { Runtime } from "./runtime.js";
+import type { Config } from "./config.js";
 import type { Logger } from "../logging/logger.js";
 import { markerOf, type PayloadMarker } from "./payload-marker.js";
 import { admit } from "./job-gate.js";
-import type { Stats } from "./execution-stats.js";
+import type { ExecutionStats } from "./execution-stats.js";
 import type { Work } from "./work-state.js";
 import { describeError, JobRetrySkip, type JobContext } from "./types.js";
+import type { JobRun } from "../logging/job-logger.js";
 
 export type { ServerMiddleware, ServerMiddlewareContext, UnknownClassPolicy } from "./types.js";
 
 /**
- * What a processor is given: the worker's runtime, by reference (handlers,
+ * What a processor is given: the worker's Config, by reference (handlers,
  * middleware, markers, gates, the job watch, the unknown-class policy), and
  * what its launcher keeps for the process (retry rules, stats). The job it
  * runs is an entry of the launcher's WorkState, which it marks busy.
  */
 export interface ProcessorDeps {
-  runtime: Runtime;
+  config: Config;
   retry: RetryConfig;
-  stats: Stats;
+  stats: ExecutionStats;
   /** The launcher's logger (silent once a shutdown gave up on Redis). */
   logger: Logger;
   /** The worker is quieting or stopping (handlers read it as ctx.stopping). */
@@ -54,7 +54,7 @@ const markerLogged = new WeakMap<readonly PayloadMarker[], Set<string>>();
  * back (or, where the user opted out, run), with one line per marker and class.
  */
 function checkMarkers(record: JobRecord, className: string, jid: string, deps: ProcessorDeps): "hand-back" | "run" {
-  const markers = deps.runtime.markers;
+  const markers = deps.config.markers;
   const marker = markerOf(record, markers);
   if (!marker) return "run";
   let logged = markerLogged.get(markers);
@@ -120,9 +120,9 @@ class HandlerContext implements JobContext {
 
 export async function processJob(work: Work, deps: ProcessorDeps): Promise<ProcessResult> {
   const { uow, tid, abort } = work;
-  const { logger, runtime: rt } = deps;
-  const redis = rt.conn.redis;
-  const watch = rt.jobWatch;
+  const { logger, config: config } = deps;
+  const redis = config.conn.redis;
+  const watch = config.jobWatch;
   let record: JobRecord;
   let className: string;
   let jid: string;
@@ -155,15 +155,15 @@ export async function processJob(work: Work, deps: ProcessorDeps): Promise<Proce
     return "ack";
   }
 
-  if (rt.markers.length && checkMarkers(record, className, jid, deps) === "hand-back") return "hand-back";
-  const registered = (isActiveJob ? rt.activeJobHandlers : rt.handlers).get(className);
-  if (!registered && rt.config.unknownClass === "requeue") {
+  if (config.markers.length && checkMarkers(record, className, jid, deps) === "hand-back") return "hand-back";
+  const registered = (isActiveJob ? config.activeJobHandlers : config.handlers).get(className);
+  if (!registered && config.options.unknownClass === "requeue") {
     logger.warn("No handler for job class; handed back to its queue", { class: className, jid, queue: uow.queueName });
     return "hand-back";
   }
   // After the no-handler hand-back: a gate (a throttle) takes nothing for a job this worker will not run.
-  if (rt.gates.length) {
-    let verdict = admit(rt.gates, { jid, className, queue: uow.queueName, record, raw: jobstr, redis: redis });
+  if (config.gates.length) {
+    let verdict = admit(config.gates, { jid, className, queue: uow.queueName, record, job: jobstr, redis: redis });
     if (typeof verdict !== "string") verdict = await verdict;
     if (verdict !== "run") return verdict === "done" ? "ack" : "hand-back";
   }
@@ -178,7 +178,7 @@ export async function processJob(work: Work, deps: ProcessorDeps): Promise<Proce
       ? activeJobArguments(record.raw("args") ?? "null")
       : ((record.get("args") ?? []) as JsonValue[]);
     const ctx = new HandlerContext(jid, className, uow.queueName, record, jobstr, run, logger, abort, deps);
-    const chain = rt.serverMiddleware;
+    const chain = config.serverMiddleware;
     if (chain.empty) await registered.handler(args as never, ctx);
     else
       await chain.invoke({ jid, className, queue: uow.queueName, job: record, redis }, () =>
@@ -213,7 +213,7 @@ export async function processJob(work: Work, deps: ProcessorDeps): Promise<Proce
     try {
       // The retry rewrite starts from the job as fetched: middleware changes are not stored.
       const original = JobRecord.parse(jobstr);
-      if (!registered && rt.config.unknownClass === "dead") {
+      if (!registered && config.options.unknownClass === "dead") {
         applyFailure(original, { ...err, backtrace: err.backtrace }, deps.retry.profile);
         await sendToDead(redis, original.toString(), deps.retry);
         watch.outcome(run, "dead", error);

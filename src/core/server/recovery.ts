@@ -12,21 +12,21 @@ import {
   PROMOTING_RECOVERY_LOCK,
   PROMOTING_REGISTRY,
   RECOVERY_LOCK,
-  WIP_REGISTRY,
+  WORKING_REGISTRY,
 } from "../wire/bridge-keys.js";
-import { restorePromotingSet, restoreWorkingHash, restoreWorkingList } from "../redis/scripts/index.js";
+import { recoverPromotingSet, recoverWorkingHash, recoverWorkingList } from "../redis/scripts/index.js";
 import type { Logger } from "../logging/logger.js";
 
 /** Puts a promoting set back into its sorted set (atomically); returns how many jobs moved. */
-export async function restorePromoting(redis: Redis, key: string, set: string): Promise<number> {
-  return restorePromotingSet(redis, [key, set, PROMOTING_REGISTRY], []);
+export async function recoverPromotingKey(redis: Redis, key: string, set: string): Promise<number> {
+  return recoverPromotingSet(redis, [key, set, PROMOTING_REGISTRY], []);
 }
 
 /** Moves the jobs of a dead process's working list or hash back to their queue. */
-function restoreWorking(redis: Redis, key: string, queue: string): Promise<number> {
+function recoverWorkingKey(redis: Redis, key: string, queue: string): Promise<number> {
   // Versions before the working hash left working lists only: both come back.
-  const restore = isWorkingHashKey(key) ? restoreWorkingHash : restoreWorkingList;
-  return restore(redis, [key, queue, QUEUES_KEY], [queueNameOf(queue)]);
+  const recover = isWorkingHashKey(key) ? recoverWorkingHash : recoverWorkingList;
+  return recover(redis, [key, queue, QUEUES_KEY], [queueNameOf(queue)]);
 }
 
 function pidAlive(pid: number): boolean {
@@ -101,7 +101,7 @@ export async function recoverPromoting(
     hostname,
     PROMOTING_REGISTRY,
     parsePromotingKey,
-    (key, set) => restorePromoting(redis, key, set),
+    (key, set) => recoverPromotingKey(redis, key, set),
     (n, identity, set) => logger.warn(`Recovered ${n} jobs that dead process ${identity} was promoting back to ${set}`),
   );
 }
@@ -120,11 +120,11 @@ export async function recoverOrphans(
   const wip = await recoverDeadOwners(
     redis,
     hostname,
-    WIP_REGISTRY,
+    WORKING_REGISTRY,
     parseWipKey,
     async (key, queue) => {
-      const n = await restoreWorking(redis, key, queue);
-      await redis.srem(WIP_REGISTRY, key);
+      const n = await recoverWorkingKey(redis, key, queue);
+      await redis.srem(WORKING_REGISTRY, key);
       return n;
     },
     (n, identity, queue) => logger.warn(`Recovered ${n} jobs of dead process ${identity} back to ${queue}`),

@@ -33,7 +33,7 @@ import { PROMOTING_REGISTRY, promotingKey } from "../wire/bridge-keys.js";
 import type { Logger } from "../logging/logger.js";
 import { sendToDead, type RetryConfig } from "./job-retry.js";
 import { newIdentity } from "./heartbeat.js";
-import { identityHost, recoverPromoting, restorePromoting } from "./recovery.js";
+import { identityHost, recoverPromoting, recoverPromotingKey } from "./recovery.js";
 
 export const SORTED_SETS = [RETRY_KEY, SCHEDULE_KEY] as const;
 export const INITIAL_WAIT_SECONDS = 10;
@@ -96,15 +96,15 @@ export class ScheduledPoller {
   private readonly batchSize: number;
   private lastRecovery = 0;
 
-  constructor(private readonly o: PollerOptions) {
-    this.identity = o.identity ?? newIdentity();
-    this.batchSize = o.batchSize ?? DEFAULT_BATCH_SIZE;
+  constructor(private readonly options: PollerOptions) {
+    this.identity = options.identity ?? newIdentity();
+    this.batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
     if (!(Number.isInteger(this.batchSize) && this.batchSize > 0))
       throw new RangeError("batchSize must be a positive integer");
   }
 
   private get rand(): () => number {
-    return this.o.random ?? Math.random;
+    return this.options.random ?? Math.random;
   }
 
   /** This process's promoting set for `retry` or `schedule`. */
@@ -134,7 +134,7 @@ export class ScheduledPoller {
     for (const set of SORTED_SETS) {
       while (!this.done) {
         const jobs = await popDueIntoPromotingSet(
-          this.o.redis,
+          this.options.redis,
           [set, this.promotingKey(set), PROMOTING_REGISTRY],
           [rubyFloatToS(Date.now() / 1000), this.batchSize],
         );
@@ -164,13 +164,13 @@ export class ScheduledPoller {
           // Ruby's poller would raise on it forever; keep it, but in the morgue.
           // (Should we die before the commit, recovery returns it and it is buried
           // again: the dead set holds it once, being a set.)
-          await sendToDead(this.o.redis, job, this.o.retry());
-          this.o.logger.error(`Invalid JSON in ${set}; moved to the dead set`, { jobstr: job.slice(0, 200) });
+          await sendToDead(this.options.redis, job, this.options.retry());
+          this.options.logger.error(`Invalid JSON in ${set}; moved to the dead set`, { jobstr: job.slice(0, 200) });
           continue;
         }
         let push: PreparedPush | null;
         try {
-          push = await this.o.client.prepareRecord(record);
+          push = await this.options.client.prepareRecord(record);
         } catch (e) {
           // As before: this job goes back (behind the others, at `now`) and the pass
           // stops once the rest of the batch is pushed.
@@ -179,7 +179,7 @@ export class ScheduledPoller {
           continue;
         }
         if (!push) continue; // a client middleware stopped it
-        (push.redis === this.o.redis ? home : remote).push({ original: job, push });
+        (push.redis === this.options.redis ? home : remote).push({ original: job, push });
       }
       // Queues routed to another Redis (sharding, rare) cannot share the commit:
       // they are pushed first, so a crash before the commit pushes them again
@@ -190,7 +190,7 @@ export class ScheduledPoller {
         remotePushed += plans.length;
       }
     } catch (e) {
-      await this.putBack(promoting, set);
+      await this.recoverOwnPromoting(promoting, set);
       throw e;
     }
 
@@ -202,9 +202,9 @@ export class ScheduledPoller {
       for (const [q, l] of groups) args.push(q, l.length, ...l.map((p) => p.push.json));
       let r: number | number[];
       try {
-        r = await retryingOnce(this.o.redis, () => commitPromotedBatch(this.o.redis, keys, args));
+        r = await retryingOnce(this.options.redis, () => commitPromotedBatch(this.options.redis, keys, args));
       } catch (e) {
-        await this.putBack(promoting, set);
+        await this.recoverOwnPromoting(promoting, set);
         throw e;
       }
       if (!Array.isArray(r)) {
@@ -219,7 +219,7 @@ export class ScheduledPoller {
       firstError ??= new Error(`WRONGTYPE ${[...bad].map(queueKey).join(", ")} not a list: jobs left in ${set}`);
     }
     if (pushed < 0) {
-      this.o.logger.warn(
+      this.options.logger.warn(
         `A batch of ${jobs.length} jobs from ${set} was taken back by recovery before it was pushed; they stay in ${set}`,
       );
       return remotePushed;
@@ -229,11 +229,11 @@ export class ScheduledPoller {
   }
 
   /** After a failure: the batch back into its sorted set at its own scores (logged if that fails too; the next pop retries it). */
-  private async putBack(promoting: string, set: string): Promise<void> {
+  private async recoverOwnPromoting(promoting: string, set: string): Promise<void> {
     try {
-      await retryingOnce(this.o.redis, () => restorePromoting(this.o.redis, promoting, set));
+      await retryingOnce(this.options.redis, () => recoverPromotingKey(this.options.redis, promoting, set));
     } catch (e) {
-      this.o.logger.error(`could not put a batch back into ${set}; the next pass will`, {
+      this.options.logger.error(`could not put a batch back into ${set}; the next pass will`, {
         error: (e as Error).message,
       });
     }
@@ -241,31 +241,31 @@ export class ScheduledPoller {
 
   /** Sidekiq's random_poll_interval, in seconds. */
   async randomPollInterval(): Promise<number> {
-    const count = Math.max(await this.o.redis.scard(PROCESSES_KEY), 1);
-    const interval = this.o.pollIntervalAverage ?? count * (this.o.averageScheduledPollInterval ?? 5);
+    const count = Math.max(await this.options.redis.scard(PROCESSES_KEY), 1);
+    const interval = this.options.pollIntervalAverage ?? count * (this.options.averageScheduledPollInterval ?? 5);
     if (count < 10) return interval * this.rand() + interval / 2;
-    return releaseRules(this.o.profile()).scheduled.largeFleetPollInterval === "interval*rand*2"
+    return releaseRules(this.options.profile()).scheduled.largeFleetPollInterval === "interval*rand*2"
       ? interval * this.rand() * 2
       : interval * this.rand();
   }
 
   /** Removes processes whose heartbeat expired, at most once a minute fleet-wide. */
   async cleanup(): Promise<number> {
-    const locked = await this.o.redis.set(PROCESS_CLEANUP_KEY, "1", "EX", 60, "NX");
+    const locked = await this.options.redis.set(PROCESS_CLEANUP_KEY, "1", "EX", 60, "NX");
     if (locked !== "OK") return 0;
     const procs: string[] = [];
     let cursor = "0";
     do {
-      const [next, batch] = await this.o.redis.sscan(PROCESSES_KEY, cursor);
+      const [next, batch] = await this.options.redis.sscan(PROCESSES_KEY, cursor);
       cursor = next;
       procs.push(...batch);
     } while (cursor !== "0");
     if (procs.length === 0) return 0;
-    const pipe = this.o.redis.pipeline();
+    const pipe = this.options.redis.pipeline();
     for (const p of procs) pipe.hget(p, "info");
     const res = (await pipe.exec()) ?? [];
     const prune = procs.filter((_, i) => res[i]?.[1] === null);
-    return prune.length ? this.o.redis.srem(PROCESSES_KEY, ...prune) : 0;
+    return prune.length ? this.options.redis.srem(PROCESSES_KEY, ...prune) : 0;
   }
 
   /**
@@ -276,9 +276,11 @@ export class ScheduledPoller {
     if (Date.now() - this.lastRecovery < PROMOTING_RECOVERY_INTERVAL_MS) return;
     this.lastRecovery = Date.now();
     try {
-      await recoverPromoting(this.o.redis, identityHost(this.identity), this.o.logger, true);
+      await recoverPromoting(this.options.redis, identityHost(this.identity), this.options.logger, true);
     } catch (e) {
-      this.o.logger.warn("could not recover the promoting sets of dead processes", { error: (e as Error).message });
+      this.options.logger.warn("could not recover the promoting sets of dead processes", {
+        error: (e as Error).message,
+      });
     }
   }
 
@@ -294,8 +296,10 @@ export class ScheduledPoller {
 
   start(): void {
     this.loop ??= (async () => {
-      await this.sleep((this.o.pollIntervalAverage === undefined ? INITIAL_WAIT_SECONDS : 0) + 5 * this.rand());
-      await this.cleanup().catch((e: Error) => this.o.logger.warn("process cleanup failed", { error: e.message }));
+      await this.sleep((this.options.pollIntervalAverage === undefined ? INITIAL_WAIT_SECONDS : 0) + 5 * this.rand());
+      await this.cleanup().catch((e: Error) =>
+        this.options.logger.warn("process cleanup failed", { error: e.message }),
+      );
       while (!this.done) {
         await this.recoverPromoting();
         try {
@@ -303,7 +307,7 @@ export class ScheduledPoller {
         } catch (e) {
           // An outage is reported once, by the worker's connection watch.
           if (!isConnectionError(e))
-            this.o.logger.error("scheduler could not enqueue", { error: (e as Error).message });
+            this.options.logger.error("scheduler could not enqueue", { error: (e as Error).message });
         }
         if (this.done) break;
         let wait = 5;
@@ -311,7 +315,7 @@ export class ScheduledPoller {
           wait = await this.randomPollInterval();
         } catch (e) {
           if (!isConnectionError(e))
-            this.o.logger.error("scheduler could not read the process count", { error: (e as Error).message });
+            this.options.logger.error("scheduler could not read the process count", { error: (e as Error).message });
         }
         await this.sleep(wait);
       }

@@ -10,7 +10,7 @@ const WORKING_HASH_PREFIX = "bridge:working:";
 const PROMOTING_PREFIX = "bridge:promoting:";
 
 /** The registry of working lists and hashes, so recovery finds those of dead processes. */
-export const WIP_REGISTRY = "bridge:wip-keys";
+export const WORKING_REGISTRY = "bridge:wip-keys";
 /** The registry of promoting sets that may hold jobs (scheduled.ts). */
 export const PROMOTING_REGISTRY = "bridge:promoting-keys";
 /** The lock of the full recovery pass (working lists and hashes, then promoting sets). */

@@ -58,7 +58,7 @@ export async function run(argv: string[]): Promise<number> {
             hostname: p.hostname ?? null,
             pid: p.pid ?? null,
             tag: p.tag ?? null,
-            runtime: p.runtime,
+            runtime: p.side,
             version: p.version ?? null,
             labels: p.labels,
             queues: p.queues,
@@ -94,7 +94,7 @@ export async function run(argv: string[]): Promise<number> {
           ["IDENTITY", "RUNTIME", "VERSION", "QUEUES", "BUSY", "QUIET", "AGE", "BEAT"],
           procs.map((p) => [
             p.identity,
-            p.runtime,
+            p.side,
             p.version ?? "-",
             clip(p.queues.join(",") || "-", 40),
             `${p.busy}/${p.concurrency}`,

@@ -48,7 +48,7 @@ ${COMMON_HELP}`;
         for (const identity of positionals) {
           try {
             const p = await api.processes.signal(identity, signal);
-            signalled.push({ identity, runtime: p.runtime });
+            signalled.push({ identity, runtime: p.side });
           } catch (e) {
             if (!(e instanceof ProcessNotFoundError || e instanceof EmbeddedProcessError)) throw e;
             errors.push({ identity, error: e.message });

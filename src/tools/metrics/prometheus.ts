@@ -178,7 +178,7 @@ export async function registerFleetMetrics(api: SidekiqApi, opts: MetricsOptions
     "Live Sidekiq processes by version and runtime (ruby or node).",
     ["version", "runtime"],
     (g, s) => {
-      for (const p of s.processes) g.inc({ version: p.version ?? "unknown", runtime: p.runtime });
+      for (const p of s.processes) g.inc({ version: p.version ?? "unknown", runtime: p.side });
     },
   );
   gauge(

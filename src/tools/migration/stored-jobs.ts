@@ -45,14 +45,14 @@ export interface JobIdentity {
 
 /** The job's routing class, or undefined when the payload is not a job object. */
 export function identify(record: JobRecord): JobIdentity | undefined {
-  const klass = record.get("class");
-  if (typeof klass !== "string" || klass === "") return undefined;
+  const className = record.get("class");
+  if (typeof className !== "string" || className === "") return undefined;
   const wrapped = record.get("wrapped");
-  const activeJob = ACTIVEJOB_WRAPPER_CLASSES.has(klass) && typeof wrapped === "string";
+  const activeJob = ACTIVEJOB_WRAPPER_CLASSES.has(className) && typeof wrapped === "string";
   const queue = record.get("queue");
   const jid = record.get("jid");
   return {
-    className: activeJob ? (wrapped as string) : klass,
+    className: activeJob ? (wrapped as string) : className,
     activeJob,
     ...(typeof queue === "string" ? { queue } : {}),
     ...(typeof jid === "string" ? { jid } : {}),

@@ -40,14 +40,14 @@ function tracerOf(o: TracingOptions): Otel.Tracer {
 /** Attribute names of OpenTelemetry's semantic conventions the Ruby instrumentation uses. */
 function attributes(
   o: TracingOptions,
-  jobClass: string,
+  className: string,
   jid: unknown,
   queue: unknown,
   operation?: string,
 ): Otel.Attributes {
   const a: Otel.Attributes = {
     "messaging.system": "sidekiq",
-    "messaging.sidekiq.job_class": jobClass,
+    "messaging.sidekiq.job_class": className,
   };
   if (typeof jid === "string") a["messaging.message_id"] = jid;
   if (typeof queue === "string") a["messaging.destination"] = queue;
@@ -120,10 +120,10 @@ export function tracingClientMiddleware(o: TracingOptions): ClientMiddleware {
   };
   return async (ctx, next) => {
     const job = ctx.job;
-    const jobClass = String(job.wrapped ?? job.class);
-    const name = `${o.spanNaming === "job_class" ? jobClass : String(job.queue)} publish`;
+    const className = String(job.wrapped ?? job.class);
+    const name = `${o.spanNaming === "job_class" ? className : String(job.queue)} publish`;
     const span = quietly(() =>
-      tracer.startSpan(name, { kind: api.SpanKind.PRODUCER, attributes: attributes(o, jobClass, job.jid, job.queue) }),
+      tracer.startSpan(name, { kind: api.SpanKind.PRODUCER, attributes: attributes(o, className, job.jid, job.queue) }),
     );
     if (!span) return next();
     const active = api.trace.setSpan(api.context.active(), span);
@@ -183,10 +183,10 @@ export function tracingServerMiddleware(o: TracingOptions): ServerMiddleware {
   // Once per job: no closures, Dates or extraction work it can avoid.
   return async (ctx, next) => {
     const rec = ctx.job;
-    const jobClass = String(rec.get("wrapped") ?? rec.get("class"));
+    const className = String(rec.get("wrapped") ?? rec.get("class"));
     const queue = rec.get("queue") ?? ctx.queue;
-    const name = `${byClass ? jobClass : String(queue)} process`;
-    const attrs = attributes(o, jobClass, rec.get("jid"), queue, "process");
+    const name = `${byClass ? className : String(queue)} process`;
+    const attrs = attributes(o, className, rec.get("jid"), queue, "process");
     let extracted = api.ROOT_CONTEXT;
     try {
       if (carriesContext(api, rec)) extracted = api.propagation.extract(api.ROOT_CONTEXT, rec, getter);

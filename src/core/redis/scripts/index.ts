@@ -4,15 +4,15 @@
 export { defineScript, type LuaInclude, type Script, type ScriptArg, type ScriptSource } from "./define-script.js";
 // Reliable fetch (server/fetch/reliable-fetch.ts)
 export { fetchOneIntoWorkingList } from "./fetch-one-into-working-list.js";
-export { fetchBatchIntoWorkingList } from "./fetch-batch-into-working-list.js";
-export { putBackFromWorkingList } from "./put-back-from-working-list.js";
+export { fetchBatchIntoWorkingHash } from "./fetch-batch-into-working-hash.js";
+export { requeueFromWorking } from "./requeue-from-working.js";
 // Scheduled poller (server/scheduled.ts)
 export { popDueIntoPromotingSet } from "./pop-due-into-promoting-set.js";
 export { commitPromotedBatch } from "./commit-promoted-batch.js";
 // Recovery of dead processes' jobs (server/recovery.ts)
-export { restoreWorkingList } from "./restore-working-list.js";
-export { restoreWorkingHash } from "./restore-working-hash.js";
-export { restorePromotingSet } from "./restore-promoting-set.js";
+export { recoverWorkingList } from "./recover-working-list.js";
+export { recoverWorkingHash } from "./recover-working-hash.js";
+export { recoverPromotingSet } from "./recover-promoting-set.js";
 // Migration (migration/)
 export { replaceListElements } from "./replace-list-elements.js";
 export { replaceSortedSetMembers } from "./replace-sorted-set-members.js";

@@ -5,7 +5,7 @@
 // lose no more than Sidekiq's would.
 import type { Redis } from "ioredis";
 import { queuesCommand, type Capsule } from "../capsule.js";
-import { bulkRequeue, FETCH_TIMEOUT_SECONDS, unitOfWork, type Fetcher, type UnitOfWork } from "./fetch.js";
+import { requeuePipelined, FETCH_TIMEOUT_SECONDS, unitOfWork, type Fetcher, type UnitOfWork } from "./fetch.js";
 import { isUnknownCommand, type ServerFeatures } from "./server-features.js";
 
 export class BasicFetch implements Fetcher {
@@ -46,8 +46,8 @@ export class BasicFetch implements Fetcher {
 
   async acknowledge(): Promise<void> {}
 
-  requeue(work: readonly UnitOfWork[]): Promise<void> {
-    return bulkRequeue(this.redis, work);
+  bulkRequeue(work: readonly UnitOfWork[]): Promise<void> {
+    return requeuePipelined(this.redis, work);
   }
 
   async handBack(uow: UnitOfWork): Promise<void> {

@@ -81,7 +81,7 @@ export class FetchAhead {
 
   /** Quiet: every waiting job goes back to its queue. Resolves once they are back (or Redis refused them). */
   quiet(): Promise<void> {
-    if (this.waiting.length > 0) this.returning = this.putBack();
+    if (this.waiting.length > 0) this.returning = this.requeueWaiting();
     return this.returning ?? Promise.resolve();
   }
 
@@ -100,7 +100,7 @@ export class FetchAhead {
       // and fetch only for free slots again until one frees.
       if (waited >= AHEAD_MAX_WAIT_MS) {
         this.backlog = false;
-        this.returning = this.putBack();
+        this.returning = this.requeueWaiting();
       } else this.arm(AHEAD_MAX_WAIT_MS - waited);
     }, ms);
     this.timer.unref();
@@ -111,12 +111,12 @@ export class FetchAhead {
    * in order. If Redis cannot take them they wait here again (and still in
    * the working hash, so a crash loses none).
    */
-  private async putBack(): Promise<void> {
+  private async requeueWaiting(): Promise<void> {
     const waiting = this.waiting.splice(0);
     for (const f of new Set(waiting.map((w) => w.fetcher))) {
       const mine = waiting.filter((w) => w.fetcher === f);
       try {
-        await f.requeue(mine.map((w) => w.uow));
+        await f.bulkRequeue(mine.map((w) => w.uow));
       } catch (e) {
         this.waiting.unshift(...mine);
         if (this.host.running() && !this.timer) this.arm(AHEAD_MAX_WAIT_MS);

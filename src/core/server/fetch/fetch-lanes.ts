@@ -100,7 +100,7 @@ export class FetchLanes {
   private readonly inFlight = new Set<Fetcher>();
   private silenceHeard?: { redis: Redis; listener: (e: Error) => void };
   /** A fetch reply was lost: reclaim before the next fetch. */
-  reclaimNeeded = false;
+  recoverNeeded = false;
   private reclaiming?: Promise<void> | undefined;
   /** Spare lanes waiting for the network to be slow (spareLanes). */
   private readonly spareWaiters: Array<() => void> = [];
@@ -124,7 +124,7 @@ export class FetchLanes {
     // Spare lanes open while the worker runs: none once the lanes are closed (they would hold the process open).
     for (let lane = 0; lane < count && !this.closed; lane++) {
       const blocking = laneConnection(redis, watch);
-      this.reclaimOnReconnect(blocking);
+      this.recoverOnReconnect(blocking);
       blocking.on("error", (e: Error) => this.onError(e));
       this.connections.push(blocking);
       added.push(await make(blocking, lane));
@@ -154,11 +154,11 @@ export class FetchLanes {
    * back in them, held by a live process, so recovery never returns them and
    * their locks (unique jobs) stay. Reclaim, as after a lost fetch reply.
    */
-  private reclaimOnReconnect(c: Redis): void {
+  private recoverOnReconnect(c: Redis): void {
     let connected = c.status === "ready";
     c.on("ready", () => {
       if (connected) {
-        this.reclaimNeeded = true;
+        this.recoverNeeded = true;
         this.wake();
       }
       connected = true;
@@ -252,7 +252,7 @@ export class FetchLanes {
    * no lane has a fetch in flight (a lane's pending move must not be taken for
    * a stray); one lane does it for all, since they share the working lists.
    */
-  async reclaim(running: () => ReadonlySet<string>): Promise<void> {
+  async recover(running: () => ReadonlySet<string>): Promise<void> {
     if (this.reclaiming) return this.reclaiming;
     if (this.fetching > 0) {
       await this.wait();
@@ -260,9 +260,9 @@ export class FetchLanes {
     }
     this.reclaiming = (async () => {
       try {
-        const n = (await this.fetchers[0]!.reclaim?.(running())) ?? 0;
+        const n = (await this.fetchers[0]!.recover?.(running())) ?? 0;
         if (n > 0) this.logger.warn(`Reclaimed ${n} jobs whose fetch reply was lost`);
-        this.reclaimNeeded = false;
+        this.recoverNeeded = false;
       } catch (e) {
         if (!isConnectionError(e))
           this.logger.warn("could not reclaim jobs after a lost fetch; retrying", { error: (e as Error).message });

@@ -34,7 +34,7 @@ export interface Fetcher {
   /** The job is done with (ran, retried, dead): forget it. */
   acknowledge(uow: UnitOfWork): Promise<void>;
   /** Not done: back to its queue's BRPOP end, so it runs next. */
-  requeue(work: readonly UnitOfWork[]): Promise<void>;
+  bulkRequeue(work: readonly UnitOfWork[]): Promise<void>;
   /** Handed to another process: to the far end of its queue. */
   handBack(uow: UnitOfWork): Promise<void>;
   /** Called once at shutdown, after every job is acknowledged or requeued. */
@@ -43,7 +43,7 @@ export interface Fetcher {
    * After a lost connection: jobs moved into our working list whose reply never
    * arrived, i.e. not in `running`, go back to their queue. Returns how many.
    */
-  reclaim?(running: ReadonlySet<string>): Promise<number>;
+  recover?(running: ReadonlySet<string>): Promise<number>;
 }
 
 export function unitOfWork(queue: string, raw: Buffer, field?: string): UnitOfWork {
@@ -55,7 +55,7 @@ export function unitOfWork(queue: string, raw: Buffer, field?: string): UnitOfWo
  * Pushes unfinished jobs back to their queues' BRPOP end (one pipeline), so
  * they run next, the first fetched first.
  */
-export async function bulkRequeue(redis: Redis, work: readonly UnitOfWork[]): Promise<void> {
+export async function requeuePipelined(redis: Redis, work: readonly UnitOfWork[]): Promise<void> {
   if (work.length === 0) return;
   const pipe = redis.pipeline();
   for (let i = work.length - 1; i >= 0; i--) pipe.rpush(work[i]!.queue, work[i]!.raw);

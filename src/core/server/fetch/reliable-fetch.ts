@@ -8,12 +8,8 @@
 // RPOPLPUSH (BRPOPLPUSH for a single queue) into the working list,
 // acknowledged by LREM. It keeps the capsule's queue order.
 import type { Redis } from "ioredis";
-import { WIP_REGISTRY } from "../../wire/bridge-keys.js";
-import {
-  fetchBatchIntoWorkingList,
-  fetchOneIntoWorkingList,
-  putBackFromWorkingList,
-} from "../../redis/scripts/index.js";
+import { WORKING_REGISTRY } from "../../wire/bridge-keys.js";
+import { fetchBatchIntoWorkingHash, fetchOneIntoWorkingList, requeueFromWorking } from "../../redis/scripts/index.js";
 import { ACK_DELAY_MS, AckQueue, sendAcks, settleAcks, type TakenAcks } from "./ack-queue.js";
 import type { Capsule } from "../capsule.js";
 import { FETCH_TIMEOUT_SECONDS, unitOfWork, type Fetcher, type UnitOfWork } from "./fetch.js";
@@ -71,7 +67,7 @@ export class ReliableFetch implements Fetcher {
 
   /** Announces this process's working lists and hashes (before the first fetch). */
   async register(): Promise<void> {
-    await this.redis.sadd(WIP_REGISTRY, ...this.keys.all());
+    await this.redis.sadd(WORKING_REGISTRY, ...this.keys.all());
   }
 
   async retrieveWork(max: number): Promise<UnitOfWork[]> {
@@ -101,7 +97,7 @@ export class ReliableFetch implements Fetcher {
     nextField += max;
     let r: [Buffer, Buffer[]] | null;
     try {
-      r = await fetchBatchIntoWorkingList(this.blocking, keys.batch, batchArgs(max, first, keys.queues, acks));
+      r = await fetchBatchIntoWorkingHash(this.blocking, keys.batch, batchArgs(max, first, keys.queues, acks));
     } catch (e) {
       settleAcks(acks, e as Error);
       throw e;
@@ -146,15 +142,15 @@ export class ReliableFetch implements Fetcher {
     return done;
   }
 
-  async requeue(work: readonly UnitOfWork[]): Promise<void> {
+  async bulkRequeue(work: readonly UnitOfWork[]): Promise<void> {
     if (work.length === 0) return;
     // Last first, so the first fetched ends up at the BRPOP end and runs next.
     const rev = [...work].reverse();
-    await this.putBack("rpush", rev);
+    await this.requeueAt("rpush", rev);
   }
 
   async handBack(uow: UnitOfWork): Promise<void> {
-    await this.putBack("lpush", [uow]);
+    await this.requeueAt("lpush", [uow]);
   }
 
   /**
@@ -162,12 +158,12 @@ export class ReliableFetch implements Fetcher {
    * still in the working list: ioredis resends an unanswered command after a
    * reconnect, and a plain LREM + RPUSH run twice would queue a job twice.
    */
-  private async putBack(push: "rpush" | "lpush", work: readonly UnitOfWork[]): Promise<void> {
+  private async requeueAt(push: "rpush" | "lpush", work: readonly UnitOfWork[]): Promise<void> {
     const keys = work.flatMap((w) => [this.keys.holder(w), w.queue]);
-    await putBackFromWorkingList(this.redis, keys, [push, ...work.flatMap((w) => [w.field ?? "", w.raw])]);
+    await requeueFromWorking(this.redis, keys, [push, ...work.flatMap((w) => [w.field ?? "", w.raw])]);
   }
 
-  async reclaim(running: ReadonlySet<string>): Promise<number> {
+  async recover(running: ReadonlySet<string>): Promise<number> {
     let n = 0;
     for (const queue of this.keys.queues()) {
       const listed = (await this.redis.lrangeBuffer(this.keys.list(queue), 0, -1)).map((raw) => unitOfWork(queue, raw));
@@ -179,7 +175,7 @@ export class ReliableFetch implements Fetcher {
       // the working list (it holds the newest first).
       const stray = [...hashed, ...listed.reverse()].filter((u) => !running.has(u.raw.toString("base64")));
       if (stray.length) {
-        await this.requeue(stray);
+        await this.bulkRequeue(stray);
         n += stray.length;
       }
     }
@@ -192,6 +188,6 @@ export class ReliableFetch implements Fetcher {
     // EXISTS: an empty list or hash does not exist.
     const held = await Promise.all(keys.map((k) => this.redis.exists(k)));
     const empty = keys.filter((_, i) => held[i] === 0);
-    if (empty.length) await this.redis.srem(WIP_REGISTRY, ...empty);
+    if (empty.length) await this.redis.srem(WORKING_REGISTRY, ...empty);
   }
 }

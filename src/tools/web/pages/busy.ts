@@ -22,7 +22,7 @@ ${p.labels.map((l) => html`<span class="badge label">${l}</span>`)}
 ${p.quiet ? html`<span class="badge quiet">quiet</span>` : ""}
 ${p.embedded ? html`<span class="badge">embedded</span>` : ""}
 </div>
-<div class="process-meta"><span>Queues: ${p.queues.join(", ") || "-"}</span> · <span>Version: <code>${p.version ?? "-"}</code></span> · <span>${p.runtime === "node" ? "Node" : "Ruby"}</span></div>`;
+<div class="process-meta"><span>Queues: ${p.queues.join(", ") || "-"}</span> · <span>Version: <code>${p.version ?? "-"}</code></span> · <span>${p.side === "node" ? "Node" : "Ruby"}</span></div>`;
 }
 
 function busyFilter(q: URLSearchParams): BusyFilter {

@@ -18,7 +18,7 @@ function unit(className: string, extra = "") {
 
 it("a processor meets what was plugged into the runtime after it was given it", async () => {
   const deps = offlineProcessorDeps({ handlers: {}, logger });
-  const rt = deps.runtime;
+  const rt = deps.config;
   const seen: string[] = [];
   rt.handlers.set("LateJob", { handler: () => void seen.push("handler"), options: {} });
   rt.useServer(named("Second", async (_c, next) => (seen.push("second"), next())));
@@ -42,7 +42,7 @@ it("an error handler added through the runtime is what handleException calls; a 
     handlers: {},
     logger: { ...logger, error: (m) => void errors.push(m) },
   });
-  const rt = deps.runtime;
+  const rt = deps.config;
   const handled: unknown[] = [];
   rt.onError((e, c) => void handled.push([(e as Error).message, c.context]));
   rt.on("error", () => {

@@ -18,7 +18,7 @@
 */
 import { defineScript } from "./define-script.js";
 
-export const restoreWorkingHash = defineScript<
+export const recoverWorkingHash = defineScript<
   number,
   readonly [workingHash: string, queue: string, queues: string],
   readonly [queueName: string]

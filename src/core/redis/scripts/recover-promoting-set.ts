@@ -17,7 +17,7 @@
 import { defineScript } from "./define-script.js";
 import { moveWithScores } from "./includes/move-with-scores.js";
 
-export const restorePromotingSet = defineScript<
+export const recoverPromotingSet = defineScript<
   number,
   readonly [promoting: string, sortedSet: string, registry: string],
   readonly []

@@ -38,7 +38,7 @@
 */
 import { defineScript } from "./define-script.js";
 
-export const fetchBatchIntoWorkingList = defineScript<
+export const fetchBatchIntoWorkingHash = defineScript<
   [queue: Buffer, jobs: Buffer[]] | null,
   readonly string[],
   readonly [max: number, firstField: number, listAcks: number, ...listAcksThenHashAcks: Array<number | string | Buffer>]

@@ -17,7 +17,7 @@
 */
 import { defineScript } from "./define-script.js";
 
-export const restoreWorkingList = defineScript<
+export const recoverWorkingList = defineScript<
   number,
   readonly [workingList: string, queue: string, queues: string],
   readonly [queueName: string]

@@ -7,13 +7,13 @@
 // launcher, its managers and their processors see, and nothing is copied
 // from layer to layer.
 import type { Client } from "../client/client.js";
-import type { WorkerConfig } from "../config/resolve.js";
-import type { JobLines } from "../logging/job-logger.js";
+import type { ResolvedOptions } from "../config/resolve.js";
+import type { JobLogger } from "../logging/job-logger.js";
 import type { LogContext, Logger } from "../logging/logger.js";
 import type { OwnedRedis } from "../redis/connection.js";
 import { type WorkerEventName, WorkerEvents, type WorkerListener } from "./events.js";
 import type { JobGate } from "./job-gate.js";
-import type { ErrorHandler } from "./job-observer.js";
+import type { ErrorHandler } from "./error-handler.js";
 import { JobWatch } from "./job-watch.js";
 import { MiddlewareChain } from "../middleware/chain.js";
 import type { PayloadMarker } from "./payload-marker.js";
@@ -21,9 +21,9 @@ import type { ServerMiddleware } from "./types.js";
 import type { ServiceFactory } from "./service.js";
 import type { DeathHandler, RegisteredHandler } from "./types.js";
 
-export interface RuntimeOptions {
+export interface ConfigParts {
   /** The options, resolved once and frozen. */
-  config: WorkerConfig;
+  options: ResolvedOptions;
   identity: string;
   /** The command connection (the heartbeat, pollers and services share it). */
   conn: OwnedRedis;
@@ -31,11 +31,11 @@ export interface RuntimeOptions {
   client: Client;
   logger: Logger;
   /** What writes each job's start/done/fail lines (Sidekiq's `config[:job_logger]`). */
-  lines: JobLines;
+  jobLogger: JobLogger;
 }
 
-export class Runtime {
-  readonly config: WorkerConfig;
+export class Config {
+  readonly options: ResolvedOptions;
   readonly identity: string;
   readonly conn: OwnedRedis;
   readonly client: Client;
@@ -61,8 +61,8 @@ export class Runtime {
   /** What the processor tells about each run: the job lines, the job events, the error handlers. */
   readonly jobWatch: JobWatch;
 
-  constructor(o: RuntimeOptions) {
-    this.config = o.config;
+  constructor(o: ConfigParts) {
+    this.options = o.options;
     this.identity = o.identity;
     this.conn = o.conn;
     this.client = o.client;
@@ -70,14 +70,14 @@ export class Runtime {
     this.events.onListenerError = (e, event) =>
       this.logger.error(`a "${event}" listener threw; ignored`, { error: (e as Error)?.message ?? String(e) });
     this.jobWatch = new JobWatch({
-      lines: o.lines,
+      jobLogger: o.jobLogger,
       events: this.events,
       errorHandlers: this.errorHandlers,
       logger: this.logger,
     });
   }
 
-  // What an add-on's install is handed (src/addons/addon.ts, AddonSeams): the
+  // What an add-on's install is handed (src/addons/addon.ts, ServerConfig): the
   // same object, as a gem's `Sidekiq.configure_server` block gets the config.
 
   useServer(mw: ServerMiddleware): void {

@@ -18,7 +18,7 @@
 */
 import { defineScript } from "./define-script.js";
 
-export const putBackFromWorkingList = defineScript<
+export const requeueFromWorking = defineScript<
   number,
   readonly string[],
   readonly [push: "rpush" | "lpush", ...fieldAndJob: Array<string | Buffer>]
