@@ -5,12 +5,23 @@
 // checked with this repo's tsc and run against a real Redis: a Client pushes a
 // job, a Worker runs it, both close, and the process exits on its own.
 import { spawnSync, type SpawnSyncReturns } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../harness/local-backend.js";
 import { startRedis, type RedisServer } from "../harness/redis-server.js";
+import { brokenLinks } from "../test/docs/links.js";
 
 const TSC = join(REPO_ROOT, "node_modules/typescript/bin/tsc");
 const VERSION = (await import("../package.json", { with: { type: "json" } })).default.version;
@@ -136,7 +147,8 @@ beforeAll(async () => {
   // so prepack's clean build never touches this repo's dist/ under other suites.
   const copy = join(tmp, "checkout");
   const listed = run("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], REPO_ROOT);
-  for (const f of listed.stdout.split("\0").filter(Boolean)) {
+  // A work tree whose node_modules is a symlink lists it (.gitignore's node_modules/ matches directories only).
+  for (const f of listed.stdout.split("\0").filter((f) => f && f !== "node_modules")) {
     mkdirSync(dirname(join(copy, f)), { recursive: true });
     try {
       cpSync(join(REPO_ROOT, f), join(copy, f));
@@ -172,7 +184,7 @@ afterAll(async () => {
 });
 
 describe("the packed tarball", () => {
-  it("holds the build, the schemas, README, LICENSE and CHANGELOG, and no sources, tests or source maps", () => {
+  it("holds the build, the schemas, README, LICENSE, CHANGELOG and the docs, and no sources, tests or source maps", () => {
     for (const f of [
       "package.json",
       "README.md",
@@ -185,13 +197,36 @@ describe("the packed tarball", () => {
       "dist/assembly/main.js",
       "schema/dialects.json",
       "schema/v8/job.schema.json",
+      "docs/OPERATING.md",
+      "docs/api/sidekiq-bridge.md",
     ])
       expect(files).toContain(f);
+    // The docs README links to ship as Markdown; of the screenshots, only the one README shows.
+    const docs = /^(docs\/(api\/)?[^/]+\.md|docs\/screenshots\/busy-mixed-fleet\.png|bench\/README\.md)$/;
     const stray = files.filter(
-      (f) => f.endsWith(".map") || /^(src|test|interop-tests|harness|scripts|bench|chaos|ruby-fixtures|docs)\//.test(f),
+      (f) =>
+        f.endsWith(".map") ||
+        (/^(src|test|interop-tests|harness|scripts|bench|chaos|ruby-fixtures|docs)\//.test(f) && !docs.test(f)),
     );
     expect(stray).toEqual([]);
     expect(files.filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))).toEqual([]);
+  });
+
+  it("installed, every relative link of its README names a file of the package, and a heading of it", () => {
+    expect(brokenLinks(join(app, "node_modules/sidekiq-bridge"), ["README.md"])).toEqual([]);
+  });
+
+  it("installed, its package.json has no install-time script and no script naming a file it lacks", () => {
+    const installed = join(app, "node_modules/sidekiq-bridge");
+    const scripts = (JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as { scripts?: object }).scripts;
+    const named = Object.entries(scripts ?? {}).flatMap(([name, line]) =>
+      String(line)
+        .split(/\s+/)
+        .filter((word) => /\//.test(word) || /\.[cm]?[jt]s$/.test(word))
+        .map((path) => ({ name, path })),
+    );
+    expect(named.filter(({ path }) => !existsSync(join(installed, path)))).toEqual([]);
+    expect(Object.keys(scripts ?? {}).filter((s) => /^(pre|post)?(install|prepare)$/.test(s))).toEqual([]);
   });
 
   it("installs a working sidekiq-bridge command: --version prints the package's version", () => {

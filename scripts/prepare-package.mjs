@@ -2,7 +2,8 @@
 // packs the clone, which needs dist/) and also on every `npm ci` in this
 // repository, where a build is not needed: tests run from src/ with tsx and
 // the interop setup builds dist/ itself. So `npm ci` skips it and stays fast.
-// `npm pack` and `npm publish` run it too, right after `prepack` built dist/.
+// `npm pack` and `npm publish` build in `prepack`, which also leaves this
+// script out of the packed package.json (scripts/pack-manifest.mjs).
 import { spawnSync } from "node:child_process";
 
 if (["ci", "pack", "publish"].includes(process.env.npm_command ?? "")) process.exit(0);

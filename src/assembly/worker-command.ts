@@ -216,7 +216,7 @@ async function start({ values, argv }: Args<typeof FLAGS>): Promise<number> {
   }
   // In a swarm, its lines go where the worker's go.
   const swarmLog = swarm && toLogger(opts.logger ?? consoleLogger({ level: logLevel, format: logFormat }));
-  worker.handleSignals(swarmLog ? swarmSignalExit(swarmLog) : undefined);
+  worker.handleSignals(swarm && swarmLog ? swarmSignalExit(swarm, swarmLog) : undefined);
   try {
     await worker.start();
   } catch (e) {

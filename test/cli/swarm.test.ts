@@ -60,6 +60,11 @@ describe("the restart rule", () => {
     expect(exitCodeOf(null, "SIGKILL")).toBe(137);
     expect(exitCodeOf(null, "SIGTERM")).toBe(143);
   });
+  it("the code a child reported before exiting wins over a signal the runtime reports (Deno after ChildProcess#kill)", () => {
+    expect(exitCodeOf(null, "SIGTERM", 0)).toBe(0);
+    expect(exitCodeOf(null, "SIGTERM", 3)).toBe(3);
+    expect(exitCodeOf(0, null, 143)).toBe(143);
+  });
 });
 
 describe("a child's stop signals", () => {
@@ -76,22 +81,39 @@ describe("a child's stop signals", () => {
   });
 });
 
+/** Forks a swarm-child fixture with an IPC channel; resolves with its exit code and everything it printed. */
+async function runChild(fixture: string, onMessage: (child: ChildProcess, m: { type?: string }) => void) {
+  const script = fileURLToPath(new URL(`fixtures/${fixture}`, import.meta.url));
+  const child = fork(script, [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "pipe", "pipe", "ipc"] });
+  let out = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (out += d));
+  const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+  child.on("message", (m: { type?: string }) => onMessage(child, m));
+  try {
+    return { code: await exited, out };
+  } finally {
+    child.kill("SIGKILL");
+  }
+}
+
 describe("a child whose supervisor died while it started", () => {
   it("stops as on TERM when it joins, instead of crashing on the closed channel", async () => {
-    const script = fileURLToPath(new URL("fixtures/swarm-late-join.ts", import.meta.url));
-    const child = fork(script, [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "pipe", "pipe", "ipc"] });
-    let out = "";
-    child.stdout!.on("data", (d) => (out += d));
-    child.stderr!.on("data", (d) => (out += d));
-    const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
     // Close the channel once the child runs; it joins only after it saw the close.
-    child.once("message", () => child.disconnect());
-    try {
-      expect(await exited, out).toBe(0);
-      expect(out).toBe("warn The supervisor is gone: stopping, as on TERM\nTERM\n");
-    } finally {
-      child.kill("SIGKILL");
-    }
+    const { code, out } = await runChild("swarm-late-join.ts", (child) => child.disconnect());
+    expect(code, out).toBe(0);
+    expect(out).toBe("warn The supervisor is gone: stopping, as on TERM\nTERM\n");
+  }, 30_000);
+});
+
+describe("a child whose supervisor goes while it stops", () => {
+  it("takes the disconnect right after TERM for no second TERM, ends the stop and exits 0 (Deno closes the channel on a signal)", async () => {
+    const { code, out } = await runChild("swarm-stop-disconnect.ts", (child, m) => {
+      if (m.type === "sidekiq-bridge:ready") process.kill(child.pid!, "SIGTERM");
+      if (m.type === "stopping") child.disconnect();
+    });
+    expect(code, out).toBe(0);
+    expect(out).toBe("stop\nstopped\nexit 0\n");
   }, 30_000);
 });
 
@@ -139,6 +161,14 @@ describe("the supervisor, with stand-in workers", () => {
     await s.until("2 TSTP", (l) => s.count(l, / TSTP$/) === 2);
     sup!.kill("SIGTERM");
     expect(await s.exited).toBe(3); // slot 1 exits 3, slot 0 exits 0
+    expect(s.count(s.lines(), / TERM$/)).toBe(2);
+  }, 30_000);
+
+  it("takes the exit code a child sent over IPC over the SIGTERM its exit is reported with", async () => {
+    const s = supervise(2, "reported-as-killed");
+    await s.ready(2);
+    sup!.kill("SIGTERM");
+    expect(await s.exited).toBe(3); // slot 1 reported 3, slot 0 reported 0: not 143
     expect(s.count(s.lines(), / TERM$/)).toBe(2);
   }, 30_000);
 

@@ -19,6 +19,7 @@ import {
 } from "../redis/availability.js";
 import type { WireProfile } from "../wire/dialect.js";
 import { Heartbeat } from "./heartbeat.js";
+import { javascriptRuntimeLabel } from "./javascript-runtime.js";
 import type { RetryConfig } from "./job-retry.js";
 import type { Logger } from "../logging/logger.js";
 import { Manager } from "./manager.js";
@@ -193,6 +194,7 @@ export class Launcher {
     }
     this.config.logger.info(`sidekiq-bridge worker ${this.config.identity} started`, {
       dialect: profile.version,
+      runtime: javascriptRuntimeLabel(),
       capsules: config.capsules.map((c) => ({
         name: c.name,
         concurrency: c.concurrency,

@@ -10,7 +10,8 @@
 // Rules:
 //   TERM / INT    forwarded to every child (a second one too: children then exit
 //                 at once); the supervisor exits when all have, with the highest
-//                 of their exit codes (a child killed by a signal counts as 128 + n).
+//                 of their exit codes: the one a child reported over IPC as it
+//                 exited, else its own (a child killed by a signal counts as 128 + n).
 //   TSTP, TTIN    forwarded (a replacement started after TSTP is quieted too).
 //   a child dies  replaced after a backoff of 1 s, doubling to 30 s; a child that
 //                 ran 60 s resets it. Five crashes in a row, each within 60 s of its
@@ -21,6 +22,11 @@
 //                 as a single worker that cannot start.
 // Children run in their own process group, so a terminal's Ctrl-C reaches them
 // once, through the supervisor; a child whose supervisor vanishes stops itself.
+// Signals go to a child's pid, not through ChildProcess#kill: Deno's closes the
+// IPC channel (the child sees `disconnect` as it is signalled) and reports the
+// child's own exit(0) as killed by that signal. And the code a child reports
+// wins over how the runtime reports its exit, so a stop that ended well is not
+// taken for a kill on a runtime that reports it wrong.
 import { type ChildProcess, fork } from "node:child_process";
 import { constants as osConstants } from "node:os";
 import { parseArgs } from "node:util";
@@ -33,6 +39,8 @@ export const SWARM_INDEX_ENV = "SIDEKIQ_BRIDGE_SWARM_INDEX";
 export const SWARM_REPLACES_ENV = "SIDEKIQ_BRIDGE_SWARM_REPLACES";
 /** The IPC message a child sends once its worker runs. */
 export const READY_MESSAGE = "sidekiq-bridge:ready";
+/** The IPC message a child sends with its exit code as its stop ends, just before it exits. */
+export const EXIT_MESSAGE = "sidekiq-bridge:exit";
 
 /** `--processes N`: an integer >= 1 (1, the default, runs no supervisor). */
 export const PROCESSES_FLAG = {
@@ -89,8 +97,9 @@ export class SlotRestarts {
   }
 }
 
-/** A child's exit as a code: its own, or 128 + the signal's number. */
-export function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number {
+/** A child's exit as a code: the one it reported, else its own, else 128 + the signal's number. */
+export function exitCodeOf(code: number | null, signal: NodeJS.Signals | null, reported?: number): number {
+  if (reported !== undefined) return reported;
   if (code !== null) return code;
   return 128 + (signal ? (osConstants.signals[signal] ?? 0) : 0);
 }
@@ -142,10 +151,13 @@ export function superviseSwarm(o: SwarmOptions): Promise<number> {
   // TSTP and TTIN stop a process that has no handler yet: only running children get them.
   const ready = () => live().filter((s) => s.ready);
   const send = (s: Slot, sig: Forwarded) => {
+    const c = s.child;
+    // Exited (its close event follows): its pid may be another process's by now.
+    if (c?.pid === undefined || c.exitCode !== null || c.signalCode !== null) return;
     try {
-      s.child?.kill(sig);
+      process.kill(c.pid, sig);
     } catch {
-      // Already gone: its exit event follows.
+      // Already gone: its close event follows.
     }
   };
 
@@ -173,15 +185,21 @@ export function superviseSwarm(o: SwarmOptions): Promise<number> {
     Object.assign(s, { child, startedAt: Date.now(), ready: false, identity: undefined });
     s.generation++;
     const generation = s.generation;
+    let reported: number | undefined;
     child.on("message", (m: unknown) => {
-      const msg = m as { type?: unknown; identity?: unknown };
+      const msg = m as { type?: unknown; identity?: unknown; code?: unknown };
+      if (msg?.type === EXIT_MESSAGE && Number.isInteger(msg.code)) reported = msg.code as number;
       if (msg?.type !== READY_MESSAGE) return;
       s.ready = true;
       if (typeof msg.identity === "string") s.identity = msg.identity;
       if (quiet) send(s, "SIGTSTP");
     });
-    child.on("exit", (code, signal) => onExit(s, generation, exitCodeOf(code, signal)));
-    // A fork that failed (EAGAIN, ENOMEM) emits no exit: count it as a child that exited 1.
+    // On close, not exit: a message sent just before exiting may come after the exit
+    // event (Deno), never after close.
+    child.on("close", (code, signal) => {
+      if (s.child === child) onExit(s, generation, exitCodeOf(code, signal, reported));
+    });
+    // A fork that failed (EAGAIN, ENOMEM) may emit no close: count it as a child that exited 1.
     child.on("error", (e) => {
       log.error(`worker process ${s.index}: ${e.message}`);
       if (child.pid === undefined && s.child === child) onExit(s, generation, 1);

@@ -2,6 +2,7 @@
 // counters (Processed, Failed, Busy, Enqueued, Retries, Scheduled, Dead) and
 // the footer. Styles and script are files under /assets (no inline code).
 import type { StatsSnapshot } from "../../core/api/stats.js";
+import { javascriptRuntimeLabel } from "../../core/server/javascript-runtime.js";
 import { CSRF_FIELD } from "./csrf.js";
 import { delimited, utcTime } from "./format.js";
 import { html, type Html } from "./html.js";
@@ -64,7 +65,7 @@ ${summaryBar(w, opts.stats)}
 ${opts.body}
 </main>
 <footer>
-<span>sidekiq-bridge · Node ${process.versions.node}</span>
+<span>sidekiq-bridge · ${javascriptRuntimeLabel()}</span>
 <span>Redis: ${w.api.redis.options.host ?? "?"}:${w.api.redis.options.port ?? "?"}/${w.api.redis.options.db ?? 0}</span>
 <span>Time: ${utcTime(w.api.now() / 1000)}</span>
 </footer>
