@@ -8,7 +8,7 @@
 // reads.
 import { fleetProfile } from "../client/fleet.js";
 import { permissionLogFilter } from "../redis/acl.js";
-import { BRIDGE_LABEL } from "../wire/bridge-label.js";
+import { BRIDGE_LABEL, javascriptRuntimeLabel } from "../wire/bridge-label.js";
 import {
   bounded,
   closeConnection,
@@ -19,7 +19,6 @@ import {
 } from "../redis/availability.js";
 import type { WireProfile } from "../wire/dialect.js";
 import { Heartbeat } from "./heartbeat.js";
-import { javascriptRuntimeLabel } from "./javascript-runtime.js";
 import type { RetryConfig } from "./job-retry.js";
 import type { Logger } from "../logging/logger.js";
 import { Manager } from "./manager.js";

@@ -2,7 +2,7 @@
 // counters (Processed, Failed, Busy, Enqueued, Retries, Scheduled, Dead) and
 // the footer. Styles and script are files under /assets (no inline code).
 import type { StatsSnapshot } from "../../core/api/stats.js";
-import { javascriptRuntimeLabel } from "../../core/server/javascript-runtime.js";
+import { javascriptRuntimeLabel } from "../../core/wire/bridge-label.js";
 import { CSRF_FIELD } from "./csrf.js";
 import { delimited, utcTime } from "./format.js";
 import { html, type Html } from "./html.js";

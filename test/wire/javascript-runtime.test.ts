@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { javascriptRuntime, javascriptRuntimeLabel } from "../../src/core/server/javascript-runtime.js";
+import { javascriptRuntime, javascriptRuntimeLabel } from "../../src/core/wire/bridge-label.js";
 
 afterEach(() => {
   vi.unstubAllGlobals();
