@@ -9,8 +9,6 @@ import {
   enqueuedInstead,
   enqueuedJobs,
   MAIL_DELIVERY_JOB,
-  sameValue,
-  type Equals,
   type EnqueuedJob,
   type EnqueuedQuery,
 } from "./enqueued.js";
@@ -33,9 +31,9 @@ export function mailQuery(mailer: string, action: string, q: EnqueuedEmailQuery 
   return { ...rest, job: MAIL_DELIVERY_JOB, args: [mailer, action, "deliver_now", kw] };
 }
 
-/** The first job matching, or undefined (the matchers' and the assertions' search). */
-export function findEnqueued(query: EnqueuedQuery, equals: Equals = sameValue): EnqueuedJob | undefined {
-  return enqueuedJobs(query, equals)[0];
+/** The first job matching, or undefined. */
+function findEnqueued(query: EnqueuedQuery): EnqueuedJob | undefined {
+  return enqueuedJobs(query)[0];
 }
 
 function fail(message: string): never {

@@ -57,11 +57,14 @@ export function enqueued(payload: TestJob): EnqueuedJob {
   };
 }
 
-/** Every recorded job, decoded, queue by queue (Rails' `enqueued_jobs`). */
-export function enqueuedJobs(query: EnqueuedQuery = {}, equals: Equals = sameValue): EnqueuedJob[] {
-  return Queues.all()
-    .map(enqueued)
-    .filter((j) => matches(j, query, equals));
+/** Every recorded job matching the query, decoded, queue by queue (Rails' `enqueued_jobs`). */
+export function enqueuedJobs(query: EnqueuedQuery = {}): EnqueuedJob[] {
+  return matching(Queues.all(), query);
+}
+
+/** The jobs of `from` (the fake's, or a list a matcher was given) that match, decoded. */
+export function matching(from: readonly TestJob[], query: EnqueuedQuery, equals: Equals = sameValue): EnqueuedJob[] {
+  return from.map(enqueued).filter((j) => matches(j, query, equals));
 }
 
 /**
@@ -120,7 +123,7 @@ export const show = (v: unknown) => inspect(v, { depth: 8, breakLength: Infinity
 
 /** A mail's delivery job as `UserMailer#welcome`, its action's args and params; undefined for any other job. */
 function asMail(j: EnqueuedJob | EnqueuedQuery): string | undefined {
-  const [mailer, action, how, kw] = j.args ?? [];
+  const [mailer, action, how, kw] = (expectedArgument(j.args) as unknown[] | undefined) ?? [];
   if (j.job !== MAIL_DELIVERY_JOB || how !== "deliver_now" || kw === null || typeof kw !== "object") return undefined;
   const { args, params } = kw as { args?: unknown; params?: unknown };
   return `${String(mailer)}#${String(action)} (mail), args: ${show(args ?? [])}${params === undefined ? "" : `, params: ${show(params)}`}`;
@@ -131,15 +134,15 @@ export function describeJob(j: EnqueuedJob | EnqueuedQuery): string {
   const mail = asMail(j);
   const parts = [mail ?? j.job ?? "any job"];
   if (j.queue !== undefined) parts.push(`queue: ${show(j.queue)}`);
-  if (j.args !== undefined && mail === undefined) parts.push(`args: ${show(j.args)}`);
+  if (j.args !== undefined && mail === undefined) parts.push(`args: ${show(expectedArgument(j.args))}`);
   if (j.at !== undefined) parts.push(`at: ${(j.at instanceof Date ? j.at : new Date(j.at * 1000)).toISOString()}`);
   if (j.app !== undefined) parts.push(`app: ${show(j.app)}`);
   return parts.join(", ");
 }
 
-/** What was enqueued, for a failure message: every job, one a line, or that there is none. */
-export function enqueuedInstead(): string {
-  const all = enqueuedJobs();
+/** What was enqueued, for a failure message: every job (of `from`), one a line, or that there is none. */
+export function enqueuedInstead(from: readonly TestJob[] = Queues.all()): string {
+  const all = from.map(enqueued);
   if (all.length === 0) return "Nothing was enqueued.";
   const shown = all.slice(0, 20).map((j) => `  ${describeJob(j)}`);
   if (all.length > 20) shown.push(`  ... and ${all.length - 20} more`);
