@@ -4,7 +4,16 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "src/core/wire/generated/**", "docs/api/**"] },
+  {
+    ignores: [
+      "dist/**",
+      "node_modules/**",
+      "src/core/wire/generated/**",
+      "docs/api/**",
+      // Type-checked against the packed package by interop-tests/package-consumers.test.ts, where it resolves.
+      "examples/testing-consumer/types/**",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -175,6 +175,12 @@ beforeAll(async () => {
     writeFileSync(join(dir, c.file), c.source);
     if (c.tsconfig) writeFileSync(join(dir, "tsconfig.json"), c.tsconfig);
   }
+  // The testing example, its runners taken from this repo's node_modules (nothing downloaded).
+  cpSync(join(copy, "examples/testing-consumer"), join(app, "testing-consumer"), { recursive: true });
+  for (const dep of ["vitest", "jest", "@jest/globals", "expect"]) {
+    mkdirSync(dirname(join(app, "node_modules", dep)), { recursive: true });
+    symlinkSync(join(REPO_ROOT, "node_modules", dep), join(app, "node_modules", dep));
+  }
   redis = await startRedis();
 }, 900_000);
 
@@ -277,4 +283,62 @@ describe("the packed tarball", () => {
       });
     }, 240_000);
   }
+});
+
+// examples/testing-consumer: an app's own test suite on sidekiq-bridge/testing,
+// run by vitest and by jest (plain ES modules, no transform) with nothing
+// listening at its Redis URL; then, with the code under test enqueuing the
+// wrong class, arguments or queue, each runner must fail.
+describe("the testing example, under vitest and jest, with no Redis", () => {
+  const dir = () => join(app, "testing-consumer");
+  /** The runners' environment: nothing at the Redis URL, and none of this vitest's own variables. */
+  const env = () => {
+    const e: NodeJS.ProcessEnv = { REDIS_URL: "redis://127.0.0.1:1", CI: "true" };
+    for (const [k, v] of Object.entries(process.env)) if (!/^(VITEST|NODE_OPTIONS$|REDIS_URL$)/.test(k)) e[k] ??= v;
+    return e;
+  };
+  const RUNNERS = {
+    vitest: [join(REPO_ROOT, "node_modules/vitest/vitest.mjs"), "run", "--root", "."],
+    jest: ["--experimental-vm-modules", join(REPO_ROOT, "node_modules/jest/bin/jest.js"), "--ci"],
+  } as const;
+  const runSuite = (runner: keyof typeof RUNNERS) =>
+    spawnSync(process.execPath, [...RUNNERS[runner]], { cwd: dir(), encoding: "utf8", timeout: 120_000, env: env() });
+
+  for (const runner of ["vitest", "jest"] as const)
+    it(`${runner}: the example suite passes`, () => {
+      const r = runSuite(runner);
+      expect(r.status, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout + r.stderr).toMatch(/4 passed/);
+    }, 120_000);
+
+  it("the matchers type-check on vitest's expect and on jest's", () => {
+    for (const check of ["vitest", "jest"]) {
+      const config = JSON.parse(tsconfig("nodenext", "nodenext", { noEmit: true })) as { include: string[] };
+      config.include = [`types/${check}.check.ts`];
+      writeFileSync(join(dir(), "tsconfig.json"), JSON.stringify(config));
+      run(process.execPath, [TSC, "-p", "tsconfig.json"], dir());
+    }
+  }, 120_000);
+
+  const WRONG = {
+    class: ['"WelcomeEmailJob"', '"WelcomeMailJob"'],
+    arguments: ["performAsync(user.id, user.email)", "performAsync(user.email, user.id)"],
+    queue: ['queue: "mailers"', 'queue: "default"'],
+  } as const;
+  for (const [what, [right, wrong]] of Object.entries(WRONG))
+    it(`fails under both runners when the code enqueues the wrong ${what}`, () => {
+      const file = join(dir(), "src/signup.mjs");
+      const source = readFileSync(file, "utf8");
+      expect(source).toContain(right);
+      writeFileSync(file, source.replace(right, wrong));
+      try {
+        for (const runner of ["vitest", "jest"] as const) {
+          const r = runSuite(runner);
+          expect(r.status, `${runner} passed on the wrong ${what}`).not.toBe(0);
+          expect(r.stdout + r.stderr).toContain("expected an enqueued job with WelcomeEmailJob");
+        }
+      } finally {
+        writeFileSync(file, source);
+      }
+    }, 240_000);
 });

@@ -21,6 +21,9 @@ export const ENTRY_POINTS: ReadonlyArray<{ subpath: string; source: string }> = 
   { subpath: "sidekiq-bridge/sidekiq-unique-jobs", source: "src/addons/sidekiq-unique-jobs/public.ts" },
   { subpath: "sidekiq-bridge/sidekiq-scheduler", source: "src/addons/sidekiq-scheduler/public.ts" },
   { subpath: "sidekiq-bridge/testing", source: "src/testing/index.ts" },
+  { subpath: "sidekiq-bridge/testing/matchers", source: "src/testing/matchers.ts" },
+  { subpath: "sidekiq-bridge/testing/vitest", source: "src/testing/vitest.ts" },
+  { subpath: "sidekiq-bridge/testing/jest", source: "src/testing/jest.ts" },
 ];
 
 /**
@@ -205,6 +208,9 @@ const SUMMARIES: Readonly<Record<string, string>> = {
   "sidekiq-bridge/sidekiq-unique-jobs": "sidekiq-unique-jobs' locks on a Node client and worker",
   "sidekiq-bridge/sidekiq-scheduler": "sidekiq-scheduler's settings from a sidekiq.yml",
   "sidekiq-bridge/testing": "Sidekiq's fake and inline testing modes, with no Redis",
+  "sidekiq-bridge/testing/matchers": "the testing assertions as matchers, for vitest's and jest's expect.extend",
+  "sidekiq-bridge/testing/vitest": "types only: the matchers on vitest's assertions",
+  "sidekiq-bridge/testing/jest": "types only: the matchers on jest's assertions",
 };
 
 function anchor(subpath: string, name: string): string {

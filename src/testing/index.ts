@@ -5,16 +5,25 @@
 // top layer because draining runs a Worker's handlers.
 import { installPushRecorder } from "../core/client/atomic-push.js";
 import { drain, drainAll, EmptyQueueError, performOne, serverMiddleware } from "./drain.js";
-import { Queues, type TestJob } from "./queues.js";
+import { appOf, Queues, type TestJob } from "./queues.js";
+import {
+  assertEnqueuedEmailWith,
+  assertEnqueuedJobs,
+  assertEnqueuedWith,
+  type EnqueuedEmailQuery,
+} from "./assertions.js";
+import { enqueuedJobs, type EnqueuedJob, type EnqueuedQuery } from "./enqueued.js";
 import { testingRecorder } from "./recorder.js";
 import { testing, TestModeAlreadySetError, type TestMode } from "./test-mode.js";
 
 installPushRecorder(testingRecorder);
 
-/** Which jobs `jobs()` returns: those of a class (`wrapped` for ActiveJob counts too) and of a queue. */
+/** Which jobs `jobs()` returns: those of a class (`wrapped` for ActiveJob counts too), of a queue, of a contract app. */
 export interface JobQuery {
   className?: string;
   queue?: string;
+  /** The app whose contract the pushing client gave the job to (a client with `contract`). */
+  app?: string;
 }
 
 /**
@@ -24,9 +33,10 @@ export interface JobQuery {
 export function jobs(query?: string | JobQuery): readonly TestJob[] {
   if (typeof query === "string") return Queues.forClass(query);
   if (query === undefined) return Queues.all();
-  const { className, queue } = query;
+  const { className, queue, app } = query;
   const from = className !== undefined ? Queues.forClass(className) : Queues.all();
-  return queue === undefined ? from : from.filter((j) => j.queue === queue);
+  if (queue === undefined && app === undefined) return from;
+  return from.filter((j) => (queue === undefined || j.queue === queue) && (app === undefined || appOf(j) === app));
 }
 
 /** Drops a class's jobs (`HardJob.clear`). */
@@ -42,3 +52,5 @@ export function clearAll(): void {
 export { drain, drainAll, performOne, EmptyQueueError, serverMiddleware };
 export { Queues, type TestJob };
 export { testing, TestModeAlreadySetError, type TestMode };
+export { assertEnqueuedWith, assertEnqueuedJobs, assertEnqueuedEmailWith, enqueuedJobs };
+export type { EnqueuedJob, EnqueuedQuery, EnqueuedEmailQuery };

@@ -15,6 +15,8 @@ export type TestJob = { [key: string]: JsonValue };
 const byQueue = new Map<string, TestJob[]>();
 const byClass = new Map<string, TestJob[]>();
 const payloads = new WeakMap<TestJob, string>();
+/** The contract app of each job whose client's contract named one (beside the job: Ruby's hash has no app). */
+const apps = new WeakMap<TestJob, string>();
 
 function listOf(map: Map<string, TestJob[]>, key: string): TestJob[] {
   let list = map.get(key);
@@ -42,9 +44,10 @@ export const Queues = {
   all(): TestJob[] {
     return [...byQueue.values()].flat();
   },
-  /** Records a job with the text the client would have written. */
-  push(queue: string, job: TestJob, payload: string): void {
+  /** Records a job with the text the client would have written (and its contract app). */
+  push(queue: string, job: TestJob, payload: string, app?: string): void {
     payloads.set(job, payload);
+    if (app !== undefined) apps.set(job, app);
     listOf(byQueue, queue).push(job);
     for (const c of classesOf(job)) listOf(byClass, c).push(job);
   },
@@ -69,4 +72,9 @@ export function payloadOf(job: TestJob): string {
   const text = payloads.get(job);
   if (text === undefined) throw new TypeError("not a job the fake recorded (see jobs())");
   return text;
+}
+
+/** The contract app a recorded job belongs to, when its client had a contract listing the class. */
+export function appOf(job: TestJob): string | undefined {
+  return apps.get(job);
 }

@@ -18,7 +18,7 @@ export const testingRecorder: PushRecorder = {
   async record(pushes) {
     const { mode, worker } = currentSetting();
     if (mode === "fake") {
-      for (const p of pushes) Queues.push(p.queue, jobOf(p), p.json);
+      for (const p of pushes) Queues.push(p.queue, jobOf(p), p.json, p.app);
       return;
     }
     for (const p of pushes) await worker!.performNow(p.json, serverMiddleware);

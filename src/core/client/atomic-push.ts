@@ -97,13 +97,18 @@ export function recordPush(
   profile: WireProfile,
   payloads: JobHash[],
   validate: boolean,
+  appOf?: (payload: JobHash) => string | undefined,
 ): Promise<void> {
   const pushes: RecordedPush[] = [];
+  const app = (p: JobHash) => {
+    const name = appOf?.(p);
+    return name === undefined ? {} : { app: name };
+  };
   if (payloads[0]!.at !== undefined) {
     const dropEnqueued = releaseRules(profile).client.scheduledDropsEnqueuedAt;
     for (const p of payloads) {
       const json = encodeScheduled(profile, p, dropEnqueued, validate);
-      pushes.push({ queue: String(p.queue), className: String(p.class), json, at: p.at! });
+      pushes.push({ queue: String(p.queue), className: String(p.class), json, at: p.at!, ...app(p) });
     }
   } else {
     const enqueuedAt = enqueuedAtNow(profile);
@@ -112,6 +117,7 @@ export function recordPush(
         queue: String(p.queue),
         className: String(p.class),
         json: stampAndEncode(profile, p, enqueuedAt, validate),
+        ...app(p),
       });
   }
   return recorder.record(pushes);
@@ -197,6 +203,8 @@ export interface RecordedPush {
   json: string;
   /** Epoch seconds: the ZADD score of a scheduled job (not in `json`, as in Redis). */
   at?: RubyJsonValue;
+  /** The app whose contract the pushing client's check gave the job to (not in `json`: Ruby writes no app). */
+  app?: string;
 }
 
 /** Where pushes go instead of Redis: the testing entry's fake or inline mode. */

@@ -262,7 +262,7 @@ export class Client implements DefinitionClient {
       this.warn,
     ) as RubyJsonValue[];
     if (this.recorder !== undefined) {
-      await recordPush(this.recorder, profile, [job], this.validate);
+      await recordPush(this.recorder, profile, [job], this.validate, (j) => this.contract?.appOfPush(j));
       return String(job.jid);
     }
     const [redis, v] = [shard.conn.redis, this.validate];
@@ -313,7 +313,7 @@ export class Client implements DefinitionClient {
     const write = (payloads: JobHash[]) =>
       recorder === undefined
         ? atomicPush(redis, profile, payloads, this.validate)
-        : recordPush(recorder, profile, payloads, this.validate);
+        : recordPush(recorder, profile, payloads, this.validate, (j) => this.contract?.appOfPush(j));
     // Without middleware every job is `normed` with its own args and jid (and
     // enqueued_at or at): the shared members are encoded once (see payloadTemplate).
     let template: BulkTemplate | null | undefined;

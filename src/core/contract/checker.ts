@@ -180,6 +180,23 @@ export class ContractChecker {
   }
 
   /**
+   * The app a push belongs to, as the check decides it: of a class several
+   * apps have, the one whose queue the push names, else the first; a mail,
+   * its mailer's app. Undefined for a class no contract lists.
+   */
+  appOfPush(item: { class?: unknown; wrapped?: unknown; args?: unknown; queue?: unknown }): string | undefined {
+    const className = typeof item.wrapped === "string" ? item.wrapped : item.class;
+    if (typeof className !== "string") return undefined;
+    if (className === MAIL_DELIVERY_JOB && Array.isArray(item.args) && isPlain(item.args[0])) {
+      const list = item.args[0].arguments;
+      const app = Array.isArray(list) ? this.mailerApps.get(String(list[0])) : undefined;
+      if (app !== undefined) return app;
+    }
+    const entries = this.classes.get(className);
+    return (entries?.find((e) => e.queue === item.queue) ?? entries?.[0])?.app;
+  }
+
+  /**
    * Checks one push: a Sidekiq job's args, or an ActiveJob wrapper's (its
    * class is `wrapped`, its arguments in args[0].arguments). Throws a
    * ContractError or warns, by mode; returns nothing.
