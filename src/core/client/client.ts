@@ -73,7 +73,7 @@ export class Client implements DefinitionClient {
     this.warn = options.warn ?? ((m) => console.warn(`[sidekiq-bridge] ${m}`));
     for (const mw of options.middleware ?? []) this.middleware.add(mw);
     this.validate = options.validate ?? validateByDefault();
-    // A fixed dialect is resolved here (and a typo fails here, not at the first push).
+    // Resolves a fixed dialect (a typo fails here, not at the first push); opens nothing yet.
     this.shards = new Shards(options, this.warn, this.recorder !== undefined);
     if (options.contract) this.contract = new ContractChecker(options.contract, this.warn);
     // Last: options that throw must not leave a connection open (a script catching the error would never exit).
