@@ -15,7 +15,8 @@
 // web dashboard is "sidekiq-bridge/web".
 
 // Client: enqueue from Node, for Ruby (or Node) workers.
-export { Client, type ClientOptions } from "./core/client/client.js";
+export { Client } from "./core/client/client.js";
+export type { ClientOptions } from "./core/client/client-options.js";
 export { ContractError } from "./core/contract/checker.js";
 export { readContractFile, parseContract, type JobContract } from "./tools/contract/document.js";
 export type { ContractTypes } from "./core/contract/types.js";

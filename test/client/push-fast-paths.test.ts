@@ -5,7 +5,8 @@
 import fc from "fast-check";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
-import { Client, type ClientOptions } from "../../src/core/client/client.js";
+import { Client } from "../../src/core/client/client.js";
+import type { ClientOptions } from "../../src/core/client/client-options.js";
 import type { ClientMiddleware } from "../../src/core/client/middleware.js";
 import { MiddlewareChain } from "../../src/core/middleware/chain.js";
 import { bulkTemplate, fillTemplate, payloadTemplate, type JobHash } from "../../src/core/client/normalize.js";

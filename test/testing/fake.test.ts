@@ -8,7 +8,8 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { clear, clearAll, jobs, Queues, type TestJob } from "../../src/testing/index.js";
 import { payloadOf } from "../../src/testing/queues.js";
 import { testingRecorder } from "../../src/testing/recorder.js";
-import { Client, type ClientOptions } from "../../src/core/client/client.js";
+import { Client } from "../../src/core/client/client.js";
+import type { ClientOptions } from "../../src/core/client/client-options.js";
 import { installPushRecorder } from "../../src/core/client/atomic-push.js";
 import { rubyFloatToS } from "../../src/core/wire/ruby-json.js";
 

@@ -3,10 +3,10 @@
 // dialect's unit) and encoded, and the jobs go out as SADD queues plus one
 // LPUSH per queue; a scheduled job loses `at` (its ZADD score) and, from
 // 7.1.2, enqueued_at. Client#push (one job, in its tick's pipeline:
-// push-batch.ts), pushBulk (through a template when no middleware runs) and
-// the general path they fall back to end here; pushRecord stamps the stored
-// record with the same enqueuedAtNow. Under the testing entry recordPush
-// takes the jobs instead, encoded by the same steps.
+// push-batch.ts), pushBulk (push-bulk.ts: through a template when no
+// middleware runs) and the general path they fall back to end here;
+// pushRecord stamps the stored record with the same enqueuedAtNow. Under the
+// testing entry recordPush takes the jobs instead, encoded by the same steps.
 import type { Redis } from "ioredis";
 import type { RecordKind, WireProfile } from "../wire/dialect.js";
 import { parseJson } from "../wire/json-scan.js";
