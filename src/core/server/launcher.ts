@@ -100,10 +100,10 @@ export class Launcher {
 
   async run(): Promise<void> {
     if (this.state !== "new") throw new Error(`worker already ${this.state}`);
-    const { options: config, conn } = this.config;
+    const { options, conn } = this.config;
     try {
       // Fail fast, with the reason, when Redis is not there at all.
-      await whenReady(conn.redis, config.connectWaitMs);
+      await whenReady(conn.redis, options.connectWaitMs);
     } catch (e) {
       this.state = "stopped";
       this.dropConnections();
@@ -119,15 +119,15 @@ export class Launcher {
       // The retry path and the poller follow the heartbeat's profile.
       follow: async () => (this.profile = retry.profile = await fleetProfile(this.config.client, this.profile!)),
       identity: this.config.identity,
-      tag: config.process.tag,
-      labels: [...config.process.labels, BRIDGE_LABEL],
-      capsules: config.capsules.map((c) => ({
+      tag: options.process.tag,
+      labels: [...options.process.labels, BRIDGE_LABEL],
+      capsules: options.capsules.map((c) => ({
         name: c.name,
         concurrency: c.concurrency,
         mode: c.mode,
         weights: c.weights,
       })),
-      embedded: config.process.embedded,
+      embedded: options.process.embedded,
       work: () => this.work.busy(),
       stats: this.stats,
       quiet: () => this.quiet,
@@ -136,8 +136,8 @@ export class Launcher {
     });
     await this.heartbeat.start(); // the first beat, then one every beatSeconds
     this.config.events.emit("heartbeat", {});
-    if (config.scheduled.enabled) {
-      const { pollIntervalAverage, averageScheduledPollInterval } = config.scheduled;
+    if (options.scheduled.enabled) {
+      const { pollIntervalAverage, averageScheduledPollInterval } = options.scheduled;
       this.poller = new ScheduledPoller({
         redis: conn.redis,
         identity: this.config.identity,
@@ -165,14 +165,14 @@ export class Launcher {
     const features = await detectFeatures(conn.redis);
     const eviction = await checkEvictionPolicy(conn.redis);
     if (eviction) this.config.logger.warn(eviction);
-    if (config.fetch.reliable) {
+    if (options.fetch.reliable) {
       // Our heartbeat exists now, so nobody mistakes our working lists for orphans.
       await this.recover(true);
-      this.recoveryTimer = setInterval(() => void this.recover(false), config.fetch.recoveryIntervalMs);
+      this.recoveryTimer = setInterval(() => void this.recover(false), options.fetch.recoveryIntervalMs);
       this.recoveryTimer.unref();
     }
     this.config.events.emit("startup", {});
-    for (const capsule of config.capsules) {
+    for (const capsule of options.capsules) {
       const m = new Manager({
         config: this.config,
         capsule,
@@ -194,7 +194,7 @@ export class Launcher {
     this.config.logger.info(`sidekiq-bridge worker ${this.config.identity} started`, {
       dialect: profile.version,
       runtime: javascriptRuntimeLabel(),
-      capsules: config.capsules.map((c) => ({
+      capsules: options.capsules.map((c) => ({
         name: c.name,
         concurrency: c.concurrency,
         queues: Object.keys(c.weights),

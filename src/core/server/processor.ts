@@ -165,20 +165,30 @@ function perform(
  * handler run inside `chain` by the steps processJob takes; an error reaches
  * the caller (no retry, no stats, no job events).
  */
-export async function performNow(rt: Config, raw: string, chain: MiddlewareChain<ServerMiddleware>): Promise<void> {
+export async function performNow(config: Config, raw: string, chain: MiddlewareChain<ServerMiddleware>): Promise<void> {
   const record = JobRecord.parse(raw);
   const { className, isActiveJob } = routeOf(record);
-  const registered = (isActiveJob ? rt.activeJobHandlers : rt.handlers).get(className);
+  const registered = (isActiveJob ? config.activeJobHandlers : config.handlers).get(className);
   if (!registered) throw new UnknownJobClassError(`uninitialized constant ${className}`);
   const jid = record.getString("jid") ?? "";
   const queue = record.getString("queue") ?? "default";
-  const ctx = new HandlerContext(jid, className, queue, record, raw, undefined, rt.logger, new LazyAbort(), undefined);
-  await perform(registered, record, isActiveJob, ctx, chain, rt.conn.redis);
+  const ctx = new HandlerContext(
+    jid,
+    className,
+    queue,
+    record,
+    raw,
+    undefined,
+    config.logger,
+    new LazyAbort(),
+    undefined,
+  );
+  await perform(registered, record, isActiveJob, ctx, chain, config.conn.redis);
 }
 
 export async function processJob(work: Work, deps: ProcessorDeps): Promise<ProcessResult> {
   const { uow, tid, abort } = work;
-  const { logger, config: config } = deps;
+  const { logger, config } = deps;
   const redis = config.conn.redis;
   const watch = config.jobWatch;
   let record: JobRecord;
@@ -215,7 +225,7 @@ export async function processJob(work: Work, deps: ProcessorDeps): Promise<Proce
   }
   // After the no-handler hand-back: a gate (a throttle) takes nothing for a job this worker will not run.
   if (config.gates.length) {
-    let verdict = admit(config.gates, { jid, className, queue: uow.queueName, record, job: jobstr, redis: redis });
+    let verdict = admit(config.gates, { jid, className, queue: uow.queueName, record, job: jobstr, redis });
     if (typeof verdict !== "string") verdict = await verdict;
     if (verdict !== "run") return verdict === "done" ? "ack" : "hand-back";
   }
