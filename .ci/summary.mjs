@@ -10,6 +10,8 @@ const PASSES = [
   [".vitest-results.json", "unit + interop"],
   [".vitest-results-valkey.json", "unit + interop"],
   [".vitest-results-docker.json", "interop"],
+  [".vitest-results-bun.json", "unit + interop subset"],
+  [".vitest-results-deno.json", "unit + interop subset"],
 ];
 const status = Number(process.argv[2] ?? 1);
 let passed = 0;
@@ -34,9 +36,9 @@ for (const [file, projects] of PASSES) {
   // From the run's start to its last file's end (global setup and teardown not included).
   const end = Math.max(0, ...(r.testResults ?? []).map((t) => t.endTime ?? 0));
   const minutes = r.startTime && end ? ((end - r.startTime) / 60_000).toFixed(1) : "?";
-  const what = [info.backend ?? "?", info.server, info.node ? `Node ${info.node.replace(/^v/, "")}` : undefined]
-    .filter(Boolean)
-    .join(", ");
+  // On Bun and Deno, info.node is the Node release they emulate: the runtime is named instead.
+  const runtime = info.runtime ?? (info.node ? `Node ${info.node.replace(/^v/, "")}` : undefined);
+  const what = [info.backend ?? "?", info.server, runtime].filter(Boolean).join(", ");
   parts.push(
     `[${what}; ${projects}] ${p} passed, ${f} failed${s ? `, ${s} skipped (${info.unavailable})` : ""}, ${minutes} min`,
   );

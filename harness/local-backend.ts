@@ -67,7 +67,7 @@ export function addonAllows(folder: string, version: string): boolean {
 }
 
 /** Builds (or finds in the cache) the root filesystem for a suite; returns its path. */
-export function buildRootfs(suite: Suite | "valkey" | "node24"): string {
+export function buildRootfs(suite: Suite | "valkey" | "valkey9" | "redis8" | "node24"): string {
   const r = spawnSync(join(FIXTURES_SRC, "bin/build-rootfs"), [suite], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],

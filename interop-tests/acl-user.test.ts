@@ -14,7 +14,7 @@ import { BasicTracerProvider } from "@opentelemetry/sdk-trace-base";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { REPO_ROOT } from "../harness/local-backend.js";
-import { serverKind } from "../harness/servers.js";
+import { serverKnowsClientSetinfo } from "../harness/servers.js";
 import { Client } from "../src/core/client/client.js";
 import { CronApi } from "../src/addons/sidekiq-cron/index.js";
 import { arrayEnumerator } from "../src/core/iterable/iterable.js";
@@ -61,10 +61,10 @@ describeEachSidekiq(
     beforeAll(async () => {
       acl = await startAclRedis([
         { name: "bridge" },
-        // Ruby's redis-client sends CLIENT SETINFO on connect, which Valkey (as Redis 7.2+) knows.
+        // Ruby's redis-client sends CLIENT SETINFO on connect, which Valkey and Redis 7.2+ know.
         // Sidekiq's scheduled poller loads its Lua with SCRIPT LOAD on its first poll (scheduled.rb:54),
         // which may come before or after this file's checks: granted here as OPERATING.md says.
-        { name: "ruby", extra: ["+script|load", ...(serverKind() === "valkey" ? ["+client|setinfo"] : [])] },
+        { name: "ruby", extra: ["+script|load", ...(serverKnowsClientSetinfo() ? ["+client|setinfo"] : [])] },
         { name: "narrow", extra: without("scard", "lpush", "blmpop", "brpop", "smembers") },
         { name: "noselect", extra: without("select") },
         { name: "revoked" },

@@ -3,10 +3,62 @@
 // three. The first pass runs everything on every release; the Valkey/Node 24
 // pass ("repeat") and the Docker pass repeat the interop project, each
 // `describeEachSidekiq` block on one of its releases (releasesForPass in
-// support/harness.ts). test/package/passes.test.ts checks every file exists.
+// support/harness.ts). The Bun and Deno passes run the unit project and only
+// RUNTIME_PASS_FILES. test/package/passes.test.ts checks every file exists.
+//
+// Which server each pass runs on (SIDEKIQ_BRIDGE_SERVER, harness/servers.ts):
+// every server Debian ships is covered once, no pass added for it.
+// - first: bookworm's Redis 7.0, the oldest server the bridge supports, under
+//   every file and every release;
+// - repeat (Node 24): forky's Valkey 9.1, the newest Valkey beside the newest
+//   Node, with the migrations, ACL users and --processes that exercise the server;
+// - docker: Redis 8.0, Debian forky's redis-server in its container (what new
+//   managed instances run), Ruby in containers talking to it;
+// - bun: trixie's Valkey 8.1 (the runtime is its subject; a local server, so
+//   it runs where Docker does not).
+// `npm run test:deno` (forky's Redis 8.0) is not part of npm test yet: on Deno,
+// tests that spawn TypeScript sources through tsx, and those reading the exit
+// code of a child stopped by TERM (Deno's child_process reports it as killed
+// by the signal), fail for reasons of the harness, not of the bridge.
+//
+// PASS_SERVERS says it for the scripts that start the passes.
 
-/** A pass of npm test: the first, the Valkey/Node 24 repeat, the Docker repeat. */
-export type PassName = "first" | "repeat" | "docker";
+/** A pass of npm test: the first, the Valkey/Node 24 repeat, the Docker repeat, the Bun and Deno runtime passes. */
+export type PassName = "first" | "repeat" | "docker" | "bun" | "deno";
+
+/** The SIDEKIQ_BRIDGE_SERVER of each local pass (the Docker pass's server is its compose service). */
+export const PASS_SERVERS = { first: "redis", repeat: "valkey9", bun: "valkey", deno: "redis8" } as const;
+
+/**
+ * The interop files of the Bun and Deno passes: the Node side under test (the
+ * vitest workers, the CLI and worker processes they spawn) runs on that
+ * runtime, against Ruby. The client, the worker, retries, the heartbeat as
+ * Ruby's API and Web UI see it, the CLI and --processes, the dashboard. The
+ * rest's subject is the wire and Ruby, which the runtime does not change.
+ */
+export const RUNTIME_PASS_FILES: readonly string[] = [
+  "interop-tests/client.test.ts",
+  "interop-tests/server.test.ts",
+  "interop-tests/server-retry.test.ts",
+  "interop-tests/server-heartbeat.test.ts",
+  "interop-tests/server-webui.test.ts",
+  "interop-tests/cli.test.ts",
+  "interop-tests/swarm.test.ts",
+  "interop-tests/web-command.test.ts",
+];
+
+/** The pass named by SIDEKIQ_BRIDGE_PASS (unset: the first). */
+export function passNamed(pass: string | undefined): PassName {
+  if (pass === undefined || pass === "") return "first";
+  if (pass === "repeat" || pass === "docker" || pass === "bun" || pass === "deno") return pass;
+  throw new Error(`SIDEKIQ_BRIDGE_PASS must be repeat, docker, bun or deno, not "${pass}"`);
+}
+
+/** The interop files a pass runs, as vitest include patterns. */
+export function interopIncluded(pass: string | undefined): string[] {
+  const name = passNamed(pass);
+  return name === "bun" || name === "deno" ? [...RUNTIME_PASS_FILES] : ["interop-tests/**/*.test.ts"];
+}
 
 export interface PassRule {
   /** The passes these files run in (the others leave them out). */
@@ -107,6 +159,7 @@ export const PASS_RULES: readonly PassRule[] = [
 
 /** The files a pass leaves out (SIDEKIQ_BRIDGE_PASS: undefined for the first, "repeat", "docker"). */
 export function excludedFrom(pass: string | undefined): string[] {
-  const name: PassName = pass === "docker" ? "docker" : pass === "repeat" ? "repeat" : "first";
+  const name = passNamed(pass);
+  if (name === "bun" || name === "deno") return [];
   return PASS_RULES.filter((r) => !r.passes.includes(name)).flatMap((r) => [...r.files]);
 }

@@ -1,5 +1,6 @@
-// The second and third passes of npm test, side by side: the Valkey/Node 24
-// pass (unit + interop) and the Docker pass (interop). Most of a pass's time is
+// The passes of npm test after the first, side by side: the Valkey/Node 24
+// pass (unit + interop), the Docker pass (interop), and the Bun pass (unit +
+// the interop subset of interop-tests/passes.ts). Most of a pass's time is
 // spent waiting on Ruby, Redis and timers rather than on the CPU, so running
 // both at once keeps the whole of npm test within CI's time. Each line is
 // prefixed with its pass; each pass writes its own vitest report. Both always
@@ -21,6 +22,7 @@ if (built.status !== 0 || !existsSync(`${REPO_ROOT}/dist/assembly/main.js`)) {
 const PASSES = [
   { name: "valkey", script: "test:valkey" },
   { name: "docker", script: "test:docker" },
+  { name: "bun", script: "test:bun" },
 ];
 
 function run(name: string, script: string): Promise<number> {

@@ -15,6 +15,7 @@ import { spawnSync } from "node:child_process";
 import { ensureDebianPackages, prepareRootfs } from "../../harness/prepare.js";
 import { writePassInfo } from "../../harness/results.js";
 import { selectedTargets, sweepTargets } from "../../harness/versions.js";
+import { javascriptRuntime, javascriptRuntimeLabel } from "../../src/core/wire/bridge-label.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -32,6 +33,11 @@ async function serverVersion(url: string): Promise<string> {
   } finally {
     r.disconnect();
   }
+}
+
+/** The runtime for the pass's summary line when it is not Node (on Bun and Deno, process.version is an emulated Node's). */
+function runtimeIfNotNode(): { runtime?: string } {
+  return javascriptRuntime().name === "Node" ? {} : { runtime: javascriptRuntimeLabel() };
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -65,7 +71,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
         logDir,
         unavailable: why,
       });
-      writePassInfo({ backend, node: process.version, unavailable: why });
+      writePassInfo({ backend, node: process.version, ...runtimeIfNotNode(), unavailable: why });
       return async () => {};
     }
     if (backend === "docker") {
@@ -107,7 +113,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
           releases.filter((t) => t.suite === suite),
         );
       }
-      // SIDEKIQ_BRIDGE_SERVER=valkey runs the suite on Debian's Valkey instead of Redis.
+      // SIDEKIQ_BRIDGE_SERVER picks the server (harness/servers.ts; which pass runs which: interop-tests/passes.ts).
       const redis = await startServer();
       undo.push(() => redis.stop());
       info = {
@@ -123,9 +129,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
       throw new Error(`SIDEKIQ_BRIDGE_BACKEND must be "local" or "docker", not "${backend}"`);
     }
     const server = await serverVersion(info.redisUrl);
-    writePassInfo({ backend, server, node: process.version });
+    writePassInfo({ backend, server, node: process.version, ...runtimeIfNotNode() });
     console.log(
-      `[sidekiq-bridge] ${backend} backend, real Sidekiq ${info.versions.join(", ")}, ${server} at ${info.redisUrl}, Node ${process.version}, logs in ${logDir}`,
+      `[sidekiq-bridge] ${backend} backend, real Sidekiq ${info.versions.join(", ")}, ${server} at ${info.redisUrl}, ${javascriptRuntimeLabel()}, logs in ${logDir}`,
     );
     project.provide("harness", info);
   } catch (e) {

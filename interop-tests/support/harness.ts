@@ -78,8 +78,8 @@ export const itFirstPass = (FIRST_PASS ? it : () => undefined) as unknown as typ
 
 /**
  * The releases a repeat pass runs one `describeEachSidekiq` block on. The first
- * pass runs every block on every release. The two repeat passes change the
- * server (Valkey), Node (24) or where Ruby runs (Docker), not the release, so
+ * pass runs every block on every release. The other passes change the
+ * server, the runtime (Node 24, Bun, Deno) or where Ruby runs (Docker), not the release, so
  * each block runs there on one of its releases, rotated by its title and the
  * pass: across the files every release still runs in every pass, and a block
  * with several releases runs on two different ones over the two repeat passes.
@@ -90,7 +90,8 @@ export function releasesForPass(
   targets: readonly SidekiqTarget[],
   env: Record<string, string | undefined> = process.env,
 ): SidekiqTarget[] {
-  const offset = env.SIDEKIQ_BRIDGE_PASS === "repeat" ? 0 : env.SIDEKIQ_BRIDGE_PASS === "docker" ? 1 : undefined;
+  const offsets: Record<string, number | undefined> = { repeat: 0, docker: 1, bun: 2, deno: 0 };
+  const offset = offsets[env.SIDEKIQ_BRIDGE_PASS ?? ""];
   if (offset === undefined || env.SIDEKIQ_BRIDGE_FULL_MATRIX === "1" || targets.length < 2) return [...targets];
   let h = 0;
   for (const ch of title) h = (h * 31 + ch.charCodeAt(0)) >>> 0;

@@ -195,3 +195,35 @@ export const SOURCE_RULES: Record<CoreColumn, readonly string[]> = {
   dashboard: ["api", "launcher", "metrics", "payload.time"],
   migration: ["payload.time"],
 };
+
+/**
+ * npm test's passes: the JavaScript runtime each runs sidekiq-bridge on, the
+ * server it runs against and where Ruby runs (interop-tests/passes.ts says
+ * why each server is where it is; CI's summary names the exact releases).
+ */
+export const PASSES_RUN = [
+  {
+    runtime: "Node 20",
+    server: "Redis 7.0 (Debian bookworm)",
+    ruby: "Debian root filesystems",
+    runs: "unit + every interop file, every release",
+  },
+  {
+    runtime: "Node 24 (Debian forky)",
+    server: "Valkey 9.1 (Debian forky)",
+    ruby: "Debian root filesystems",
+    runs: "unit + interop, one release per block",
+  },
+  {
+    runtime: "Node 20",
+    server: "Redis 8.0 (Debian forky)",
+    ruby: "Docker containers",
+    runs: "interop, one release per block",
+  },
+  {
+    runtime: "Bun 1.4",
+    server: "Valkey 8.1 (Debian trixie)",
+    ruby: "Debian root filesystems",
+    runs: "unit + client, worker, retries, heartbeat, Web UI, CLI, --processes, dashboard",
+  },
+] as const;

@@ -5,7 +5,13 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { excludedFrom, PASS_RULES } from "../../interop-tests/passes.js";
+import {
+  excludedFrom,
+  interopIncluded,
+  passNamed,
+  PASS_RULES,
+  RUNTIME_PASS_FILES,
+} from "../../interop-tests/passes.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -27,5 +33,17 @@ describe("which passes run which interop files", () => {
     expect(repeat).toContain("interop-tests/release-sweep.test.ts");
     expect(repeat).not.toContain("interop-tests/acl-user.test.ts");
     expect(docker).toEqual(expect.arrayContaining([...repeat, "interop-tests/acl-user.test.ts"]));
+  });
+
+  it("the Bun and Deno passes run the runtime subset, which exists, and nothing else of the interop project", () => {
+    expect(RUNTIME_PASS_FILES.filter((f) => !existsSync(join(ROOT, f)))).toEqual([]);
+    expect(interopIncluded("bun")).toEqual([...RUNTIME_PASS_FILES]);
+    expect(interopIncluded("deno")).toEqual([...RUNTIME_PASS_FILES]);
+    expect(interopIncluded(undefined)).toEqual(["interop-tests/**/*.test.ts"]);
+    expect(excludedFrom("bun")).toEqual([]);
+  });
+
+  it("refuses a pass it does not know", () => {
+    expect(() => passNamed("valkey")).toThrow('SIDEKIQ_BRIDGE_PASS must be repeat, docker, bun or deno, not "valkey"');
   });
 });
