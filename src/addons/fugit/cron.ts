@@ -19,6 +19,7 @@
 // (fugit picks a random value at each parse) and fugit's natural language
 // ("every day at noon"), which sidekiq-cron also accepts.
 import { Cron } from "croner";
+import { zoneFormat } from "../../core/wire/rails-time-zones.js";
 
 /** A cron expression fugit would refuse. */
 export class CronSyntaxError extends Error {
@@ -193,12 +194,7 @@ function zoneOf(s: string): string | number | undefined {
   const d = TZ_DELTA.exec(s);
   if (d) return (d[1] === "-" ? -1 : 1) * (Number(d[2]) * 60 + Number(d[3]));
   if (!TZ_NAME.test(s)) return undefined;
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: s });
-    return s;
-  } catch {
-    return undefined;
-  }
+  return zoneFormat(s) ? s : undefined;
 }
 
 function fieldsFrom(tokens: string[], seconds: boolean, zone: string | number | undefined): CronFields {
@@ -346,19 +342,8 @@ export class CronSchedule {
       throw new Error("croner changed: cannot select its wall-clock (interval) DST behaviour");
     }
     state.pattern.isFixedTime = false;
-    this.fmt =
-      typeof zone === "number"
-        ? undefined
-        : new Intl.DateTimeFormat("en-US", {
-            timeZone: zone ?? "UTC",
-            hourCycle: "h23",
-            year: "numeric",
-            month: "numeric",
-            day: "numeric",
-            hour: "numeric",
-            minute: "numeric",
-            second: "numeric",
-          });
+    // The same formatter as Rails' zones (its extra era field is ignored by localDay).
+    this.fmt = typeof zone === "number" ? undefined : zoneFormat(zone ?? "UTC");
   }
 
   /** fugit's `next_time`: the first fire time strictly after `from` (whole seconds). */
