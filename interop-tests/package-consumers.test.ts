@@ -3,7 +3,11 @@
 // importing the package its own way (ESM, CommonJS require, TypeScript under
 // nodenext as ESM and as CommonJS, TypeScript with bundler resolution), type
 // checked with this repo's tsc and run against a real Redis: a Client pushes a
-// job, a Worker runs it, both close, and the process exits on its own.
+// job, a Worker runs it, both close, and the process exits on its own. From the
+// same install, README's first job runs as README writes it on every runtime
+// docs/SUPPORT.md lists (Node 20 and 24, Bun, Deno), each run reporting the
+// runtime that ran it; and every relative link of the shipped Markdown names a
+// file of the package.
 import { spawnSync, type SpawnSyncReturns } from "node:child_process";
 import {
   cpSync,
@@ -18,22 +22,33 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../harness/local-backend.js";
-import { startRedis, type RedisServer } from "../harness/redis-server.js";
+import type { RedisServer } from "../harness/redis-server.js";
+import { startServer } from "../harness/servers.js";
 import { brokenLinks } from "../test/docs/links.js";
+import { readmeBlocks } from "./support/readme-blocks.js";
+import { RUNTIMES, type RuntimeId } from "./support/support-matrix.js";
 
 const TSC = join(REPO_ROOT, "node_modules/typescript/bin/tsc");
 const VERSION = (await import("../package.json", { with: { type: "json" } })).default.version;
 
 let tmp: string;
+let gitStatus: string;
 let tarball: string;
 let files: string[];
 let app: string;
 let redis: RedisServer;
 
-function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
-  const r = spawnSync(cmd, args, { cwd, encoding: "utf8", timeout: 300_000, env: { ...process.env, ...env } });
+function run(
+  cmd: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = {},
+  timeout = 300_000,
+): SpawnSyncReturns<string> {
+  const r = spawnSync(cmd, args, { cwd, encoding: "utf8", timeout, env: { ...process.env, ...env } });
   if (r.status !== 0)
     throw new Error(`${cmd} ${args.join(" ")} in ${cwd}: exit ${r.status} ${r.signal ?? ""}\n${r.stdout}${r.stderr}`);
   return r;
@@ -141,11 +156,42 @@ const CONSUMERS: Consumer[] = [
   },
 ];
 
+/**
+ * README's first job as README writes it, with one statement after it
+ * printing the runtime that ran it: as TypeScript, which Bun and Deno run, and
+ * as TypeScript's output for Node (20 strips no types; Debian builds 24 without).
+ */
+function writeReadmeFirstJob(dir: string): void {
+  const code = readmeBlocks().get("first-job");
+  if (code === undefined) throw new Error("README has no ```ts runnable=first-job block");
+  const source = `${code}
+// Added by the test: the runtime that ran the job above, as [engine, release].
+const runtime = globalThis as { Bun?: { version: string }; Deno?: { version: { deno: string } } };
+console.log(JSON.stringify(runtime.Deno ? ["deno", runtime.Deno.version.deno] : runtime.Bun ? ["bun", runtime.Bun.version] : ["node", process.versions.node]));
+`;
+  mkdirSync(dir);
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "readme-first-job", private: true, type: "module" }));
+  writeFileSync(join(dir, "first-job.ts"), source);
+  const js = ts.transpileModule(source, {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+  });
+  writeFileSync(join(dir, "first-job.js"), js.outputText);
+}
+
+/** How each runtime of docs/SUPPORT.md runs README's first job from the app's folder. */
+const RUN_FIRST_JOB: Record<RuntimeId, [string, string[]]> = {
+  node20: [process.execPath, ["first-job.js"]],
+  node24: [join(REPO_ROOT, "scripts/node24"), ["first-job.js"]],
+  bun: [join(REPO_ROOT, "node_modules/@oven/bun-linux-x64/bin/bun"), ["first-job.ts"]],
+  deno: [join(REPO_ROOT, "node_modules/@deno/linux-x64-glibc/deno"), ["run", "-A", "first-job.ts"]],
+};
+
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), "sidekiq-bridge-package-"));
   // A copy of the checkout (tracked and new files, as a clean clone has them),
   // so prepack's clean build never touches this repo's dist/ under other suites.
   const copy = join(tmp, "checkout");
+  gitStatus = run("git", ["status", "--porcelain"], REPO_ROOT).stdout;
   const listed = run("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], REPO_ROOT);
   // A work tree whose node_modules is a symlink lists it (.gitignore's node_modules/ matches directories only).
   for (const f of listed.stdout.split("\0").filter((f) => f && f !== "node_modules")) {
@@ -166,8 +212,8 @@ beforeAll(async () => {
   app = join(tmp, "app");
   mkdirSync(app);
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "consumers", private: true }));
-  // The dependencies come from npm's cache, filled by this repo's npm ci.
-  run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", tarball], app);
+  // The dependencies come from npm's cache, filled by this repo's npm ci; nothing in them needs its install script.
+  run("npm", ["install", "--offline", "--ignore-scripts", "--no-audit", "--no-fund", tarball], app);
   for (const c of CONSUMERS) {
     const dir = join(app, c.dir);
     mkdirSync(dir);
@@ -181,7 +227,8 @@ beforeAll(async () => {
     mkdirSync(dirname(join(app, "node_modules", dep)), { recursive: true });
     symlinkSync(join(REPO_ROOT, "node_modules", dep), join(app, "node_modules", dep));
   }
-  redis = await startRedis();
+  writeReadmeFirstJob(join(app, "readme-first-job"));
+  redis = await startServer();
 }, 900_000);
 
 afterAll(async () => {
@@ -207,8 +254,8 @@ describe("the packed tarball", () => {
       "docs/api/sidekiq-bridge.md",
     ])
       expect(files).toContain(f);
-    // The docs README links to ship as Markdown; of the screenshots, only the one README shows.
-    const docs = /^(docs\/(api\/)?[^/]+\.md|docs\/screenshots\/busy-mixed-fleet\.png|bench\/README\.md)$/;
+    // The docs ship as Markdown, with the screenshots and the results they link to.
+    const docs = /^(docs\/(api\/)?[^/]+\.md|docs\/screenshots\/[\w-]+\.png|bench\/(results\/)?[\w-]+\.md)$/;
     const stray = files.filter(
       (f) =>
         f.endsWith(".map") ||
@@ -218,8 +265,16 @@ describe("the packed tarball", () => {
     expect(files.filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))).toEqual([]);
   });
 
-  it("installed, every relative link of its README names a file of the package, and a heading of it", () => {
-    expect(brokenLinks(join(app, "node_modules/sidekiq-bridge"), ["README.md"])).toEqual([]);
+  it("is packed from a copy: the checkout's git status is as it was", () => {
+    expect(run("git", ["status", "--porcelain"], REPO_ROOT).stdout).toBe(gitStatus);
+    // What prepack keeps aside is ignored by git: a pack that never restored it would leave it here.
+    expect(existsSync(join(REPO_ROOT, ".package.json.unpacked"))).toBe(false);
+  });
+
+  it("installed, every relative link of its README and shipped Markdown names a file of the package, and a heading of it", () => {
+    const markdown = files.filter((f) => f.endsWith(".md"));
+    expect(markdown).toEqual(expect.arrayContaining(["README.md", "docs/OPERATING.md", "docs/WEB.md"]));
+    expect(brokenLinks(join(app, "node_modules/sidekiq-bridge"), markdown)).toEqual([]);
   });
 
   it("installed, its package.json has no install-time script and no script naming a file it lacks", () => {
@@ -283,6 +338,21 @@ describe("the packed tarball", () => {
       });
     }, 240_000);
   }
+});
+
+describe("README's first job, from the installed tarball, on each supported runtime", () => {
+  for (const r of RUNTIMES)
+    it(`${r.runtime}: prints what README says and exits by itself, and reports ${r.engine} ${r.line}x`, () => {
+      const [cmd, args] = RUN_FIRST_JOB[r.id];
+      // A program that does not exit by itself is killed (SIGTERM) and fails here.
+      const env = { REDIS_URL: redis.url, DENO_NO_UPDATE_CHECK: "1" };
+      const out = run(cmd, args, join(app, "readme-first-job"), env, 60_000).stdout.split("\n");
+      expect(out[0]).toBe("hello world");
+      const [engine, release] = JSON.parse(out[1]!) as [string, string];
+      expect(engine).toBe(r.engine);
+      expect(release.startsWith(r.line), `${r.runtime} ran ${engine} ${release}`).toBe(true);
+      expect(out.slice(2)).toEqual([""]);
+    }, 120_000);
 });
 
 // examples/testing-consumer: an app's own test suite on sidekiq-bridge/testing,

@@ -4,17 +4,19 @@
 // Redis with real Ruby Sidekiq: Ruby runs what the enqueue example pushes and
 // pushes the job the worker example runs. A runnable block without a check
 // here, or a check without its block, fails the suite. Every other code block
-// of README and the docs is type-checked by test/docs/snippets.test.ts.
+// of README and the docs is type-checked by test/docs/snippets.test.ts. The
+// first job also runs from the packed tarball on each supported runtime
+// (package-consumers.test.ts).
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { REPO_ROOT } from "../harness/local-backend.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
+import { readmeBlocks } from "./support/readme-blocks.js";
 
-const README = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
-const BLOCKS = new Map([...README.matchAll(/^```ts runnable=([\w-]+)\n([\s\S]*?)^```$/gm)].map((m) => [m[1]!, m[2]!]));
+const BLOCKS = readmeBlocks();
 const TSX = join(REPO_ROOT, "node_modules/tsx/dist/cli.mjs");
 const TSC = join(REPO_ROOT, "node_modules/typescript/bin/tsc");
 

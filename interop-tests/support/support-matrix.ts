@@ -5,6 +5,7 @@
 // column reads from source where nothing runs. The sweeps name their tests
 // from here; scripts/support-table.ts renders the table from here, and
 // test/docs/support-table.test.ts fails when the two disagree.
+import type { ServerKind } from "../../harness/servers.js";
 import { requirementAllows } from "../../harness/versions.js";
 import { versionAtLeast } from "../../src/core/wire/release-rules.js";
 
@@ -227,3 +228,40 @@ export const PASSES_RUN = [
     runs: "unit + client, worker, retries, heartbeat, Web UI, CLI, --processes, dashboard",
   },
 ] as const;
+
+/**
+ * What sidekiq-bridge supports, each line run in CI: the JavaScript runtimes
+ * (package.json's `engines` is their ranges, test/docs/support-table.test.ts
+ * holds the two together) and the servers. interop-tests/package-consumers.test.ts
+ * runs README's first job from the packed tarball on every runtime here, and
+ * checks the release each run reports is of the line named.
+ */
+export const RUNTIMES = [
+  { id: "node20", runtime: "Node 20", engine: "node", range: "^20.19.0", line: "20.", from: "the machine's `node`" },
+  {
+    id: "node24",
+    runtime: "Node 24",
+    engine: "node",
+    range: "^24.0.0",
+    line: "24.",
+    from: "Debian forky's `nodejs` (`scripts/node24`)",
+  },
+  { id: "bun", runtime: "Bun 1.4", engine: "bun", range: "~1.4.4", line: "1.4.", from: "the `bun` devDependency" },
+  { id: "deno", runtime: "Deno 2.9", engine: "deno", range: "~2.9.6", line: "2.9.", from: "the `deno` devDependency" },
+] as const;
+export type RuntimeId = (typeof RUNTIMES)[number]["id"];
+
+/** package.json's `engines`: each engine's ranges, joined as npm reads alternatives. */
+export function enginesOf(runtimes: readonly { engine: string; range: string }[]): Record<string, string> {
+  const engines: Record<string, string> = {};
+  for (const r of runtimes) engines[r.engine] = engines[r.engine] ? `${engines[r.engine]} || ${r.range}` : r.range;
+  return engines;
+}
+
+/** The servers, each Debian's and each one pass's of PASSES_RUN; `kind` starts it in tests (SIDEKIQ_BRIDGE_SERVER). */
+export const SERVERS = [
+  { server: "Redis 7.0", kind: "redis", from: "Debian bookworm" },
+  { server: "Redis 8.0", kind: "redis8", from: "Debian forky" },
+  { server: "Valkey 8.1", kind: "valkey", from: "Debian trixie" },
+  { server: "Valkey 9.1", kind: "valkey9", from: "Debian forky" },
+] as const satisfies readonly { server: string; kind: ServerKind; from: string }[];

@@ -18,19 +18,23 @@ describe("the docs' shape and links", () => {
     expect(first).toContain("npm ci && npm test");
   });
 
-  it("finds a link to a missing file and one to a missing heading, and passes URLs and good links", () => {
-    const root = mkdtempSync(join(tmpdir(), "links-"));
+  it("finds a link to a missing file, one to a missing heading and one out of the tree, and passes URLs and good links", () => {
+    const outer = mkdtempSync(join(tmpdir(), "links-"));
+    const root = join(outer, "package");
     try {
-      mkdirSync(join(root, "docs"));
-      writeFileSync(join(root, "docs/A.md"), "# A page\n\n## How it stops\n");
-      const readme = "[a](docs/A.md#how-it-stops) [b](docs/B.md) [c](docs/A.md#nowhere) [d](https://example.com/x.md)";
+      mkdirSync(join(root, "docs"), { recursive: true });
+      writeFileSync(join(root, "docs/A.md"), '# A page\n\n## How it stops\n\n<a id="a-worker"></a>\n');
+      writeFileSync(join(outer, "C.md"), "# Beside the tree\n");
+      const readme =
+        "[a](docs/A.md#how-it-stops) [a2](docs/A.md#a-worker) [b](docs/B.md) [c](docs/A.md#nowhere) [d](https://example.com/x.md) [e](../C.md)";
       writeFileSync(join(root, "README.md"), readme);
       expect(brokenLinks(root, ["README.md"])).toEqual([
         "README.md: docs/B.md (no docs/B.md)",
         "README.md: docs/A.md#nowhere (no heading #nowhere)",
+        `README.md: ../C.md (outside ${root})`,
       ]);
     } finally {
-      rmSync(root, { recursive: true, force: true });
+      rmSync(outer, { recursive: true, force: true });
     }
   });
 

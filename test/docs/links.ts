@@ -16,12 +16,16 @@ function anchor(heading: string): string {
 
 function anchorsOf(file: string): Set<string> {
   const text = readFileSync(file, "utf8").replace(/^```[\s\S]*?^```$/gm, "");
-  return new Set([...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchor(m[1]!)));
+  const headings = [...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchor(m[1]!));
+  // Generated pages (docs/api) name their anchors in HTML: <a id="sidekiq-bridge-worker"></a>.
+  const ids = [...text.matchAll(/<a id="([^"]+)"/g)].map((m) => m[1]!);
+  return new Set([...headings, ...ids]);
 }
 
 /**
  * Every relative link of `docs` (paths under `root`) that names no file under
- * `root`, or, with a #fragment into Markdown, no heading of it; one line each.
+ * `root` (a path out of `root` counts as none), or, with a #fragment into
+ * Markdown, no heading or `<a id>` of it; one line each.
  */
 export function brokenLinks(root: string, docs: string[]): string[] {
   const broken: string[] = [];
@@ -32,7 +36,9 @@ export function brokenLinks(root: string, docs: string[]): string[] {
       if (/^[a-z]+:/.test(target)) continue;
       const [path, fragment] = target.split("#") as [string, string | undefined];
       const file = path === "" ? join(root, doc) : join(root, dirname(doc), path);
-      if (!existsSync(file)) broken.push(`${doc}: ${target} (no ${relative(root, file)})`);
+      // In node_modules a file beside the package may exist and still not be the package's.
+      if (relative(root, file).startsWith("..")) broken.push(`${doc}: ${target} (outside ${root})`);
+      else if (!existsSync(file)) broken.push(`${doc}: ${target} (no ${relative(root, file)})`);
       else if (fragment && file.endsWith(".md") && !anchorsOf(file).has(fragment))
         broken.push(`${doc}: ${target} (no heading #${fragment})`);
     }

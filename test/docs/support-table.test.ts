@@ -2,15 +2,20 @@
 // scripts/support-table.ts renders from interop-tests/support/support-matrix.ts,
 // the sweep files declare their tests only through that module (so a test
 // renamed, added or dropped there changes the page), the rules and interop
-// blocks it names exist, and --verify refuses a sweep run that left a check
-// the page names unpassed.
+// blocks it names exist, --verify refuses a sweep run that left a check
+// the page names unpassed, and package.json's engines and README's Install
+// say the runtimes and servers the page lists.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SWEEP } from "../../harness/versions.js";
 import {
   addonsFor,
+  enginesOf,
   INTEROP_CHECKS,
+  PASSES_RUN,
+  RUNTIMES,
+  SERVERS,
   SOURCE_RULES,
   SWEEP_CHECKS,
   sweepChecksFor,
@@ -26,6 +31,18 @@ const codeOf = (f: string) => read(f).replace(/^\s*\/\/.*$/gm, "");
 describe("docs/SUPPORT.md", () => {
   it("is what npm run support:table renders from support-matrix.ts", () => {
     expect(read(SUPPORT_PAGE), "stale: run npm run support:table").toBe(renderSupportTable());
+  });
+
+  it("package.json's engines are the supported runtimes' ranges, and README's Install names each runtime and server", () => {
+    expect((JSON.parse(read("package.json")) as { engines: unknown }).engines).toEqual(enginesOf(RUNTIMES));
+    expect(enginesOf([...RUNTIMES, { engine: "node", range: "^26.0.0" }]).node).toBe("^20.19.0 || ^24.0.0 || ^26.0.0");
+    const install = read("README.md")
+      .split(/^## /m)
+      .find((s) => s.startsWith("Install\n"))!;
+    for (const name of [...RUNTIMES.map((r) => r.runtime), ...SERVERS.map((s) => s.server)])
+      expect(install, `README's Install does not name ${name}`).toContain(name);
+    // Each server is the server of one of npm test's passes.
+    for (const s of SERVERS) expect(PASSES_RUN.filter((p) => p.server.startsWith(`${s.server} `))).not.toEqual([]);
   });
 
   it("the release sweep declares exactly the checks of SWEEP_CHECKS, each through sweepIt", () => {
