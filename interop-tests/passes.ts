@@ -15,19 +15,31 @@
 // - docker: Redis 8.0, Debian forky's redis-server in its container (what new
 //   managed instances run), Ruby in containers talking to it;
 // - bun: trixie's Valkey 8.1 (the runtime is its subject; a local server, so
-//   it runs where Docker does not).
-// `npm run test:deno` (forky's Redis 8.0) is not part of npm test yet: on Deno,
-// tests that spawn TypeScript sources through tsx, and those reading the exit
-// code of a child stopped by TERM (Deno's child_process reports it as killed
-// by the signal), fail for reasons of the harness, not of the bridge.
+//   it runs where Docker does not);
+// - deno: forky's Redis 8.0, locally (the runtime is its subject; the Docker
+//   pass has that server in its container).
 //
-// PASS_SERVERS says it for the scripts that start the passes.
+// PASS_SERVERS says it for the scripts that start the passes, REPEAT_SLOTS
+// which of them run side by side.
 
 /** A pass of npm test: the first, the Valkey/Node 24 repeat, the Docker repeat, the Bun and Deno runtime passes. */
 export type PassName = "first" | "repeat" | "docker" | "bun" | "deno";
 
 /** The SIDEKIQ_BRIDGE_SERVER of each local pass (the Docker pass's server is its compose service). */
 export const PASS_SERVERS = { first: "redis", repeat: "valkey9", bun: "valkey", deno: "redis8" } as const;
+
+/**
+ * The passes after the first, as scripts/test-repeat-passes.ts runs them:
+ * the slots side by side, each slot's passes one after the other. Three at
+ * once is what 2 cores carry (a pass mostly waits on Ruby, Redis and timers);
+ * the runtime passes, a few minutes each, share a slot and end well before
+ * the two long ones.
+ */
+export const REPEAT_SLOTS: readonly (readonly Exclude<PassName, "first">[])[] = [
+  ["repeat"],
+  ["docker"],
+  ["bun", "deno"],
+];
 
 /**
  * The interop files of the Bun and Deno passes: the Node side under test (the

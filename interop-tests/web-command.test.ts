@@ -4,6 +4,7 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { expect, it } from "vitest";
+import { signalChild } from "../harness/child-processes.js";
 import { REPO_ROOT } from "../harness/local-backend.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
 
@@ -39,7 +40,8 @@ describeEachSidekiq(
         expect(await sk.redis.llen("queue:cli-web")).toBe(1);
         expect((await fetch(url.replace("/sidekiq/", "/queues"))).status).toBe(404);
       } finally {
-        child.kill("SIGTERM");
+        // To its pid: the exit code read is then the command's own on Deno too (signalChild).
+        signalChild(child, "SIGTERM");
       }
       expect(await exited, stderr).toBe(0);
     });

@@ -227,6 +227,12 @@ export const PASSES_RUN = [
     ruby: "Debian root filesystems",
     runs: "unit + client, worker, retries, heartbeat, Web UI, CLI, --processes, dashboard",
   },
+  {
+    runtime: "Deno 2.9",
+    server: "Redis 8.0 (Debian forky)",
+    ruby: "Debian root filesystems",
+    runs: "unit + client, worker, retries, heartbeat, Web UI, CLI, --processes, dashboard",
+  },
 ] as const;
 
 /**

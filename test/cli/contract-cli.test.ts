@@ -5,10 +5,11 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { typescriptArgv } from "../../harness/child-processes.js";
 
 const ROOT = new URL("../../", import.meta.url);
 const cli = (args: string[]) =>
-  spawnSync(process.execPath, ["--import", "tsx", "src/assembly/main.ts", ...args], {
+  spawnSync(process.execPath, [...typescriptArgv(), "src/assembly/main.ts", ...args], {
     cwd: ROOT,
     encoding: "utf8",
     timeout: 60_000,

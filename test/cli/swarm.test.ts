@@ -1,12 +1,13 @@
 // `worker --processes N`: the flag, the argv each child gets, the restart rule,
 // and the supervisor itself with real signals over stand-in workers
 // (fixtures/swarm-fake-worker.mjs; the interop test runs real ones).
-import { type ChildProcess, fork, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { signalChild, typescriptArgv } from "../../harness/child-processes.js";
 import { UsageError } from "../../src/tools/cli/errors.js";
 import { childArgv, exitCodeOf, PROCESSES_FLAG, SlotRestarts } from "../../src/tools/cli/swarm.js";
 import { DUPLICATE_STOP_MS, StopSignals } from "../../src/tools/cli/swarm-child.js";
@@ -81,10 +82,11 @@ describe("a child's stop signals", () => {
   });
 });
 
-/** Forks a swarm-child fixture with an IPC channel; resolves with its exit code and everything it printed. */
+/** Starts a swarm-child fixture with an IPC channel; resolves with its exit code and everything it printed. */
 async function runChild(fixture: string, onMessage: (child: ChildProcess, m: { type?: string }) => void) {
   const script = fileURLToPath(new URL(`fixtures/${fixture}`, import.meta.url));
-  const child = fork(script, [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "pipe", "pipe", "ipc"] });
+  // spawn with an "ipc" stdio is fork, with the runtime's TypeScript command (Deno's fork takes no --sloppy-imports).
+  const child = spawn(process.execPath, [...typescriptArgv(), script], { stdio: ["ignore", "pipe", "pipe", "ipc"] });
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));
@@ -109,7 +111,7 @@ describe("a child whose supervisor died while it started", () => {
 describe("a child whose supervisor goes while it stops", () => {
   it("takes the disconnect right after TERM for no second TERM, ends the stop and exits 0 (Deno closes the channel on a signal)", async () => {
     const { code, out } = await runChild("swarm-stop-disconnect.ts", (child, m) => {
-      if (m.type === "sidekiq-bridge:ready") process.kill(child.pid!, "SIGTERM");
+      if (m.type === "sidekiq-bridge:ready") signalChild(child, "SIGTERM");
       if (m.type === "stopping") child.disconnect();
     });
     expect(code, out).toBe(0);
@@ -117,6 +119,8 @@ describe("a child whose supervisor goes while it stops", () => {
   }, 30_000);
 });
 
+// Signals go to the supervisor's pid (signalChild): the exit code each test reads is
+// then the supervisor's own on Deno too, where ChildProcess#kill reports any exit as the kill.
 describe("the supervisor, with stand-in workers", () => {
   const SUPERVISOR = fileURLToPath(new URL("fixtures/swarm-supervisor.ts", import.meta.url));
   let dir: string;
@@ -129,7 +133,7 @@ describe("the supervisor, with stand-in workers", () => {
   function supervise(processes: number, mode: string) {
     dir = mkdtempSync(join(tmpdir(), "swarm-"));
     const log = join(dir, "log");
-    sup = spawn(process.execPath, ["--import", "tsx", SUPERVISOR, String(processes), log, mode], {
+    sup = spawn(process.execPath, [...typescriptArgv(), SUPERVISOR, String(processes), log, mode], {
       stdio: ["ignore", "ignore", "pipe"],
     });
     let stderr = "";
@@ -157,9 +161,9 @@ describe("the supervisor, with stand-in workers", () => {
   it("forwards TSTP and TERM to every child and exits with the highest code once all have exited", async () => {
     const s = supervise(2, "ok");
     await s.ready(2);
-    sup!.kill("SIGTSTP");
+    signalChild(sup!, "SIGTSTP");
     await s.until("2 TSTP", (l) => s.count(l, / TSTP$/) === 2);
-    sup!.kill("SIGTERM");
+    signalChild(sup!, "SIGTERM");
     expect(await s.exited).toBe(3); // slot 1 exits 3, slot 0 exits 0
     expect(s.count(s.lines(), / TERM$/)).toBe(2);
   }, 30_000);
@@ -167,7 +171,7 @@ describe("the supervisor, with stand-in workers", () => {
   it("takes the exit code a child sent over IPC over the SIGTERM its exit is reported with", async () => {
     const s = supervise(2, "reported-as-killed");
     await s.ready(2);
-    sup!.kill("SIGTERM");
+    signalChild(sup!, "SIGTERM");
     expect(await s.exited).toBe(3); // slot 1 reported 3, slot 0 reported 0: not 143
     expect(s.count(s.lines(), / TERM$/)).toBe(2);
   }, 30_000);
@@ -175,9 +179,9 @@ describe("the supervisor, with stand-in workers", () => {
   it("a second INT is forwarded too: the children exit at once (130)", async () => {
     const s = supervise(2, "ok");
     await s.ready(2);
-    sup!.kill("SIGINT");
+    signalChild(sup!, "SIGINT");
     await s.until("2 INT", (l) => s.count(l, / INT$/) === 2);
-    sup!.kill("SIGINT");
+    signalChild(sup!, "SIGINT");
     expect(await s.exited).toBe(130);
   }, 30_000);
 
@@ -190,7 +194,7 @@ describe("the supervisor, with stand-in workers", () => {
       .split(" ");
     process.kill(Number(pid), "SIGKILL");
     await s.until("a replacement in slot 0", (l) => l.some((x) => x.startsWith("0 ") && x.endsWith(` fake:${pid}`)));
-    sup!.kill("SIGTERM");
+    signalChild(sup!, "SIGTERM");
     // The killed child's 137 does not count: the stop's exits (0 and 3) do.
     expect(await s.exited).toBe(3);
     expect(s.count(s.lines(), / TERM$/)).toBe(2);

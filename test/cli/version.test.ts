@@ -3,12 +3,13 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { typescriptArgv } from "../../harness/child-processes.js";
 
 const ROOT = new URL("../../", import.meta.url);
 const VERSION = (JSON.parse(readFileSync(new URL("package.json", ROOT), "utf8")) as { version: string }).version;
 
 function cli(args: string[]) {
-  return spawnSync(process.execPath, ["--import", "tsx", "src/assembly/main.ts", ...args], {
+  return spawnSync(process.execPath, [...typescriptArgv(), "src/assembly/main.ts", ...args], {
     cwd: ROOT,
     encoding: "utf8",
     timeout: 60_000,

@@ -2,6 +2,7 @@
 // script that catches the error exits on its own, with nothing left open.
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
+import { evalTypescriptArgv } from "../../harness/child-processes.js";
 import { useRedis } from "../support/use-redis.js";
 
 describe("a Client with a bad option", () => {
@@ -17,7 +18,7 @@ describe("a Client with a bad option", () => {
         try { new Client({ redis: ${JSON.stringify(t.server.url)}, ...${options} }); console.log("built"); }
         catch (e) { console.log("refused: " + e.name); }`;
       // Killed (and the test failed) if a connection left open keeps it alive.
-      const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      const child = spawn(process.execPath, evalTypescriptArgv(script), {
         stdio: ["ignore", "pipe", "pipe"],
         timeout: 20_000,
       });

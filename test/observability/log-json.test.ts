@@ -185,8 +185,13 @@ describe("JSON lines written member by member, job lines (JSON and text) from th
     const inherited = Object.create({ fromProto: "p" }) as LogContext;
     inherited.own = 1;
     same("m", inherited);
-    same("m", JSON.parse('{"tid":"t","__proto__":{"x":1},"a":1}') as LogContext);
-    same("m", JSON.parse('{"__proto__":5}') as LogContext);
+    // An own "__proto__" member is left out, as the copy into an object left it out on
+    // Node: there assigning it set the copy's prototype. Spelled out rather than compared
+    // with the copy's result, which is runtime-dependent: Deno has no __proto__ accessor.
+    const head = `{"ts":"2026-01-02T03:04:05.678Z","pid":${process.pid},"tid":"t","lvl":"INFO","msg":"m"`;
+    const ctx = (json: string) => JSON.parse(json) as LogContext;
+    expect(formatJson("info", "m", ctx('{"tid":"t","__proto__":{"x":1},"a":1}'), at)).toBe(`${head},"ctx":{"a":1}}\n`);
+    expect(formatJson("info", "m", ctx('{"tid":"t","__proto__":5}'), at)).toBe(`${head},"ctx":{}}\n`);
   });
 
   it("a BigInt.prototype.toJSON, as some applications install, is honoured as before", () => {

@@ -1,6 +1,7 @@
 // The pass manifest (interop-tests/passes.ts): every file it names exists and
 // is named once, each rule says why, the first pass leaves nothing out, and
-// the Docker pass leaves out at least what the Valkey/Node 24 pass does.
+// the Docker pass leaves out at least what the Valkey/Node 24 pass does; npm
+// test runs every pass (scripts/test-repeat-passes.ts runs REPEAT_SLOTS).
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,6 +11,8 @@ import {
   interopIncluded,
   passNamed,
   PASS_RULES,
+  PASS_SERVERS,
+  REPEAT_SLOTS,
   RUNTIME_PASS_FILES,
 } from "../../interop-tests/passes.js";
 
@@ -41,6 +44,13 @@ describe("which passes run which interop files", () => {
     expect(interopIncluded("deno")).toEqual([...RUNTIME_PASS_FILES]);
     expect(interopIncluded(undefined)).toEqual(["interop-tests/**/*.test.ts"]);
     expect(excludedFrom("bun")).toEqual([]);
+  });
+
+  it("npm test runs every pass after the first once, the Bun and Deno passes in one slot", () => {
+    expect(REPEAT_SLOTS.flat().toSorted()).toEqual(["bun", "deno", "docker", "repeat"]);
+    expect(REPEAT_SLOTS).toHaveLength(3);
+    expect(REPEAT_SLOTS).toContainEqual(["bun", "deno"]);
+    expect(PASS_SERVERS.deno).toBe("redis8");
   });
 
   it("refuses a pass it does not know", () => {

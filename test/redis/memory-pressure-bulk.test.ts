@@ -10,6 +10,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { typescriptArgv } from "../../harness/child-processes.js";
 import { REPO_ROOT } from "../../harness/local-backend.js";
 import type { RedisServer } from "../../harness/redis-server.js";
 import { startServer } from "../../harness/servers.js";
@@ -222,9 +223,9 @@ describe("bulk actions when Redis is out of memory (maxmemory, noeviction)", () 
     expect(await inQueue()).toEqual(allJids(N));
   });
 
-  /** The CLI (src/assembly/main.ts under tsx): its exit code and its --json summary. */
+  /** The CLI (src/assembly/main.ts from the sources): its exit code and its --json summary. */
   async function cli(args: string[]): Promise<{ code: number | null; json: Record<string, unknown>; err: string }> {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/assembly/main.ts", ...args, "--json"], {
+    const child = spawn(process.execPath, [...typescriptArgv(), "src/assembly/main.ts", ...args, "--json"], {
       cwd: REPO_ROOT,
       env: { ...process.env, REDIS_URL: server.url },
       stdio: ["ignore", "pipe", "pipe"],
