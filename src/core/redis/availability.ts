@@ -148,7 +148,7 @@ export function awaitsConnection(redis: Redis): boolean {
  */
 export function whenReady(redis: Redis, ms: number): Promise<void> {
   // Only ioredis' not-yet-connected states wait ("ready", "monitoring", or a stand-in without a status go on).
-  if (!NOT_READY.has(redis.status)) return Promise.resolve();
+  if (!awaitsConnection(redis)) return Promise.resolve();
   if (redis.status === "end") return Promise.reject(unavailable(redis, new Error("Connection is closed.")));
   let byBound = waits.get(redis);
   const pending = byBound?.get(ms);
