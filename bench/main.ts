@@ -220,11 +220,23 @@ async function main(): Promise<number> {
 
   const elapsed = (Date.now() - started) / 1000;
   const env = environment(rbVersion);
-  // What of the peak RSS target node and ioredis take before any of our code runs.
+  // What of the peak RSS figures node and ioredis take before any of our code
+  // runs: with the worker's flags, and with none (the enqueuing client's).
   let floor: RssFloor | undefined;
-  if (results.systems.some((s) => s.ours && results.median(s.id, "rss.drain.c10") !== undefined)) {
+  const ours = (metric: string) => results.systems.some((s) => s.ours && results.median(s.id, metric) !== undefined);
+  const floors: Array<[string, readonly string[]]> = [
+    ...(ours("rss.drain.c10")
+      ? [[`the worker's flags (${WORKER_NODE_FLAGS.join(" ")})`, WORKER_NODE_FLAGS] as [string, readonly string[]]]
+      : []),
+    ...(ours("rss.enqueue") ? [["no flags (as the enqueuing client runs)", []] as [string, readonly string[]]] : []),
+  ];
+  for (const [label, flags] of floors) {
     try {
-      floor = measureRssFloor(WORKER_NODE_FLAGS, REPO_ROOT);
+      const f = await measureRssFloor(flags, REPO_ROOT);
+      if (flags === WORKER_NODE_FLAGS) floor = f;
+      results.notes.push(
+        `Peak RSS floor with ${label}: node alone ${f.nodeMiB.toFixed(1)} MB, node with ioredis required ${f.ioredisMiB.toFixed(1)} MB, an empty event loop with ioredis connected ${f.connectedMiB.toFixed(1)} MB.`,
+      );
     } catch (e) {
       results.notes.push(
         `The RSS floor (node alone, node with ioredis) could not be measured: ${(e as Error).message}`,

@@ -90,7 +90,7 @@ export function judgeTargets(results: Results, floor?: RssFloor): TargetResult[]
         ? "–"
         : `${c10.toFixed(1)} MB (all worker runs: up to ${Math.max(...all).toFixed(1)} MB)` +
             (floor
-              ? `; before any sidekiq-bridge code, node alone peaks at ${floor.nodeMiB.toFixed(1)} MB and node with ioredis required at ${floor.ioredisMiB.toFixed(1)} MB (same node flags)`
+              ? `; before any sidekiq-bridge code, node alone peaks at ${floor.nodeMiB.toFixed(1)} MB and node with ioredis required at ${floor.ioredisMiB.toFixed(1)} MB, and an empty event loop with ioredis connected at ${floor.connectedMiB.toFixed(1)} MB (same node flags)`
               : ""),
     );
   }

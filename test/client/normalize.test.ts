@@ -71,6 +71,17 @@ describe("strict arguments", () => {
   it("names where the bad value sits", () => {
     expect(findUnsafeArg([1, { user: { at: new Date(0) } }])).toEqual({ path: "args[1].user.at", what: "a Date" });
   });
+  it("verifies arguments nested deeper than its quick walk, by the path-naming one", () => {
+    const nest = (depth: number, leaf: unknown): unknown[] => {
+      let v: unknown = leaf;
+      for (let i = 0; i < depth; i++) v = i % 2 ? [v] : { k: v };
+      return [v];
+    };
+    const safe = nest(5000, 1);
+    expect(verifyArgs("X", safe, "raise")).toBe(safe);
+    expect(() => verifyArgs("X", nest(5000, new Date(0)), "raise")).toThrow(/\.k is a Date/);
+    expect(() => verifyArgs("X", nest(3, new Date(0)), "raise")).toThrow(/args\[0\]\.k\[0\]\.k is a Date/);
+  });
   it("allows JSON-native values, bigint and RubyFloat", () => {
     const args = [1, -1.5, "s", null, true, [], {}, 18446744073709551617n, new RubyFloat(1)];
     expect(verifyArgs("X", args, "raise")).toBe(args);

@@ -2,7 +2,7 @@
 // each one's connection, how long a write on it may wait, and the dialect
 // read from its fleet. Opened on first use, closed together; Client (client.ts)
 // only asks where a queue's push goes and in what dialect.
-import { closeConnection, ConnectionWatch, explained, whenReady } from "../redis/availability.js";
+import { awaitsConnection, closeConnection, ConnectionWatch, explained, whenReady } from "../redis/availability.js";
 import { connectRedis, networkTimeoutFor, type OwnedRedis, type RedisSource } from "../redis/connection.js";
 import { warnIfUntimed } from "../redis/network.js";
 import { DIALECTS, profileFor, type WireProfile } from "../wire/dialect.js";
@@ -83,9 +83,11 @@ export class Shards {
   }
 
   /** Waits (bounded) for the shard's Redis, then runs `op`; connection failures become one clear error. */
-  async reachable<T>(shard: Shard, op: () => Promise<T>): Promise<T> {
-    await whenReady(shard.conn.redis, this.options.connectWaitMs ?? 5000);
-    return explained(shard.conn.redis, op);
+  reachable<T>(shard: Shard, op: () => Promise<T>): Promise<T> {
+    const redis = shard.conn.redis;
+    // Ready, as on nearly every push: no wait to allocate.
+    if (!awaitsConnection(redis)) return explained(redis, op);
+    return whenReady(redis, this.options.connectWaitMs ?? 5000).then(() => explained(redis, op));
   }
 
   /** The wire profile written to a shard: the fixed one, or "auto" resolved against its fleet (cached autoRefreshMs). */

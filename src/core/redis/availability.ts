@@ -135,6 +135,11 @@ const NOT_READY: ReadonlySet<string> = new Set(["wait", "connecting", "connect",
 /** One wait per connection and bound, however many calls wait on it. */
 const waits = new WeakMap<Redis, Map<number, Promise<void>>>();
 
+/** Whether whenReady would wait (or fail): the connection is not up yet, or is gone. */
+export function awaitsConnection(redis: Redis): boolean {
+  return NOT_READY.has(redis.status);
+}
+
 /**
  * Resolves once the connection is ready; rejects with a RedisUnavailableError
  * after `ms` (or at once when it was closed for good). Calls made while it
@@ -143,7 +148,7 @@ const waits = new WeakMap<Redis, Map<number, Promise<void>>>();
  */
 export function whenReady(redis: Redis, ms: number): Promise<void> {
   // Only ioredis' not-yet-connected states wait ("ready", "monitoring", or a stand-in without a status go on).
-  if (!NOT_READY.has(redis.status)) return Promise.resolve();
+  if (!awaitsConnection(redis)) return Promise.resolve();
   if (redis.status === "end") return Promise.reject(unavailable(redis, new Error("Connection is closed.")));
   let byBound = waits.get(redis);
   const pending = byBound?.get(ms);
@@ -245,11 +250,21 @@ export function bounded<T>(p: Promise<T>, deadline: number): Promise<T | typeof 
     p.catch(() => undefined);
     return Promise.resolve(TIMED_OUT);
   }
-  let timer: NodeJS.Timeout | undefined;
-  const t = new Promise<typeof TIMED_OUT>((r) => {
-    timer = setTimeout(() => r(TIMED_OUT), ms);
+  // One promise and one timer: every push's write is bounded, and
+  // Promise.race with a timer promise and a finally made four more objects.
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => resolve(TIMED_OUT), ms);
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
   });
-  return Promise.race([p, t]).finally(() => clearTimeout(timer));
 }
 
 /**
