@@ -4,6 +4,7 @@
 // bounds every read and write (8.1.7: redis-client `timeout: 3`; the BRPOP
 // gets its 2 s block on top), so every connection the bridge opens does too.
 import type { Redis, RedisOptions } from "ioredis";
+import { SilenceWatchdog } from "./watchdog.js";
 
 /** Sidekiq 7.3 and 8.x's `timeout: 3` (lib/sidekiq/redis_connection.rb): connect, read and write. */
 export const DEFAULT_NETWORK_TIMEOUT_MS = 3000;
@@ -43,7 +44,8 @@ export function resolveNetworkTimeout(explicit?: number, env = process.env): num
 /**
  * ioredis options that bound a connection by `timeoutMs`. socketTimeout
  * destroys a socket that gives no byte for that long while a command waits
- * (ioredis then reconnects); connectTimeout bounds the TCP and TLS connect.
+ * (ioredis then reconnects; on the connections we open, watchSilence keeps
+ * that bound with one watchdog); connectTimeout bounds the TCP and TLS connect.
  * commandTimeout would reject the command but keep the dead socket.
  */
 export function networkOptions(timeoutMs: number): RedisOptions {
@@ -81,18 +83,39 @@ export function warnIfUntimed(redis: Redis, warn: (message: string) => void): vo
   );
 }
 
+/** The ioredis internals the watchdog hooks into (ioredis 5). */
+interface SocketInternals {
+  stream?: NodeJS.EventEmitter & { destroy(error: Error): void };
+  commandQueue: { length: number };
+  /** ioredis calls it after each command it writes while its own timer is not set: never, once replaced. */
+  setSocketTimeout(): void;
+}
+
 /**
- * ioredis 5 arms its socket timer when it writes a command and clears it only
- * when data arrives: a socket that closes first leaves the timer armed, and
- * when it fires it destroys the next socket, a healthy reconnected one (seen
- * as a spurious "Socket timeout" after Redis restarted). Disarm it on close.
+ * Bounds a connection's silence by its socketTimeout with one watchdog
+ * (./watchdog.ts) in place of ioredis's timer per command: the same bound
+ * and the same "Socket timeout" error, which destroys the socket (ioredis
+ * then reconnects). The watchdog stops when the socket closes: ioredis 5's
+ * own timer outlived its socket and, firing, destroyed the next one, a
+ * healthy reconnected socket (a spurious "Socket timeout" after Redis
+ * restarted). A connection without a socketTimeout is left as it is.
  */
-export function disarmOnClose(redis: Redis): Redis {
-  const r = redis as unknown as { socketTimeoutTimer?: NodeJS.Timeout };
-  redis.on("close", () => {
-    if (r.socketTimeoutTimer === undefined) return;
-    clearTimeout(r.socketTimeoutTimer);
-    r.socketTimeoutTimer = undefined;
-  });
+export function watchSilence(redis: Redis): Redis {
+  const ms = networkTimeoutOf(redis);
+  if (ms === undefined) return redis;
+  const r = redis as unknown as SocketInternals;
+  const dog = new SilenceWatchdog(
+    ms,
+    () => r.commandQueue.length,
+    () => r.stream?.destroy(new Error(`Socket timeout. Expecting data, but didn't receive any in ${ms}ms.`)),
+  );
+  const heard = () => dog.heard();
+  let listened: SocketInternals["stream"];
+  r.setSocketTimeout = () => {
+    // Each reconnect brings a new socket: listen to it from its first command (its handshake).
+    if (r.stream !== listened) (listened = r.stream)?.on("data", heard);
+    dog.sent();
+  };
+  redis.on("close", () => dog.stop());
   return redis;
 }
