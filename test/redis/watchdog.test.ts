@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startFaultProxy, type FaultProxy } from "../../harness/fault-proxy.js";
 import { connectRedis } from "../../src/core/redis/connection.js";
-import { SilenceWatchdog, type WatchdogClock } from "../../src/core/redis/watchdog.js";
+import { SilenceWatchdog, type WatchdogClock } from "../../src/core/redis/network.js";
 import { useRedis } from "../support/use-redis.js";
 
 class FakeClock implements WatchdogClock {
