@@ -5,7 +5,7 @@ import type * as Ioredis from "ioredis";
 import type { RedisOptions } from "ioredis";
 import { RECONNECT_ERRORS } from "./retry-once.js";
 import { closeOnRefusedSelect, recordErrors } from "./availability.js";
-import { disarmOnClose, networkOptions, networkTimeoutOf, resolveNetworkTimeout } from "./network.js";
+import { networkOptions, networkTimeoutOf, resolveNetworkTimeout, watchSilence } from "./network.js";
 
 // ioredis is CommonJS. Loaded by `import` from an ES module, Node 20 takes it
 // through its ES module loader, which cost 4-6 MB more peak RSS in every
@@ -88,7 +88,7 @@ export function connectRedis(source: RedisSource, lazy = false): OwnedRedis {
     disableClientInfo: true,
   };
   if (typeof source === "string")
-    return { redis: closeOnRefusedSelect(disarmOnClose(recordErrors(new Redis(source, base)))), owned: true };
+    return { redis: closeOnRefusedSelect(watchSilence(recordErrors(new Redis(source, base)))), owned: true };
   const opts: RedisOptions = { ...base, ...source.ioredis };
   if (source.username !== undefined) opts.username = source.username;
   if (source.password !== undefined) opts.password = source.password;
@@ -101,5 +101,5 @@ export function connectRedis(source: RedisSource, lazy = false): OwnedRedis {
   }
   // Every connection we open has an 'error' listener: no "Unhandled error event" stacks.
   const redis = source.url && !source.sentinels ? new Redis(source.url, opts) : new Redis(opts);
-  return { redis: closeOnRefusedSelect(disarmOnClose(recordErrors(redis))), owned: true };
+  return { redis: closeOnRefusedSelect(watchSilence(recordErrors(redis))), owned: true };
 }

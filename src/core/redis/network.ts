@@ -43,7 +43,8 @@ export function resolveNetworkTimeout(explicit?: number, env = process.env): num
 /**
  * ioredis options that bound a connection by `timeoutMs`. socketTimeout
  * destroys a socket that gives no byte for that long while a command waits
- * (ioredis then reconnects); connectTimeout bounds the TCP and TLS connect.
+ * (ioredis then reconnects; on the connections we open, watchSilence keeps
+ * that bound with one watchdog); connectTimeout bounds the TCP and TLS connect.
  * commandTimeout would reject the command but keep the dead socket.
  */
 export function networkOptions(timeoutMs: number): RedisOptions {
@@ -81,18 +82,112 @@ export function warnIfUntimed(redis: Redis, warn: (message: string) => void): vo
   );
 }
 
+/** The ioredis internals the watchdog hooks into (ioredis 5). */
+interface SocketInternals {
+  stream?: NodeJS.EventEmitter & { destroy(error: Error): void };
+  commandQueue: { length: number };
+  /** ioredis calls it after each command it writes while its own timer is not set: never, once replaced. */
+  setSocketTimeout(): void;
+}
+
 /**
- * ioredis 5 arms its socket timer when it writes a command and clears it only
- * when data arrives: a socket that closes first leaves the timer armed, and
- * when it fires it destroys the next socket, a healthy reconnected one (seen
- * as a spurious "Socket timeout" after Redis restarted). Disarm it on close.
+ * Bounds a connection's silence by its socketTimeout with one watchdog
+ * (SilenceWatchdog, below) in place of ioredis's timer per command: the same bound
+ * and the same "Socket timeout" error, which destroys the socket (ioredis
+ * then reconnects). The watchdog stops when the socket closes: ioredis 5's
+ * own timer outlived its socket and, firing, destroyed the next one, a
+ * healthy reconnected socket (a spurious "Socket timeout" after Redis
+ * restarted). A connection without a socketTimeout is left as it is.
  */
-export function disarmOnClose(redis: Redis): Redis {
-  const r = redis as unknown as { socketTimeoutTimer?: NodeJS.Timeout };
-  redis.on("close", () => {
-    if (r.socketTimeoutTimer === undefined) return;
-    clearTimeout(r.socketTimeoutTimer);
-    r.socketTimeoutTimer = undefined;
-  });
+export function watchSilence(redis: Redis): Redis {
+  const ms = networkTimeoutOf(redis);
+  if (ms === undefined) return redis;
+  const r = redis as unknown as SocketInternals;
+  const dog = new SilenceWatchdog(
+    ms,
+    () => r.commandQueue.length,
+    () => r.stream?.destroy(new Error(`Socket timeout. Expecting data, but didn't receive any in ${ms}ms.`)),
+  );
+  const heard = () => dog.heard();
+  let listened: SocketInternals["stream"];
+  r.setSocketTimeout = () => {
+    // Each reconnect brings a new socket: listen to it from its first command (its handshake).
+    if (r.stream !== listened) (listened = r.stream)?.on("data", heard);
+    dog.sent();
+  };
+  redis.on("close", () => dog.stop());
   return redis;
+}
+
+// One watchdog per connection bounds its silence. ioredis's own socketTimeout
+// arms a timer and a 'data' listener for each command written while none is
+// armed, and clears both at its reply: with one command in flight at a time
+// (a worker at concurrency 1, a loop of single pushes) that is a timer and a
+// listener per command. The watchdog instead notes the time when a command
+// starts a wait and when a byte arrives, and keeps one timer that, when it
+// fires, either finds the silence long enough or waits out the rest: a timer
+// per bound's worth of time, not per command. The bound is the same: a
+// connection is dropped once `ms` pass with a command waiting and no byte.
+
+/** The clock and timers a watchdog runs on (a test's are fake). */
+export interface WatchdogClock {
+  /** Monotonic milliseconds: a wall clock set forward must not look like silence. */
+  now(): number;
+  arm(fire: () => void, ms: number): unknown;
+  disarm(timer: unknown): void;
+}
+
+const realClock: WatchdogClock = {
+  now: () => performance.now(),
+  arm: (fire, ms) => setTimeout(fire, ms),
+  disarm: (timer) => clearTimeout(timer as NodeJS.Timeout),
+};
+
+export class SilenceWatchdog {
+  /** When the current wait (a command sent on an idle connection, or the last byte) began. */
+  private since = 0;
+  private timer: unknown = undefined;
+  private readonly fire = () => this.check();
+
+  /**
+   * @param ms the bound on silence while a command waits
+   * @param waiting how many commands have been written and not answered
+   * @param drop called once the bound is reached (the owner destroys the socket)
+   */
+  constructor(
+    readonly ms: number,
+    private readonly waiting: () => number,
+    private readonly drop: () => void,
+    private readonly clock: WatchdogClock = realClock,
+  ) {}
+
+  /** A command was written (it is already counted in `waiting`). */
+  sent(): void {
+    // The first command on an idle connection starts the wait; one sent
+    // behind others does not move it (their reply, or its first byte, does).
+    if (this.timer === undefined) {
+      this.since = this.clock.now();
+      this.timer = this.clock.arm(this.fire, this.ms);
+    } else if (this.waiting() === 1) this.since = this.clock.now();
+  }
+
+  /** Bytes arrived: the connection is alive, whatever they answer. */
+  heard(): void {
+    this.since = this.clock.now();
+  }
+
+  /** The socket closed: its wait ends with it, and no timer may reach the next socket. */
+  stop(): void {
+    if (this.timer !== undefined) this.clock.disarm(this.timer);
+    this.timer = undefined;
+  }
+
+  private check(): void {
+    this.timer = undefined;
+    // Idle: nothing to bound until the next command.
+    if (this.waiting() === 0) return;
+    const left = this.since + this.ms - this.clock.now();
+    if (left > 0) this.timer = this.clock.arm(this.fire, left);
+    else this.drop();
+  }
 }

@@ -6,7 +6,7 @@
 // reconnect) and the wait for room to fetch.
 import type { Redis } from "ioredis";
 import { closeOnRefusedSelect, type ConnectionWatch, isConnectionError } from "../../redis/availability.js";
-import { blockingOptions, disarmOnClose, networkTimeoutOf, resolveNetworkTimeout } from "../../redis/network.js";
+import { blockingOptions, networkTimeoutOf, resolveNetworkTimeout, watchSilence } from "../../redis/network.js";
 import { FETCH_TIMEOUT_SECONDS, type Fetcher } from "./fetch.js";
 import type { Logger } from "../../logging/logger.js";
 
@@ -74,7 +74,7 @@ function laneConnection(redis: Redis, watch: ConnectionWatch | undefined): Redis
   const timeout = networkTimeoutOf(redis) ?? resolveNetworkTimeout();
   // A reconnect whose SELECT the user's ACL refuses would fetch from database 0: closed instead.
   const blocking = closeOnRefusedSelect(
-    disarmOnClose(
+    watchSilence(
       redis.duplicate({
         ...blockingOptions(timeout, FETCH_TIMEOUT_SECONDS),
         autoResendUnfulfilledCommands: false,
