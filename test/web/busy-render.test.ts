@@ -2,7 +2,7 @@
 // for a fleet of odd work entries (not JSON, a payload as Sidekiq 6 writes it
 // (an object) and as 7/8 write it (a string), no run_at, run_at first or
 // inside the arguments, numeric thread ids, a 6.0 – 6.4.1 `:workers` hash,
-// markup and long text in arguments) is compared with busy-render.json,
+// markup and long text in arguments), with the summary bar above it, is compared with busy-render.json,
 // recorded from the renderer that decoded every work entry whole.
 // BUSY_RENDER_RECORD=1 writes the file again (only to record a deliberate change).
 import { readFileSync, writeFileSync } from "node:fs";
@@ -117,6 +117,11 @@ function namedFleet(): Array<{ id: string; hash: Hash; work: Hash; workers?: Has
   return out;
 }
 
+/** A member of `processes` whose hash has `busy` but no `info`: the summary bar counts it, Busy's cards do not. */
+function hashWithoutInfo(): { id: string; hash: Hash; work: Hash } {
+  return { id: "gone:1:000000000000", hash: { busy: "3" }, work: {} };
+}
+
 /** A Sidekiq 6.x process without a hostname in `info` (Busy falls back to identity order) writing `:workers`. */
 function oldProcess(): { id: string; hash: Hash; work: Hash; workers: Hash } {
   const id = "old-box:77:abcdef";
@@ -148,14 +153,14 @@ async function seed(fleet: Array<{ id: string; hash: Hash; work: Hash; workers?:
   await pipe.exec();
 }
 
-/** The page's own markup (the layout around it shows Redis's live figures), CSRF tokens blanked. */
+/** The summary bar and the page (the footer shows the runtime and Redis's port), CSRF tokens blanked. */
 async function busySection(base: string, path: string): Promise<string> {
   const res = await fetch(`${base}${path}`);
   const body = await res.text();
   expect(res.status, path).toBe(200);
-  const section = /<section>[\s\S]*<\/section>/.exec(body)?.[0];
-  expect(section, path).toBeDefined();
-  return section!.replace(/(name="authenticity_token" value=")[^"]*"/g, '$1"');
+  const main = /<main>[\s\S]*<\/main>/.exec(body)?.[0];
+  expect(main, path).toBeDefined();
+  return main!.replace(/(name="authenticity_token" value=")[^"]*"/g, '$1"');
 }
 
 describe("Busy's markup", () => {
@@ -164,7 +169,7 @@ describe("Busy's markup", () => {
     const got: Record<string, string> = {};
     await seed(namedFleet());
     for (const p of PATHS) got[`named ${p}`] = await busySection(base, p);
-    await seed([...namedFleet(), oldProcess()]);
+    await seed([...namedFleet(), oldProcess(), hashWithoutInfo()]);
     for (const p of PATHS.slice(0, 7)) got[`with a 6.x process ${p}`] = await busySection(base, p);
     if (process.env.BUSY_RENDER_RECORD === "1") writeFileSync(FILE, `${JSON.stringify(got, null, 1)}\n`);
     const want = JSON.parse(readFileSync(FILE, "utf8")) as Record<string, string>;
