@@ -117,7 +117,7 @@ function namedFleet(): Array<{ id: string; hash: Hash; work: Hash; workers?: Has
   return out;
 }
 
-/** A member of `processes` whose hash has `busy` but no `info`: the summary bar counts it, Busy's cards do not. */
+/** A member of `processes` whose hash has `busy` but no `info` (not pruned yet): the summary bar counts it, Busy's cards do not. */
 function hashWithoutInfo(): { id: string; hash: Hash; work: Hash } {
   return { id: "gone:1:000000000000", hash: { busy: "3" }, work: {} };
 }
@@ -144,6 +144,8 @@ function oldProcess(): { id: string; hash: Hash; work: Hash; workers: Hash } {
 async function seed(fleet: Array<{ id: string; hash: Hash; work: Hash; workers?: Hash }>): Promise<void> {
   await web.redis.flushdb();
   const pipe = web.redis.pipeline();
+  // ProcessSet#cleanup's lock held, as within a minute of the last cleanup: a member without `info` stays.
+  pipe.set("process_cleanup", "1", "EX", 60);
   for (const p of fleet) {
     pipe.sadd("processes", p.id);
     pipe.hset(p.id, p.hash);
