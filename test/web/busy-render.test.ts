@@ -3,7 +3,7 @@
 // (an object) and as 7/8 write it (a string), no run_at, run_at first or
 // inside the arguments, numeric thread ids, a 6.0 – 6.4.1 `:workers` hash,
 // markup and long text in arguments), with the summary bar above it, is compared with busy-render.json,
-// recorded from the renderer that decoded every work entry whole.
+// recorded from the renderer before Busy read work entries as bytes.
 // BUSY_RENDER_RECORD=1 writes the file again (only to record a deliberate change).
 import { readFileSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -166,7 +166,7 @@ async function busySection(base: string, path: string): Promise<string> {
 }
 
 describe("Busy's markup", () => {
-  it("is byte for byte what the whole-entry decoder rendered, for odd entries and every view", async () => {
+  it("is byte for byte what the text reader rendered, for odd entries and every view", async () => {
     const base = await web.serve({ apiOptions: { now: () => NOW * 1000 } });
     const got: Record<string, string> = {};
     await seed(namedFleet());
