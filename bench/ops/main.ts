@@ -11,6 +11,7 @@
 //   OPS_RUBY_BUDGET_S=30  at most this long on one of Ruby's pages (at least one run)
 //   OPS_BULK=0      skip the retry-all comparison (it moves every retry, then reseeds)
 //   OPS_OUT=path    where the report goes (default bench/results/ops.md; "-" prints only)
+//   OPS_ONLY=busy   only Busy at 2,000 processes, in rounds, with an A/B (busy-ab.ts: OPS_ROUNDS, OPS_COMPARE_DIST)
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cpus, totalmem } from "node:os";
@@ -20,6 +21,7 @@ import { clearProcesses, className, fleetSize, seedFleet, seedProcesses, seedRet
 import { SidekiqApi } from "../../src/core/api/sidekiq-api.js";
 import { buildDist, Dashboard, redisWork, REPO, RubySide, timeCli, type RubyOut, type Timing } from "./sides.js";
 import { bulkRetryAll, type BulkFigures } from "./bulk.js";
+import { busyOnly } from "./busy-ab.js";
 
 const SCALE = Number(process.env.OPS_SCALE ?? 1);
 const RUNS = Number(process.env.OPS_RUNS ?? 5);
@@ -149,6 +151,29 @@ async function measureCli(
   return { rows, rubyRss: r.peak_rss_kb };
 }
 
+/** OPS_ONLY=busy: Busy's rows alone (busy-ab.ts); the report goes to OPS_OUT if given, else only to the console. */
+async function busyMain(): Promise<void> {
+  buildDist();
+  const server = await startRedis({ databases: 1 });
+  const redis = new Redis(server.url);
+  const ruby = await RubySide.prepare();
+  try {
+    const text = await busyOnly(redis, server.url, ruby, {
+      scale: SCALE,
+      runs: RUNS,
+      rounds: Number(process.env.OPS_ROUNDS ?? 3),
+      rubyBudgetS: RUBY_BUDGET_S,
+      compareDist: process.env.OPS_COMPARE_DIST,
+    });
+    console.log(`\n${text}`);
+    if (process.env.OPS_OUT && process.env.OPS_OUT !== "-") writeFileSync(process.env.OPS_OUT, text);
+  } finally {
+    redis.disconnect();
+    await server.stop();
+    ruby.cleanup();
+  }
+}
+
 async function main(): Promise<void> {
   const size = fleetSize(SCALE);
   const wide = fleetSize(SCALE, 10_000).processes;
@@ -271,4 +296,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+await (process.env.OPS_ONLY === "busy" ? busyMain() : main());

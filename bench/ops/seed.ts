@@ -106,6 +106,13 @@ export async function seedFleet(redis: Redis, size: FleetSize): Promise<void> {
       `{"retry":true,"queue":"${queueName(i % size.queues)}","class":"${className(i)}","args":[${i}],"jid":"${hex24("s", i)}","created_at":${nowMs}}`,
     (i) => score(nowMs / 1000 + 3600 + i * 0.75),
   );
+  await seedQueues(redis, size);
+  await seedProcesses(redis, size.processes, size.jobsPerProcess, size.queues);
+}
+
+/** The queues and their jobs (every page's summary bar reads each queue's length). */
+export async function seedQueues(redis: Redis, size: FleetSize): Promise<void> {
+  const nowMs = Date.now();
   let pipe = redis.pipeline();
   for (let q = 0; q < size.queues; q++) {
     pipe.sadd("queues", queueName(q));
@@ -121,7 +128,6 @@ export async function seedFleet(redis: Redis, size: FleetSize): Promise<void> {
     }
   }
   await pipe.exec();
-  await seedProcesses(redis, size.processes, size.jobsPerProcess, size.queues);
 }
 
 /** Identity of process `p`: 100 hosts, Sidekiq's "<hostname>:<pid>:<12 hex>". */

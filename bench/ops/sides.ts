@@ -24,11 +24,15 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 export const REPO = resolve(HERE, "../..");
 const CLI = join(REPO, "dist/assembly/main.js");
 
-/** argv that runs the built CLI as its installed bin does: node with the flags of its shebang. */
+/** argv that runs the built CLI (this tree's, or the one under `dist`) as its installed bin does: node with the flags of its shebang. */
 export function cliArgv(...args: string[]): string[] {
-  const shebang = readFileSync(CLI, "utf8").split("\n", 1)[0]!;
+  return cliArgvOf(CLI, args);
+}
+
+function cliArgvOf(cli: string, args: string[]): string[] {
+  const shebang = readFileSync(cli, "utf8").split("\n", 1)[0]!;
   const flags = /^#!.*\bnode\b(.*)$/.exec(shebang)?.[1]?.trim().split(/\s+/).filter(Boolean) ?? [];
-  return [process.execPath, ...flags, CLI, ...args];
+  return [process.execPath, ...flags, cli, ...args];
 }
 
 export interface RedisWork {
@@ -88,9 +92,11 @@ export class Dashboard {
     private readonly child: ReturnType<typeof spawn>,
   ) {}
 
-  static async start(redisUrl: string): Promise<Dashboard> {
+  /** From this tree's dist/, or from another build's (`dist`: an A/B of a change). */
+  static async start(redisUrl: string, dist?: string): Promise<Dashboard> {
     const port = await freePort();
-    const [cmd, ...args] = cliArgv("web", "--redis", redisUrl, "--port", String(port));
+    const cli = dist ? join(resolve(dist), "assembly/main.js") : CLI;
+    const [cmd, ...args] = cliArgvOf(cli, ["web", "--redis", redisUrl, "--port", String(port)]);
     const child = spawn(cmd!, args, { stdio: ["ignore", "pipe", "inherit"] });
     const url = `http://127.0.0.1:${port}`;
     for (let i = 0; ; i++) {
@@ -104,6 +110,18 @@ export class Dashboard {
     return new Dashboard(url, child);
   }
 
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /** One GET to the last byte; its size in bytes. */
+  async get(path: string): Promise<number> {
+    const res = await fetch(`${this.url}${path}`);
+    const body = await res.text();
+    if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status}: ${body.slice(0, 300)}`);
+    return Buffer.byteLength(body);
+  }
+
   /** VmHWM of the dashboard process, KB. */
   peakRssKb(): number {
     return Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${this.child.pid}/status`, "utf8"))?.[1] ?? 0);
@@ -111,12 +129,7 @@ export class Dashboard {
 
   /** Median ms of `runs` GETs (after a warm-up), request to last byte; the Redis work of the warm-up. */
   async time(redis: Redis, path: string, runs: number): Promise<Timing> {
-    const get = async () => {
-      const res = await fetch(`${this.url}${path}`);
-      const body = await res.text();
-      if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status}: ${body.slice(0, 300)}`);
-      return Buffer.byteLength(body);
-    };
+    const get = () => this.get(path);
     const { work, value: bytes } = await redisWork(redis, get);
     const times: number[] = [];
     for (let i = 0; i < runs; i++) {

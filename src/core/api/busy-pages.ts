@@ -2,8 +2,8 @@
 // thousands of running jobs. Ruby's Web UI reads the whole fleet several
 // times per request (ProcessSet#each for the table and again for each total,
 // WorkSet#size, WorkSet#each) and renders every process. Here the fleet is
-// read once, in pipelined batches of BATCH processes, keeping only small
-// tuples between batches, and only the page's rows are built:
+// read once, in pipelines of BATCH processes all sent at once, keeping only
+// small tuples from each, and only the page's rows are built:
 //
 //   processes  SSCAN processes; per batch HMGET info concurrency busy beat
 //              quiet rss rtt_us: the totals (threads, busy, RSS) and the
@@ -11,9 +11,10 @@
 //              hostname in natural order, when every process has one; else
 //              identity, the only order of 6.x's Busy).
 //   jobs       per batch HGETALL <identity>:work (and :workers, what 6.0 to
-//              6.4.1 write, when :work is empty); each value's run_at and
-//              queue are read from its text, and the payload is parsed only
-//              when a class filter has to look at it. The page is the
+//              6.4.1 write, when :work is empty), as bytes; each value's
+//              run_at is read from its bytes, its queue from its text under
+//              a queue filter, and the payload is parsed only when a class
+//              filter has to look at it. The page is the
 //              `count` oldest run_at from `offset` (WorkSet#each's order),
 //              then one HGET per row reads its job; a job that finished in
 //              between is left out.
@@ -23,8 +24,13 @@ import { releaseRules } from "../wire/release-rules.js";
 import { byteCompare, sscanAll, toI, type ApiContext } from "./context.js";
 import { parseWork, processFromHash, type ProcessInfo, type RunningWork } from "./process-hash.js";
 
-/** Processes read per pipeline. */
-const BATCH = 500;
+/**
+ * Processes read per pipeline. A pipeline's replies all stay alive until its
+ * last one arrives, and each young-generation collection copies what is alive:
+ * 500 processes' work hashes (1.5 MB of text) made collections cost more than
+ * reading them. Small pipelines, all in flight together, cost no round trip more.
+ */
+const BATCH = 50;
 const FIELDS = ["info", "concurrency", "busy", "beat", "quiet", "rss", "rtt_us"] as const;
 
 /** What Busy can be narrowed to: processes by host and queue, jobs by host, queue and class (the display class). */
@@ -49,6 +55,11 @@ export interface BusyPage {
     threads: number;
     /** The sum of every process's `busy` field (Ruby's `WorkSet#size`). */
     busy: number;
+    /**
+     * The sum of `busy` over every member of `processes`, with or without a
+     * heartbeat hash (`Stats#workers_size`, the summary bar's figure).
+     */
+    workersSize: number;
     /** KB. */
     rss: number;
   };
@@ -104,11 +115,52 @@ function chunks<T>(items: T[], size: number): T[][] {
   return out;
 }
 
-/** The wrapper's run_at (`{"queue":…,"payload":…,"run_at":N}`) from its text; undefined when it is not there. */
+// A work entry read from its raw text without decoding it: the tens of
+// thousands of entries off the page are read as the bytes Redis sent, run_at
+// found in place and no string made of the entry, its payload or its
+// arguments. Every Sidekiq writes `{"queue":…,"payload":…,"run_at":N}`; an
+// entry written otherwise (no run_at, not JSON) is left to `parseWork`.
+
+/** `"run_at":` as bytes (ASCII, so a match in the bytes is a match in the text). */
+const RUN_AT = Buffer.from('"run_at":');
+/** How far past `"run_at":` a number is read (as the text reader's 31 characters). */
+const NUMBER_SPAN = 31;
+
+const MINUS = 0x2d;
+const DOT = 0x2e;
+const isDigit = (b: number | undefined) => b !== undefined && b >= 0x30 && b <= 0x39;
+
+/**
+ * The wrapper's run_at from its bytes: the number after the last `"run_at":`
+ * (`-?\d+(\.\d+)?`, within 31 bytes); undefined when there is none.
+ */
+function runAtOfBytes(entry: Buffer): number | undefined {
+  const at = entry.lastIndexOf(RUN_AT);
+  if (at < 0) return undefined;
+  const start = at + RUN_AT.length;
+  const end = Math.min(entry.length, start + NUMBER_SPAN);
+  let i = start;
+  if (entry[i] === MINUS) i++;
+  const digits = i;
+  let whole = 0;
+  while (i < end && isDigit(entry[i])) whole = whole * 10 + entry[i++]! - 0x30;
+  if (i === digits) return undefined;
+  if (i + 1 < end && entry[i] === DOT && isDigit(entry[i + 1])) {
+    i += 2;
+    while (i < end && isDigit(entry[i])) i++;
+    // A fraction is read as Number reads it (correctly rounded), from its few bytes.
+    return Number(entry.toString("latin1", start, i));
+  }
+  // Digits alone are exact up to 2^53 (run_at is epoch seconds); longer ones are read as Number would.
+  if (i - digits > 15) return Number(entry.toString("latin1", start, i));
+  return entry[start] === MINUS ? -whole : whole;
+}
+
+/** The wrapper's run_at from its text (what `runAtOfBytes` reads from bytes); undefined when it is not there. */
 function runAtOf(json: string): number | undefined {
   const at = json.lastIndexOf('"run_at":');
   if (at < 0) return undefined;
-  const m = /^-?\d+(?:\.\d+)?/.exec(json.slice(at + 9, at + 40));
+  const m = /^-?\d+(?:\.\d+)?/.exec(json.slice(at + 9, at + 9 + NUMBER_SPAN));
   return m ? Number(m[0]) : undefined;
 }
 
@@ -117,6 +169,17 @@ function queueOf(json: string): string | undefined {
   const m = /^\{"queue":"((?:[^"\\]|\\.)*)"/.exec(json);
   if (!m) return undefined;
   return m[1]!.includes("\\") ? (JSON.parse(`"${m[1]!}"`) as string) : m[1]!;
+}
+
+/**
+ * A `callBuffer("HGETALL", key)` reply: [field, value, …] as Redis sends it.
+ * ioredis' `hgetall` turns it into strings and an object per hash: for
+ * 20,000 running jobs that was most of Busy's time, and thread ids that look
+ * like numbers became array indexes.
+ */
+function fieldsAndValues(reply: unknown, key: string): Buffer[] {
+  if (!Array.isArray(reply)) throw new Error(`HGETALL ${key}: expected [field, value, …], got ${typeof reply}`);
+  return reply as Buffer[];
 }
 
 interface WorkRef {
@@ -142,17 +205,18 @@ export async function busyPage(
     sscanAll(redis, PROCESSES_KEY).then((a) => a.sort(textCompare)),
     redis.scard(PROCESSES_KEY),
   ]);
-  const totals = { processes: size, threads: 0, busy: 0, rss: 0 };
+  const totals = { processes: size, threads: 0, busy: 0, workersSize: 0, rss: 0 };
   const matching: Array<{ id: string; values: Array<string | null>; p?: ProcessInfo; key: Array<string | number> }> =
     [];
   const jobHosts: string[] = [];
   let byHostname = releaseRules(ctx.rules).api.busyByHostname;
-  for (const batch of chunks(ids, BATCH)) {
+  const readProcesses = async (batch: string[]) => {
     const pipe = redis.pipeline();
     for (const id of batch) pipe.hmget(id, ...FIELDS);
     const res = execReplies(await pipe.exec(), "processes");
     batch.forEach((id, i) => {
       const values = res[i] as Array<string | null>;
+      totals.workersSize += toI(values[2]);
       const info = values[0];
       if (info === null || info === undefined) return;
       // Only the page's rows need the whole `info`: the totals and the order need three fields and the hostname.
@@ -172,7 +236,9 @@ export async function busyPage(
       if (filter.queue !== undefined && !p!.queues.includes(filter.queue)) return;
       if (opts.processes) matching.push({ id, values, p, key: byHostname ? naturalKey(hostname ?? "") : [] });
     });
-  }
+  };
+  // Every order below is total, so the order the pipelines answer in does not matter.
+  await Promise.all(chunks(ids, BATCH).map(readProcesses));
   const out: BusyPage = { totals };
   if (opts.processes) {
     // Ruby 7+: hostname in natural order; 6.x (or a process without one): identity, bytewise as Ruby's String#<=>.
@@ -194,7 +260,9 @@ async function jobsPage(
 ): Promise<NonNullable<BusyPage["jobs"]>> {
   const { redis } = ctx;
   const refs: WorkRef[] = [];
-  const keep = (process: string, tid: string, json: string, hash: WorkRef["hash"]) => {
+  // Without a filter only run_at is read, from the entry's bytes; a filter reads the entry's text.
+  const text = filter.queue !== undefined || filter.className !== undefined;
+  const keepText = (process: string, tid: string, json: string, hash: WorkRef["hash"]) => {
     if (json === "") return;
     let runAt = runAtOf(json);
     let queue = filter.queue === undefined ? undefined : queueOf(json);
@@ -213,30 +281,35 @@ async function jobsPage(
     if (filter.queue !== undefined && queue !== filter.queue) return;
     refs.push({ runAt: runAt ?? 0, process, tid, hash });
   };
-  for (const batch of chunks(procs, BATCH)) {
+  const keep = (process: string, tid: Buffer, entry: Buffer, hash: WorkRef["hash"]) => {
+    if (text) return keepText(process, tid.toString(), entry.toString(), hash);
+    if (entry.length === 0) return;
+    const runAt = runAtOfBytes(entry);
+    if (runAt !== undefined) return void refs.push({ runAt, process, tid: tid.toString(), hash });
+    const w = parseWork(process, tid.toString(), entry.toString());
+    if (w) refs.push({ runAt: w.runAt, process, tid: w.tid, hash });
+  };
+  const readWork = async (batch: string[]) => {
     const pipe = redis.pipeline();
-    for (const p of batch) pipe.hgetall(workKey(p));
-    const works = execReplies(await pipe.exec(), "work") as Array<Record<string, string>>;
+    for (const p of batch) pipe.callBuffer("HGETALL", workKey(p));
+    const works = execReplies(await pipe.exec(), "work");
     const legacy: string[] = [];
     batch.forEach((p, i) => {
-      const hash = works[i] ?? {};
-      let any = false;
-      for (const tid in hash) {
-        any = true;
-        keep(p, tid, hash[tid]!, "work");
-      }
-      if (!any) legacy.push(p);
+      const pairs = fieldsAndValues(works[i], workKey(p));
+      for (let k = 0; k < pairs.length; k += 2) keep(p, pairs[k]!, pairs[k + 1]!, "work");
+      if (pairs.length === 0) legacy.push(p);
     });
     if (legacy.length > 0) {
       const p2 = redis.pipeline();
-      for (const p of legacy) p2.hgetall(workKey(p, "workers"));
-      const res = execReplies(await p2.exec(), "workers") as Array<Record<string, string>>;
+      for (const p of legacy) p2.callBuffer("HGETALL", workKey(p, "workers"));
+      const res = execReplies(await p2.exec(), "workers");
       legacy.forEach((p, i) => {
-        const hash = res[i] ?? {};
-        for (const tid in hash) keep(p, tid, hash[tid]!, "workers");
+        const pairs = fieldsAndValues(res[i], workKey(p, "workers"));
+        for (let k = 0; k < pairs.length; k += 2) keep(p, pairs[k]!, pairs[k + 1]!, "workers");
       });
     }
-  }
+  };
+  await Promise.all(chunks(procs, BATCH).map(readWork));
   // Ties in any fixed order (Ruby's sort_by leaves them unordered); plain string order, no allocation per comparison.
   refs.sort((a, b) => a.runAt - b.runAt || textCompare(a.process, b.process) || textCompare(a.tid, b.tid));
   const { page, rows } = pageOf(refs, paging);

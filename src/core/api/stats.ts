@@ -45,8 +45,15 @@ export interface QueueSummary {
   paused: boolean;
 }
 
-/** `Sidekiq::Stats.new` with every value fetched (`fetch_stats!`). */
-export async function fetchStats(ctx: ApiContext): Promise<StatsSnapshot> {
+/**
+ * `Sidekiq::Stats.new` with every value fetched (`fetch_stats!`). A caller
+ * that reads every process's `busy` field anyway (Busy) passes the sum as
+ * `workersSize`, and the fleet is not read a second time.
+ */
+export async function fetchStats(
+  ctx: ApiContext,
+  opts: { workersSize?: Promise<number> } = {},
+): Promise<StatsSnapshot> {
   const { redis } = ctx;
   const fast = execReplies(
     await redis
@@ -63,9 +70,9 @@ export async function fetchStats(ctx: ApiContext): Promise<StatsSnapshot> {
   );
   const defaultQueueLatency = jobLatency(fast[6] as string | null, latencyRuleFor(ctx.rules), ctx.now());
 
-  const processes = await sscanAll(redis, PROCESSES_KEY);
+  const processes = opts.workersSize ? [] : await sscanAll(redis, PROCESSES_KEY);
   const queues = await sscanAll(redis, QUEUES_KEY);
-  let workersSize = 0;
+  let workersSize = opts.workersSize ? await opts.workersSize : 0;
   let enqueued = 0;
   if (processes.length + queues.length > 0) {
     const pipe = redis.pipeline();

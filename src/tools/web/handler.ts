@@ -29,6 +29,7 @@ import {
   validToken,
 } from "./csrf.js";
 import { permissionLine } from "../../core/redis/acl.js";
+import { fetchStats } from "../../core/api/stats.js";
 import { html } from "./html.js";
 import { CORE_TABS, layout, type Tab } from "./layout.js";
 import { busyPage } from "./pages/busy.js";
@@ -344,9 +345,10 @@ export function createWebHandler(options: WebOptions, tabs: readonly WebTab[]): 
         );
       }
       w.csrf = tokenFor(secret, browserId);
-      const [body, stats] = await Promise.all([route.page!(w), api.stats()]);
-      const page = layout(w, { title: route.title, stats, body, tabs: navigation });
-      return send(res, 200, "text/html; charset=utf-8", page.text, { "Cache-Control": "no-store" });
+      const page = route.page!(w); // Busy sets w.workersSize before its first await
+      const [body, stats] = await Promise.all([page, fetchStats(api, { workersSize: w.workersSize })]);
+      const rendered = layout(w, { title: route.title, stats, body, tabs: navigation });
+      return send(res, 200, "text/html; charset=utf-8", rendered.text, { "Cache-Control": "no-store" });
     } catch (e) {
       if (e instanceof ActionError || (e instanceof Error && /NotFound|Embedded|JobSetError/.test(e.name)))
         return errorPage(res, 400, e.message);

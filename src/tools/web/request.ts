@@ -22,6 +22,12 @@ export interface WebRequest {
   extensions: ReadonlyMap<string, unknown>;
   /** A form's fields (POST only). */
   form: URLSearchParams;
+  /**
+   * Set by a page that reads every process's `busy` field anyway (Busy),
+   * before its first await: the summary bar takes `Stats#workers_size` from
+   * it instead of reading the fleet a second time.
+   */
+  workersSize?: Promise<number>;
 }
 
 /** A link below the mount path. */
