@@ -93,6 +93,21 @@ describe("a connection's write deadlines", () => {
     expect(timedOut).toEqual(["b"]);
   });
 
+  it("a write sent from a timeout gets its full bound, on the one timer", () => {
+    const { clock, deadlines, timedOut } = setup();
+    deadlines.add(() => {
+      timedOut.push("a");
+      deadlines.add(() => timedOut.push("b"));
+    });
+    clock.advance(1000);
+    expect(timedOut).toEqual(["a"]);
+    expect(clock.armed).toBe(1);
+    clock.advance(1999);
+    expect(timedOut).toEqual(["a"]);
+    clock.advance(2000);
+    expect(timedOut).toEqual(["a", "b"]);
+  });
+
   it("with nothing in flight the timer holds nothing, and once it fires none is left", () => {
     const { clock, deadlines, send } = setup();
     const w = send("a");

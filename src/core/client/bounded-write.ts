@@ -151,16 +151,18 @@ export class WriteDeadlines {
     this.timer = undefined;
     this.held = false;
     const now = this.clock.now();
-    for (;;) {
-      const w = this.queue[this.head];
-      if (w === undefined) return;
-      if (w.timeOut !== undefined && w.at > now) break;
-      const timeOut = w.timeOut;
-      this.settle(w);
-      timeOut?.();
+    const overdue: Array<() => void> = [];
+    let next: Pending | undefined;
+    while ((next = this.queue[this.head]) !== undefined && (next.timeOut === undefined || next.at <= now)) {
+      if (next.timeOut) overdue.push(next.timeOut);
+      this.settle(next);
     }
-    this.timer = this.clock.arm(this.fire, this.queue[this.head]!.at - now);
-    this.held = true;
+    if (next !== undefined) {
+      this.timer = this.clock.arm(this.fire, next.at - now);
+      this.held = true;
+    }
+    // Called once the queue and its timer are in order: one may send again at once.
+    for (const timeOut of overdue) timeOut();
   }
 }
 
