@@ -4,38 +4,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startFaultProxy, type FaultProxy } from "../../harness/fault-proxy.js";
 import { connectRedis } from "../../src/core/redis/connection.js";
-import { SilenceWatchdog, type WatchdogClock } from "../../src/core/redis/network.js";
+import { SilenceWatchdog } from "../../src/core/redis/network.js";
+import { FakeClock } from "../support/fake-clock.js";
 import { useRedis } from "../support/use-redis.js";
-
-class FakeClock implements WatchdogClock {
-  t = 0;
-  arms = 0;
-  private timers = new Set<{ at: number; fire: () => void }>();
-  now = () => this.t;
-  arm(fire: () => void, ms: number) {
-    this.arms++;
-    const timer = { at: this.t + ms, fire };
-    this.timers.add(timer);
-    return timer;
-  }
-  disarm(timer: unknown) {
-    this.timers.delete(timer as { at: number; fire: () => void });
-  }
-  get armed() {
-    return this.timers.size;
-  }
-  /** Moves to `to`, firing each timer due on the way at its own time. */
-  advance(to: number) {
-    for (;;) {
-      const due = [...this.timers].filter((x) => x.at <= to).sort((a, b) => a.at - b.at)[0];
-      if (!due) break;
-      this.timers.delete(due);
-      this.t = due.at;
-      due.fire();
-    }
-    this.t = to;
-  }
-}
 
 function setup(ms = 1000) {
   const clock = new FakeClock();

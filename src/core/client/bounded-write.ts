@@ -5,7 +5,6 @@
 // rejects, saying the job may have been written.
 import type { Redis } from "ioredis";
 import {
-  bounded,
   describeRedis,
   explain,
   isClosedByAcl,
@@ -23,19 +22,148 @@ export function writeBoundMs(networkTimeoutMs: number): number {
 
 /**
  * Runs `write` (the commands that push `jids`); a connection failure or no
- * reply within `ms` becomes a PushUncertainError naming the jids. Any other
- * error (a refusal at maxmemory, a reply error) passes through explained.
+ * reply within the bound of `deadlines` becomes a PushUncertainError naming
+ * the jids. Any other error (a refusal at maxmemory, a reply error) passes
+ * through explained.
  */
-export async function boundedWrite(redis: Redis, jids: readonly string[], ms: number, write: () => Promise<unknown>) {
+export async function boundedWrite(
+  redis: Redis,
+  jids: readonly string[],
+  deadlines: WriteDeadlines,
+  write: () => Promise<unknown>,
+) {
   let r: unknown;
   try {
-    r = await bounded(write(), Date.now() + ms);
+    r = await deadlines.bound(write());
   } catch (e) {
     // A reply error, or a connection its user's ACL closed (a refused SELECT: nothing was written).
     if (!isConnectionError(e) || isClosedByAcl(redis)) throw explain(redis, e);
     throw uncertain(redis, jids, e);
   }
-  if (r === TIMED_OUT) throw uncertain(redis, jids, new Error(`no reply within ${ms} ms`));
+  if (r === TIMED_OUT) throw uncertain(redis, jids, new Error(`no reply within ${deadlines.ms} ms`));
+}
+
+// One deadline timer for a connection's writes, not one a write. A shard's
+// writes all have the same bound, so their deadlines come in the order they
+// were sent: a FIFO of writes in flight, whose head's deadline is the next to
+// come. Replies on one connection come in order, so a settled write is nearly
+// always the head, popped at once: the queue holds what is in flight. The
+// timer is armed for the head and not moved as writes come and go; when it
+// fires it times out every overdue head and waits out the rest of the next
+// head's. With one write in flight at a time (a loop of single pushes) that
+// is a timer a bound's worth of time, not a setTimeout and clearTimeout a push.
+
+/** The clock and timer the deadlines run on (a test's are fake). */
+export interface DeadlineClock {
+  /** Monotonic milliseconds: a wall clock set back must not stretch a bound. */
+  now(): number;
+  arm(fire: () => void, ms: number): unknown;
+  /** Whether the timer keeps the process alive: only while a write is in flight. */
+  hold(timer: unknown, yes: boolean): void;
+}
+
+const realClock: DeadlineClock = {
+  now: () => performance.now(),
+  arm: (fire, ms) => setTimeout(fire, ms),
+  hold: (timer, yes) => void (yes ? (timer as NodeJS.Timeout).ref() : (timer as NodeJS.Timeout).unref()),
+};
+
+/** A write in flight: its deadline, and how to end its wait (dropped once it settles). */
+interface Pending {
+  at: number;
+  timeOut: (() => void) | undefined;
+}
+
+export class WriteDeadlines {
+  /** Writes in flight in the order sent; settled ones are popped off the head. */
+  private readonly queue: Pending[] = [];
+  private head = 0;
+  private timer: unknown = undefined;
+  private held = false;
+  private readonly fire = () => this.check();
+
+  /** @param ms how long a write may wait for its reply (writeBoundMs) */
+  constructor(
+    readonly ms: number,
+    private readonly clock: DeadlineClock = realClock,
+  ) {}
+
+  /** Writes in flight (settled writes behind an unsettled one included). */
+  get size(): number {
+    return this.queue.length - this.head;
+  }
+
+  /** `p`, or TIMED_OUT once the bound passes first; `p` is left to settle on its own. */
+  bound<T>(p: Promise<T>): Promise<T | typeof TIMED_OUT> {
+    if (this.ms <= 0) {
+      p.catch(() => undefined);
+      return Promise.resolve(TIMED_OUT);
+    }
+    return new Promise((resolve, reject) => {
+      const w = this.add(() => resolve(TIMED_OUT));
+      p.then(
+        (v) => {
+          this.settle(w);
+          resolve(v);
+        },
+        (e: unknown) => {
+          this.settle(w);
+          reject(e);
+        },
+      );
+    });
+  }
+
+  /** Starts a write's wait; `timeOut` is called once its deadline passes unsettled. */
+  add(timeOut: () => void): Pending {
+    const w: Pending = { at: this.clock.now() + this.ms, timeOut };
+    this.queue.push(w);
+    // A timer already armed fires no later than this deadline (it was armed
+    // for an earlier one); it only needs to keep the process alive again.
+    if (this.timer === undefined) {
+      this.timer = this.clock.arm(this.fire, this.ms);
+      this.held = true;
+    } else if (!this.held) this.hold(true);
+    return w;
+  }
+
+  /** The write settled (or timed out): nothing of it is kept, and settled heads leave the queue. */
+  settle(w: Pending): void {
+    w.timeOut = undefined;
+    const q = this.queue;
+    while (this.head < q.length && q[this.head]!.timeOut === undefined) this.head++;
+    if (this.head === q.length) {
+      q.length = this.head = 0;
+      // Nothing in flight: the timer may stay armed, but must not keep the process alive.
+      if (this.held) this.hold(false);
+    } else if (this.head > 64 && this.head * 2 > q.length) {
+      q.splice(0, this.head);
+      this.head = 0;
+    }
+  }
+
+  private hold(yes: boolean): void {
+    this.held = yes;
+    this.clock.hold(this.timer, yes);
+  }
+
+  private check(): void {
+    this.timer = undefined;
+    this.held = false;
+    const now = this.clock.now();
+    const overdue: Array<() => void> = [];
+    let next: Pending | undefined;
+    while ((next = this.queue[this.head]) !== undefined && (next.timeOut === undefined || next.at <= now)) {
+      if (next.timeOut) overdue.push(next.timeOut);
+      this.settle(next);
+    }
+    if (next !== undefined) {
+      this.timer = this.clock.arm(this.fire, next.at - now);
+      this.held = true;
+    }
+    // Called once the queue and its timer are in order: one may send again at once.
+    for (const timeOut of overdue) timeOut();
+  }
 }
 
 function uncertain(redis: Redis, jids: readonly string[], cause: unknown): PushUncertainError {

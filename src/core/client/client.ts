@@ -120,7 +120,7 @@ export class Client implements DefinitionClient {
       return String(job.jid);
     }
     const [redis, v] = [shard.conn.redis, this.validate];
-    await boundedWrite(redis, [String(job.jid)], shard.writeMs, () =>
+    await boundedWrite(redis, [String(job.jid)], shard.deadlines, () =>
       job.at === undefined ? pushOne(redis, profile, job, v) : atomicPush(redis, profile, [job], v),
     );
     return String(job.jid);

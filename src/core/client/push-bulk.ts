@@ -129,7 +129,7 @@ export async function pushBulkBatches(
   const partial = async (batchJids: string[], write: () => Promise<unknown>) => {
     if (recorder !== undefined) return void (await write());
     try {
-      await boundedWrite(redis, batchJids, shard.writeMs, write);
+      await boundedWrite(redis, batchJids, shard.deadlines, write);
     } catch (e) {
       throw bulkPushFailure(redis, e, out, start, args.length, batchJids);
     }

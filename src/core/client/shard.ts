@@ -6,7 +6,7 @@ import { awaitsConnection, closeConnection, ConnectionWatch, explained, whenRead
 import { connectRedis, networkTimeoutFor, type OwnedRedis, type RedisSource } from "../redis/connection.js";
 import { warnIfUntimed } from "../redis/network.js";
 import { DIALECTS, profileFor, type WireProfile } from "../wire/dialect.js";
-import { writeBoundMs } from "./bounded-write.js";
+import { WriteDeadlines, writeBoundMs } from "./bounded-write.js";
 import type { ClientOptions } from "./client-options.js";
 import { DialectDetectionError, NO_FLEET_TO_DETECT } from "./errors.js";
 import { liveProcesses, profileForFleet } from "./fleet.js";
@@ -15,6 +15,8 @@ export interface Shard {
   conn: OwnedRedis;
   /** How long one write may wait for its reply (writeBoundMs). */
   writeMs: number;
+  /** The deadlines of the writes in flight on `conn`: one timer for all of them. */
+  deadlines: WriteDeadlines;
   profile?: { value: WireProfile; until: number };
 }
 
@@ -27,7 +29,8 @@ export function openShard(source: RedisSource, watch: ConnectionWatch, warn: (m:
   const conn = connectRedis(source);
   if (conn.owned) watch.add(conn.redis);
   else warnIfUntimed(conn.redis, warn);
-  return { conn, writeMs: writeBoundMs(networkTimeoutFor(source)) };
+  const writeMs = writeBoundMs(networkTimeoutFor(source));
+  return { conn, writeMs, deadlines: new WriteDeadlines(writeMs) };
 }
 
 /**
@@ -35,7 +38,8 @@ export function openShard(source: RedisSource, watch: ConnectionWatch, warn: (m:
  * opens (nothing is sent on it) and its dialect is fixed, so no fleet is read.
  */
 export function recordingShard(source: RedisSource, profile: WireProfile): Shard {
-  return { conn: connectRedis(source, true), writeMs: 0, profile: { value: profile, until: Infinity } };
+  const conn = connectRedis(source, true);
+  return { conn, writeMs: 0, deadlines: new WriteDeadlines(0), profile: { value: profile, until: Infinity } };
 }
 
 /** A client's shards: `redis` for every queue, or what `route` names, each opened once. */
