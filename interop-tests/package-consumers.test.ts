@@ -182,7 +182,7 @@ console.log(JSON.stringify(runtime.Deno ? ["deno", runtime.Deno.version.deno] : 
 const RUN_FIRST_JOB: Record<RuntimeId, [string, string[]]> = {
   node20: [process.execPath, ["first-job.js"]],
   node24: [join(REPO_ROOT, "scripts/node24"), ["first-job.js"]],
-  bun: [join(REPO_ROOT, "node_modules/@oven/bun-linux-x64/bin/bun"), ["first-job.ts"]],
+  bun: [join(REPO_ROOT, "scripts/bun"), ["first-job.ts"]],
   deno: [join(REPO_ROOT, "node_modules/@deno/linux-x64-glibc/deno"), ["run", "-A", "first-job.ts"]],
 };
 
