@@ -52,6 +52,12 @@ function addonCell(t: SidekiqTarget, gem: AddonGem): string {
 }
 
 const row = (cells: readonly string[]) => `| ${cells.join(" | ")} |`;
+/** A Markdown table: its header, the separator under it, then its rows. */
+const table = (head: readonly string[], rows: readonly (readonly string[])[]) => [
+  row(head),
+  row(head.map(() => "---")),
+  ...rows.map(row),
+];
 
 /** The page, from the committed mapping alone. */
 export function renderSupportTable(): string {
@@ -68,38 +74,41 @@ export function renderSupportTable(): string {
     "- **read from source**: the rules of `src/core/wire/release-rules.ts` named were read from the release's source; nothing runs that part on it;",
     "- **not supported**: the gem's gemspec does not allow that Sidekiq release.",
     "",
-    row(["Sidekiq", ...cols.map((c) => CORE_COLUMNS[c]), ...GEMS]),
-    row(["---", ...cols.map(() => "---"), ...GEMS.map(() => "---")]),
-    ...SWEEP.map((t) => row([label(t), ...cols.map((c) => coreCell(t, c)), ...GEMS.map((g) => addonCell(t, g))])),
+    ...table(
+      ["Sidekiq", ...cols.map((c) => CORE_COLUMNS[c]), ...GEMS],
+      SWEEP.map((t) => [label(t), ...cols.map((c) => coreCell(t, c)), ...GEMS.map((g) => addonCell(t, g))]),
+    ),
     "",
     "## Runtimes and servers",
     "",
     "What is supported, each run in CI. The runtimes' ranges are package.json's `engines`; on each runtime,",
     "`interop-tests/package-consumers.test.ts` installs the packed tarball and runs README's first job:",
     "",
-    row(["runtime", "engines", "run as"]),
-    row(["---", "---", "---"]),
-    ...RUNTIMES.map((r) => row([r.runtime, code(`${r.engine} ${r.range}`), r.from])),
+    ...table(
+      ["runtime", "engines", "run as"],
+      RUNTIMES.map((r) => [r.runtime, code(`${r.engine} ${r.range}`), r.from]),
+    ),
     "",
-    row(["server", "from"]),
-    row(["---", "---"]),
-    ...SERVERS.map((s) => row([s.server, s.from])),
+    ...table(
+      ["server", "from"],
+      SERVERS.map((s) => [s.server, s.from]),
+    ),
     "",
     "Each pass of `npm test`, on the JavaScript runtime and the server named (`interop-tests/passes.ts` says why each",
     "server runs where it does):",
     "",
-    row(["runtime", "server", "Ruby Sidekiq in", "runs"]),
-    row(["---", "---", "---", "---"]),
-    ...PASSES_RUN.map((p) => row([p.runtime, p.server, p.ruby, p.runs])),
+    ...table(
+      ["runtime", "server", "Ruby Sidekiq in", "runs"],
+      PASSES_RUN.map((p) => [p.runtime, p.server, p.ruby, p.runs]),
+    ),
     "",
     "## Checks",
     "",
     "The release sweep (`interop-tests/release-sweep.test.ts`, on each release from the one named):",
     "",
-    row(["check", "test", "columns"]),
-    row(["---", "---", "---"]),
-    ...Object.entries(SWEEP_CHECKS).map(([id, c]) =>
-      row([
+    ...table(
+      ["check", "test", "columns"],
+      Object.entries(SWEEP_CHECKS).map(([id, c]) => [
         code(id),
         `${c.title}${"since" in c ? ` (from ${c.since})` : ""}`,
         c.columns.map((x) => CORE_COLUMNS[x]).join(", "),
@@ -109,16 +118,16 @@ export function renderSupportTable(): string {
     "The add-on sweep (`interop-tests/release-sweep-addons.test.ts`), one test per gem release on each Sidekiq",
     "release its gemspec allows (gem releases of one gem run in separate Ruby processes):",
     "",
-    row(["gem", "test"]),
-    row(["---", "---"]),
-    ...GEMS.map((g) => row([g, ADDON_CHECKS[g]])),
+    ...table(
+      ["gem", "test"],
+      GEMS.map((g) => [g, ADDON_CHECKS[g]]),
+    ),
     "",
     "Other interop files, on Debian's releases:",
     "",
-    row(["check", "describe block", "releases", "columns"]),
-    row(["---", "---", "---", "---"]),
-    ...INTEROP_CHECKS.map((i) =>
-      row([
+    ...table(
+      ["check", "describe block", "releases", "columns"],
+      INTEROP_CHECKS.map((i) => [
         code(interopKey(i)),
         `${i.describe} (${code(i.file)})`,
         i.releases.join(", "),
