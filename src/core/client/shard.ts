@@ -13,9 +13,7 @@ import { liveProcesses, profileForFleet } from "./fleet.js";
 
 export interface Shard {
   conn: OwnedRedis;
-  /** How long one write may wait for its reply (writeBoundMs). */
-  writeMs: number;
-  /** The deadlines of the writes in flight on `conn`: one timer for all of them. */
+  /** The deadlines of the writes in flight on `conn` (each may wait `deadlines.ms`, writeBoundMs): one timer for all of them. */
   deadlines: WriteDeadlines;
   profile?: { value: WireProfile; until: number };
 }
@@ -29,8 +27,7 @@ export function openShard(source: RedisSource, watch: ConnectionWatch, warn: (m:
   const conn = connectRedis(source);
   if (conn.owned) watch.add(conn.redis);
   else warnIfUntimed(conn.redis, warn);
-  const writeMs = writeBoundMs(networkTimeoutFor(source));
-  return { conn, writeMs, deadlines: new WriteDeadlines(writeMs) };
+  return { conn, deadlines: new WriteDeadlines(writeBoundMs(networkTimeoutFor(source))) };
 }
 
 /**
@@ -39,7 +36,7 @@ export function openShard(source: RedisSource, watch: ConnectionWatch, warn: (m:
  */
 export function recordingShard(source: RedisSource, profile: WireProfile): Shard {
   const conn = connectRedis(source, true);
-  return { conn, writeMs: 0, deadlines: new WriteDeadlines(0), profile: { value: profile, until: Infinity } };
+  return { conn, deadlines: new WriteDeadlines(0), profile: { value: profile, until: Infinity } };
 }
 
 /** A client's shards: `redis` for every queue, or what `route` names, each opened once. */
