@@ -123,7 +123,7 @@ function chunks<T>(items: T[], size: number): T[][] {
 
 /** `"run_at":` as bytes (ASCII, so a match in the bytes is a match in the text). */
 const RUN_AT = Buffer.from('"run_at":');
-/** How far past `"run_at":` a number is read (as the text reader's 31 characters). */
+/** How far past `"run_at":` a number is read (31 bytes: any run_at Sidekiq writes, and no further). */
 const NUMBER_SPAN = 31;
 
 const MINUS = 0x2d;
@@ -154,14 +154,6 @@ function runAtOfBytes(entry: Buffer): number | undefined {
   // Digits alone are exact up to 2^53 (run_at is epoch seconds); longer ones are read as Number would.
   if (i - digits > 15) return Number(entry.toString("latin1", start, i));
   return entry[start] === MINUS ? -whole : whole;
-}
-
-/** The wrapper's run_at from its text (what `runAtOfBytes` reads from bytes); undefined when it is not there. */
-function runAtOf(json: string): number | undefined {
-  const at = json.lastIndexOf('"run_at":');
-  if (at < 0) return undefined;
-  const m = /^-?\d+(?:\.\d+)?/.exec(json.slice(at + 9, at + 9 + NUMBER_SPAN));
-  return m ? Number(m[0]) : undefined;
 }
 
 /** The wrapper's queue from its text when it leads (as every Sidekiq writes it); undefined otherwise. */
@@ -262,9 +254,10 @@ async function jobsPage(
   const refs: WorkRef[] = [];
   // Without a filter only run_at is read, from the entry's bytes; a filter reads the entry's text.
   const text = filter.queue !== undefined || filter.className !== undefined;
-  const keepText = (process: string, tid: string, json: string, hash: WorkRef["hash"]) => {
-    if (json === "") return;
-    let runAt = runAtOf(json);
+  const keepText = (process: string, tid: string, entry: Buffer, hash: WorkRef["hash"]) => {
+    if (entry.length === 0) return;
+    const json = entry.toString();
+    let runAt = runAtOfBytes(entry);
     let queue = filter.queue === undefined ? undefined : queueOf(json);
     if (filter.className !== undefined) {
       if (!json.includes(filter.className)) return;
@@ -282,7 +275,7 @@ async function jobsPage(
     refs.push({ runAt: runAt ?? 0, process, tid, hash });
   };
   const keep = (process: string, tid: Buffer, entry: Buffer, hash: WorkRef["hash"]) => {
-    if (text) return keepText(process, tid.toString(), entry.toString(), hash);
+    if (text) return keepText(process, tid.toString(), entry, hash);
     if (entry.length === 0) return;
     const runAt = runAtOfBytes(entry);
     if (runAt !== undefined) return void refs.push({ runAt, process, tid: tid.toString(), hash });
