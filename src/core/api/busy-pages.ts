@@ -2,8 +2,9 @@
 // thousands of running jobs. Ruby's Web UI reads the whole fleet several
 // times per request (ProcessSet#each for the table and again for each total,
 // WorkSet#size, WorkSet#each) and renders every process. Here the fleet is
-// read once, in pipelines of BATCH processes all sent at once, keeping only
-// small tuples from each, and only the page's rows are built:
+// read once, in pipelines of BATCH processes all sent at once, keeping from
+// each only the totals and what may still be on the page (smallest.ts), and
+// only the page's rows are built:
 //
 //   processes  SSCAN processes; per batch HMGET info concurrency busy beat
 //              quiet rss rtt_us: the totals (threads, busy, RSS) and the
@@ -23,6 +24,7 @@ import { PROCESSES_KEY, workKey } from "../wire/keys.js";
 import { releaseRules } from "../wire/release-rules.js";
 import { byteCompare, sscanAll, toI, type ApiContext } from "./context.js";
 import { parseWork, processFromHash, type ProcessInfo, type RunningWork } from "./process-hash.js";
+import { Smallest } from "./smallest.js";
 
 /**
  * Processes read per pipeline. A pipeline's replies all stay alive until its
@@ -98,15 +100,23 @@ function hostnameOf(info: string): string | undefined {
   return m[1]!.includes("\\") ? (JSON.parse(`"${m[1]!}"`) as string) : m[1]!;
 }
 
-/** Ruby's `page_items`: a page past the end shows page 1. */
-function pageOf<T>(items: T[], paging: BusyPaging): { page: number; rows: T[] } {
+/** How many of the order a page needs kept: everything up to its last row. */
+function keptFor(paging: BusyPaging): number {
+  return (paging.offset ?? (Math.max(1, paging.page) - 1) * paging.count) + paging.count;
+}
+
+/**
+ * Ruby's `page_items` over the first items of an order of `total` (a page
+ * past the end shows page 1), given at least `keptFor(paging)` of them.
+ */
+function pageOf<T>(first: T[], total: number, paging: BusyPaging): { page: number; rows: T[] } {
   let page = Math.max(1, paging.page);
   let start = paging.offset ?? (page - 1) * paging.count;
-  if (start > items.length && paging.offset === undefined) {
+  if (start > total && paging.offset === undefined) {
     start = 0;
     page = 1;
   }
-  return { page, rows: items.slice(start, start + paging.count) };
+  return { page, rows: first.slice(start, start + paging.count) };
 }
 
 function chunks<T>(items: T[], size: number): T[][] {
@@ -174,6 +184,14 @@ function fieldsAndValues(reply: unknown, key: string): Buffer[] {
   return reply as Buffer[];
 }
 
+interface ProcessRow {
+  id: string;
+  values: Array<string | null>;
+  p?: ProcessInfo;
+  /** The hostname in natural order's parts (empty once some process has no hostname). */
+  key: Array<string | number>;
+}
+
 interface WorkRef {
   runAt: number;
   process: string;
@@ -198,8 +216,11 @@ export async function busyPage(
     redis.scard(PROCESSES_KEY),
   ]);
   const totals = { processes: size, threads: 0, busy: 0, workersSize: 0, rss: 0 };
-  const matching: Array<{ id: string; values: Array<string | null>; p?: ProcessInfo; key: Array<string | number> }> =
-    [];
+  // The page's processes in both of Ruby's orders, as which one applies is known only once every process is read.
+  const k = opts.processes ? keptFor(opts.processes) : 0;
+  const byName = new Smallest<ProcessRow>(k, (a, b) => compareNatural(a.key, b.key) || textCompare(a.id, b.id));
+  const byId = new Smallest<ProcessRow>(k, (a, b) => byteCompare(a.id, b.id));
+  let matching = 0;
   const jobHosts: string[] = [];
   let byHostname = releaseRules(ctx.rules).api.busyByHostname;
   const readProcesses = async (batch: string[]) => {
@@ -226,7 +247,11 @@ export async function busyPage(
       if (filter.host !== undefined && hostname !== filter.host) return;
       jobHosts.push(id);
       if (filter.queue !== undefined && !p!.queues.includes(filter.queue)) return;
-      if (opts.processes) matching.push({ id, values, p, key: byHostname ? naturalKey(hostname ?? "") : [] });
+      if (!opts.processes) return;
+      matching++;
+      const row = { id, values, p, key: byHostname ? naturalKey(hostname ?? "") : [] };
+      if (byHostname) byName.offer(row);
+      byId.offer(row);
     });
   };
   // Every order below is total, so the order the pipelines answer in does not matter.
@@ -234,11 +259,10 @@ export async function busyPage(
   const out: BusyPage = { totals };
   if (opts.processes) {
     // Ruby 7+: hostname in natural order; 6.x (or a process without one): identity, bytewise as Ruby's String#<=>.
-    if (byHostname) matching.sort((a, b) => compareNatural(a.key, b.key) || textCompare(a.id, b.id));
-    else matching.sort((a, b) => byteCompare(a.id, b.id));
-    const { page, rows } = pageOf(matching, opts.processes);
+    const first = (byHostname ? byName : byId).sorted();
+    const { page, rows } = pageOf(first, matching, opts.processes);
     const built = rows.flatMap((r) => r.p ?? processFromHash(r.id, r.values) ?? []);
-    out.processes = { total: matching.length, page, rows: built };
+    out.processes = { total: matching, page, rows: built };
   }
   if (opts.jobs) out.jobs = await jobsPage(ctx, jobHosts, filter, opts.jobs);
   return out;
@@ -251,7 +275,19 @@ async function jobsPage(
   paging: BusyPaging,
 ): Promise<NonNullable<BusyPage["jobs"]>> {
   const { redis } = ctx;
-  const refs: WorkRef[] = [];
+  // Ties in any fixed order (Ruby's sort_by leaves them unordered); plain string order, no allocation per comparison.
+  const refs = new Smallest<WorkRef>(
+    keptFor(paging),
+    (a, b) => a.runAt - b.runAt || textCompare(a.process, b.process) || textCompare(a.tid, b.tid),
+  );
+  let total = 0;
+  const offer = (runAt: number, process: string, tid: string | Buffer, hash: WorkRef["hash"]) => {
+    total++;
+    // Most entries are turned away here, before a thread id string is made of them.
+    const last = refs.last;
+    if (last !== undefined && runAt > last.runAt) return;
+    refs.offer({ runAt, process, tid: tid.toString(), hash });
+  };
   // Without a filter only run_at is read, from the entry's bytes; a filter reads the entry's text.
   const text = filter.queue !== undefined || filter.className !== undefined;
   const keepText = (process: string, tid: string, entry: Buffer, hash: WorkRef["hash"]) => {
@@ -272,15 +308,15 @@ async function jobsPage(
       queue = w.queue;
     }
     if (filter.queue !== undefined && queue !== filter.queue) return;
-    refs.push({ runAt: runAt ?? 0, process, tid, hash });
+    offer(runAt ?? 0, process, tid, hash);
   };
   const keep = (process: string, tid: Buffer, entry: Buffer, hash: WorkRef["hash"]) => {
     if (text) return keepText(process, tid.toString(), entry, hash);
     if (entry.length === 0) return;
     const runAt = runAtOfBytes(entry);
-    if (runAt !== undefined) return void refs.push({ runAt, process, tid: tid.toString(), hash });
+    if (runAt !== undefined) return offer(runAt, process, tid, hash);
     const w = parseWork(process, tid.toString(), entry.toString());
-    if (w) refs.push({ runAt: w.runAt, process, tid: w.tid, hash });
+    if (w) offer(w.runAt, process, w.tid, hash);
   };
   const readWork = async (batch: string[]) => {
     const pipe = redis.pipeline();
@@ -303,10 +339,8 @@ async function jobsPage(
     }
   };
   await Promise.all(chunks(procs, BATCH).map(readWork));
-  // Ties in any fixed order (Ruby's sort_by leaves them unordered); plain string order, no allocation per comparison.
-  refs.sort((a, b) => a.runAt - b.runAt || textCompare(a.process, b.process) || textCompare(a.tid, b.tid));
-  const { page, rows } = pageOf(refs, paging);
-  if (rows.length === 0) return { total: refs.length, page, rows: [] };
+  const { page, rows } = pageOf(refs.sorted(), total, paging);
+  if (rows.length === 0) return { total, page, rows: [] };
   const pipe = redis.pipeline();
   for (const r of rows) pipe.hget(workKey(r.process, r.hash), r.tid);
   const jsons = execReplies(await pipe.exec(), "work page") as Array<string | null>;
@@ -317,5 +351,5 @@ async function jobsPage(
     const w = parseWork(r.process, r.tid, json);
     if (w) out.push(w);
   });
-  return { total: refs.length, page, rows: out };
+  return { total, page, rows: out };
 }
