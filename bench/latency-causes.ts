@@ -101,6 +101,7 @@ w.register<[number]>("LatencyJob", ([pushed]) => {
 await w.start();
 const [cmd, ...args] = pinnedArgv(pin ? AUX_CPU : undefined, [
   process.execPath,
+  ...(process.env.LATENCY_PUSHER_FLAGS ?? "").split(" ").filter(Boolean),
   "--import",
   "tsx",
   fileURLToPath(import.meta.url),
@@ -151,6 +152,14 @@ for (const [s, e, k] of gcIn) {
   v.ms += e - s;
   kinds.set(k, v);
 }
+if (process.env.LATENCY_WORST) {
+  // The worst jobs: when they started (s since the measured start) and the GC pauses that ended while they waited.
+  const worst = [...measured].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.LATENCY_WORST));
+  for (const [t, l] of worst.sort((a, b) => a[0] - b[0])) {
+    const gc = gcIn.filter(([, e]) => e >= t - l && e <= t + 0.05).map(([s, e, k]) => `k${k} ${(e - s).toFixed(1)}ms`);
+    console.error(`${((t - from) / 1000).toFixed(3)} s: ${l.toFixed(2)} ms ${gc.join(", ")}`);
+  }
+}
 console.log(
   JSON.stringify(
     {
@@ -166,7 +175,7 @@ console.log(
       clientPushToReplyMs: pusherOut.trim() ? JSON.parse(pusherOut.trim()) : null,
       tailJobs: tail.length,
       tailJobsDelayedByGc: duringGc,
-      // kind: 1 minor (scavenge), 2 major, 4 incremental, 8 weak callbacks
+      // kind: 1 minor (scavenge), 4 major, 8 incremental, 16 weak callbacks (perf_hooks.constants)
       gc: Object.fromEntries([...kinds].map(([k, v]) => [k, { n: v.n, totalMs: v.ms, meanMs: v.ms / v.n }])),
       ...(survivors ? { survivorsBySite: survivors } : {}),
       eventLoopDelayMs: {

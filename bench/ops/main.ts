@@ -12,6 +12,8 @@
 //   OPS_BULK=0      skip the retry-all comparison (it moves every retry, then reseeds)
 //   OPS_OUT=path    where the report goes (default bench/results/ops.md; "-" prints only)
 //   OPS_ONLY=busy   only Busy at 2,000 processes, in rounds, with an A/B (busy-ab.ts: OPS_ROUNDS, OPS_COMPARE_DIST)
+//   OPS_COMPARE_DIST=<dir>  also every page from a second dashboard built from another tree, timed
+//                   page by page beside ours (an A/B of a change: "compare ms")
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cpus, totalmem } from "node:os";
@@ -28,6 +30,7 @@ const RUNS = Number(process.env.OPS_RUNS ?? 5);
 const RUBY_BUDGET_S = Number(process.env.OPS_RUBY_BUDGET_S ?? 30);
 const BULK = process.env.OPS_BULK !== "0";
 const OUT = process.env.OPS_OUT ?? join(REPO, "bench/results/ops.md");
+const COMPARE_DIST = process.env.OPS_COMPARE_DIST;
 
 const PAGE_TARGET_MS = 300;
 const BUSY_TARGET_MS = 100;
@@ -40,6 +43,8 @@ interface Row {
   /** The same call through our API in this process (like Ruby's column). */
   api?: Timing;
   ruby?: Timing;
+  /** The same page from OPS_COMPARE_DIST's dashboard, timed right after ours. */
+  compare?: Timing;
   /** Ours is a first page where Ruby renders everything (Busy, filters): the ≥ 10× target applies. */
   tenX?: boolean;
   target?: number;
@@ -64,20 +69,21 @@ function verdict(r: Row): string {
 }
 
 function table(title: string, rows: Row[], columns: "page" | "cli"): string {
+  const ab = rows.some((r) => r.compare);
   const head =
     columns === "page"
-      ? "| page | ours ms | Ruby ms | ours bytes | Ruby bytes | Redis calls / time, ours | Redis calls / time, Ruby | verdict |\n|---|---:|---:|---:|---:|---:|---:|---|"
+      ? `| page | ours ms |${ab ? " compare ms |" : ""} Ruby ms | ours bytes | Ruby bytes | Redis calls / time, ours | Redis calls / time, Ruby | verdict |\n|---|---:|${ab ? "---:|" : ""}---:|---:|---:|---:|---:|---|`
       : "| command | ours, CLI ms (whole process) | ours, API ms (in-process) | Ruby, API ms (in-process) | CLI peak RSS | Redis calls / time, ours | Redis calls / time, Ruby | Ruby ÷ our API |\n|---|---:|---:|---:|---:|---:|---:|---|";
   const lines = rows.map((r) =>
     columns === "page"
-      ? `| \`${r.what}\` | ${fmtMs(r.ours)} | ${fmtMs(r.ruby)} | ${fmtKb(r.ours?.bytes)} | ${fmtKb(r.ruby?.bytes)} | ${fmtWork(r.ours)} | ${fmtWork(r.ruby)} | ${verdict(r)} |`
+      ? `| \`${r.what}\` | ${fmtMs(r.ours)} |${ab ? ` ${fmtMs(r.compare)} |` : ""} ${fmtMs(r.ruby)} | ${fmtKb(r.ours?.bytes)} | ${fmtKb(r.ruby?.bytes)} | ${fmtWork(r.ours)} | ${fmtWork(r.ruby)} | ${verdict(r)} |`
       : `| \`${r.what}\` | ${fmtMs(r.ours)} | ${fmtMs(r.api)} | ${fmtMs(r.ruby)} | ${r.ours?.rss_kb ? `${Math.round(r.ours.rss_kb / 1024)} MB` : "–"} | ${fmtWork(r.ours)} | ${fmtWork(r.ruby)} | ${verdict(r)} |`,
   );
   return `### ${title}\n\n${head}\n${lines.join("\n")}\n`;
 }
 
 async function measurePages(
-  dash: Dashboard,
+  dashes: { ours: Dashboard; compare?: Dashboard },
   redis: Redis,
   ruby: RubySide,
   url: string,
@@ -85,9 +91,12 @@ async function measurePages(
 ): Promise<{ rows: Row[]; rubyRss: number }> {
   const rows: Row[] = [];
   for (const p of pages) {
-    const ours = await dash.time(redis, p.path, RUNS);
-    console.log(`  ours ${p.path}: ${fmtMs(ours)} ms, ${fmtKb(ours.bytes)}, Redis ${fmtWork(ours)}`);
-    rows.push({ what: p.path, ours, tenX: p.tenX, target: p.target ?? PAGE_TARGET_MS });
+    const ours = await dashes.ours.time(redis, p.path, RUNS);
+    const compare = await dashes.compare?.time(redis, p.path, RUNS);
+    console.log(
+      `  ours ${p.path}: ${fmtMs(ours)} ms, ${fmtKb(ours.bytes)}, Redis ${fmtWork(ours)}${compare ? `; compare ${fmtMs(compare)} ms` : ""}`,
+    );
+    rows.push({ what: p.path, ours, compare, tenX: p.tenX, target: p.target ?? PAGE_TARGET_MS });
   }
   const rubyPaths = [...new Set(pages.flatMap((p) => (p.rubyPath ? [p.rubyPath] : [])))];
   const r = await ruby.run(url, {
@@ -163,7 +172,7 @@ async function busyMain(): Promise<void> {
       runs: RUNS,
       rounds: Number(process.env.OPS_ROUNDS ?? 3),
       rubyBudgetS: RUBY_BUDGET_S,
-      compareDist: process.env.OPS_COMPARE_DIST,
+      compareDist: COMPARE_DIST,
     });
     console.log(`\n${text}`);
     if (process.env.OPS_OUT && process.env.OPS_OUT !== "-") writeFileSync(process.env.OPS_OUT, text);
@@ -219,7 +228,8 @@ async function main(): Promise<void> {
     ];
     console.log(`\npages at ${size.processes} processes`);
     const dash = await Dashboard.start(server.url);
-    const p1 = await measurePages(dash, redis, ruby, server.url, pages);
+    const compare = COMPARE_DIST ? await Dashboard.start(server.url, COMPARE_DIST) : undefined;
+    const p1 = await measurePages({ ours: dash, compare }, redis, ruby, server.url, pages);
     rss.push(["dashboard (all pages above)", dash.peakRssKb()], ["Ruby Web UI process (pages above)", p1.rubyRss]);
 
     console.log("\nCLI and API");
@@ -251,7 +261,7 @@ async function main(): Promise<void> {
       { path: `/busy?class=${cls}`, rubyPath: "/busy", tenX: true },
       { path: "/", rubyPath: "/" },
     ];
-    const p2 = await measurePages(dash, redis, ruby, server.url, widePages);
+    const p2 = await measurePages({ ours: dash, compare }, redis, ruby, server.url, widePages);
     const c2 = await measureCli(redis, server.url, ruby, [
       { args: ["processes"], rubyName: "processes", api: (a: SidekiqApi) => a.processes.list() },
       { args: ["stats"], rubyName: "stats", api: (a: SidekiqApi) => a.stats() },
@@ -261,6 +271,7 @@ async function main(): Promise<void> {
       ["Ruby Web UI process (wide fleet)", p2.rubyRss],
     );
     await dash.stop();
+    await compare?.stop();
 
     let bulk: BulkFigures | undefined;
     if (BULK) {
@@ -275,7 +286,7 @@ async function main(): Promise<void> {
       `# bench:ops: the dashboard, CLI and bulk retry at operator scale, beside Sidekiq 8.1.7\n`,
       `Generated by \`npm run bench:ops\` (OPS_SCALE=${SCALE}, ${RUNS} runs per figure after a warm-up; medians) on ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}, ${new Date().toISOString().slice(0, 16)} UTC.`,
       `Redis held ${mem} after seeding, which took ${seedS.toFixed(1)} s: ${size.retries.toLocaleString("en-US")} retries, ${size.dead.toLocaleString("en-US")} dead, ${size.scheduled.toLocaleString("en-US")} scheduled, ${size.queues} queues × ${size.jobsPerQueue} jobs, ${size.processes.toLocaleString("en-US")} processes running ${(size.processes * size.jobsPerProcess).toLocaleString("en-US")} jobs, then ${wide.toLocaleString("en-US")} processes running ${(wide * size.jobsPerProcess).toLocaleString("en-US")}.`,
-      `Ours: \`sidekiq-bridge web\` from dist/ in its own process, timed over loopback HTTP to the last byte; the CLI as a whole process (Node start included). Ruby: Sidekiq::Web rendered in-process with Rack::MockRequest, and Sidekiq's API in-process (no process start). Ruby has no Busy filter: a filtered Busy of ours is set against Ruby's whole /busy, what an operator looking for those jobs waits for; likewise our first filtered page against Ruby's filter, which scans the whole set. Redis work is INFO commandstats (calls, server time) around one request.\n`,
+      `Ours: \`sidekiq-bridge web\` from dist/ in its own process, timed over loopback HTTP to the last byte; the CLI as a whole process (Node start included). Ruby: Sidekiq::Web rendered in-process with Rack::MockRequest, and Sidekiq's API in-process (no process start). Ruby has no Busy filter: a filtered Busy of ours is set against Ruby's whole /busy, what an operator looking for those jobs waits for; likewise our first filtered page against Ruby's filter, which scans the whole set. Redis work is INFO commandstats (calls, server time) around one request.${COMPARE_DIST ? ` Compare: the same pages from a dashboard built from another tree (\`${COMPARE_DIST}\`), timed right after ours, page by page.` : ""}\n`,
       table(`Pages, ${size.processes.toLocaleString("en-US")} processes`, p1.rows, "page"),
       table("CLI (ours) and API (Ruby)", c1.rows, "cli"),
       table(`Pages, ${wide.toLocaleString("en-US")} processes`, p2.rows, "page"),

@@ -92,11 +92,12 @@ export class Dashboard {
     private readonly child: ReturnType<typeof spawn>,
   ) {}
 
-  /** From this tree's dist/, or from another build's (`dist`: an A/B of a change). */
-  static async start(redisUrl: string, dist?: string): Promise<Dashboard> {
+  /** From this tree's dist/, or from another build's (`dist`: an A/B of a change); `nodeFlags` after the bin's own. */
+  static async start(redisUrl: string, dist?: string, nodeFlags: string[] = []): Promise<Dashboard> {
     const port = await freePort();
     const cli = dist ? join(resolve(dist), "assembly/main.js") : CLI;
     const [cmd, ...args] = cliArgvOf(cli, ["web", "--redis", redisUrl, "--port", String(port)]);
+    args.splice(args.indexOf(cli), 0, ...nodeFlags);
     const child = spawn(cmd!, args, { stdio: ["ignore", "pipe", "inherit"] });
     const url = `http://127.0.0.1:${port}`;
     for (let i = 0; ; i++) {

@@ -19,7 +19,11 @@ export interface BridgeVariant {
   src?: string;
   /** V8 flags for the worker process: those `sidekiq-bridge worker` starts node with. */
   nodeFlags?: readonly string[];
+  /** V8 flags for the client process (none by default: a library's client runs under its application's). */
+  clientNodeFlags?: readonly string[];
 }
+
+const CLIENT_FLAGS = (process.env.BENCH_CLIENT_NODE_FLAGS ?? "").split(" ").filter(Boolean);
 
 const COMPARE_FETCH = process.env.BENCH_COMPARE_FETCH === "reliable" ? "reliable" : "basic";
 
@@ -65,6 +69,20 @@ export const BRIDGE_VARIANTS: BridgeVariant[] = [
         },
       ]
     : []),
+  // BENCH_CLIENT_NODE_FLAGS="…": this tree's basic fetch again, its client
+  // process under those node flags. The client shares Redis' CPU (the bench's
+  // placement), so its V8 helper threads take turns with Redis.
+  ...(CLIENT_FLAGS.length
+    ? [
+        {
+          id: "bridge-client-flags",
+          label: `sidekiq-bridge (basic fetch, client: node ${CLIENT_FLAGS.join(" ")})`,
+          workerOptions: { fetch: "basic" },
+          nodeFlags: WORKER_NODE_FLAGS,
+          clientNodeFlags: CLIENT_FLAGS,
+        },
+      ]
+    : []),
   // The other tree is run as it was: its node flags, if any, are not known
   // here. BENCH_COMPARE_FETCH=reliable compares reliable fetch instead.
   ...(COMPARE_SRC
@@ -103,7 +121,7 @@ export class BridgeSystem implements SystemUnderTest {
   }
 
   describe(): string {
-    return `sidekiq-bridge ${this.version} (dialect 8.1.7${Object.keys(this.variant.workerOptions).length ? `, worker ${JSON.stringify(this.variant.workerOptions)}` : ""}) on Node ${process.version}${this.variant.nodeFlags?.length ? ` (worker: node ${this.variant.nodeFlags.join(" ")}, as the CLI starts it)` : ""}${(this.variant.src ?? ALT_SRC) ? `, src/ from ${this.variant.src ?? ALT_SRC}` : ""}`;
+    return `sidekiq-bridge ${this.version} (dialect 8.1.7${Object.keys(this.variant.workerOptions).length ? `, worker ${JSON.stringify(this.variant.workerOptions)}` : ""}) on Node ${process.version}${this.variant.nodeFlags?.length ? ` (worker: node ${this.variant.nodeFlags.join(" ")}, as the CLI starts it)` : ""}${this.variant.clientNodeFlags?.length ? ` (client: node ${this.variant.clientNodeFlags.join(" ")})` : ""}${(this.variant.src ?? ALT_SRC) ? `, src/ from ${this.variant.src ?? ALT_SRC}` : ""}`;
   }
 
   async setup(): Promise<void> {
@@ -118,7 +136,7 @@ export class BridgeSystem implements SystemUnderTest {
   }
 
   spawnClient(r: BenchRedis, cpu: number): Child {
-    return new Child(`${this.id} client`, [process.execPath, this.entry], {
+    return new Child(`${this.id} client`, [process.execPath, ...(this.variant.clientNodeFlags ?? []), this.entry], {
       cpu,
       env: { BENCH_ROLE: "client", BENCH_REDIS_URL: r.url },
     });
