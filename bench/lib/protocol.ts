@@ -3,6 +3,7 @@
 // with lines `__BENCH__ {json}` on stdout (anything else on stdout is a log).
 // Node children (bridge, BullMQ) and Ruby (lib/bench_jobs.rb) speak the same.
 import { nowMs } from "../../src/core/wire/timestamps.js";
+import { GcPauses, type GcTail } from "./gc-pauses.js";
 
 export const MARK = "__BENCH__ ";
 
@@ -25,8 +26,11 @@ export type Message =
   | { type: "result"; ms: number; n: number; cpuUs: number; lateMs?: number }
   /** A worker took `expect`: its CPU time now. */
   | { type: "armed"; cpuUs: number }
-  /** The n-th job ran at `t` (epoch ms); `latencies` are start - enqueue in ms (latency mode). */
-  | { type: "done"; t: number; count: number; cpuUs: number; latencies?: number[] }
+  /**
+   * The n-th job ran at `t` (epoch ms); `latencies` are start - enqueue in ms
+   * (latency mode), and `gc` the worker's own GC pauses meanwhile (Node children).
+   */
+  | { type: "done"; t: number; count: number; cpuUs: number; latencies?: number[]; gc?: GcTail }
   | { type: "error"; message: string };
 
 /** Wall clock in epoch milliseconds with sub-millisecond resolution, comparable across processes. */
@@ -62,27 +66,43 @@ export class JobCounter {
   private expect = 0;
   private count = 0;
   private latency = false;
-  private samples: number[] = [];
+  // Sized once per run, so that keeping the samples allocates nothing a job.
+  private samples = new Float64Array(0);
+  private starts = new Float64Array(0);
+  private recorded = 0;
+  private readonly gc = new GcPauses();
 
   arm(n: number, latency: boolean): void {
     this.expect = n;
     this.count = 0;
+    this.recorded = 0;
     this.latency = latency;
-    this.samples = [];
+    this.samples = new Float64Array(latency ? n : 0);
+    this.starts = new Float64Array(latency ? n : 0);
+    if (latency) this.gc.start();
     emit({ type: "armed", cpuUs: cpuUs() });
   }
 
   /** One job started; `enqueuedAt` is its argument in latency mode (epoch ms). */
   tick(enqueuedAt: unknown): void {
     const t = nowMs();
-    if (this.latency && typeof enqueuedAt === "number") this.samples.push(t - enqueuedAt);
+    const i = this.recorded;
+    if (this.latency && typeof enqueuedAt === "number" && i < this.samples.length) {
+      this.samples[i] = t - enqueuedAt;
+      this.starts[i] = t;
+      this.recorded++;
+    }
     if (++this.count === this.expect) {
+      const cpu = cpuUs();
+      const n = this.recorded;
       emit({
         type: "done",
         t,
         count: this.count,
-        cpuUs: cpuUs(),
-        ...(this.latency ? { latencies: this.samples } : {}),
+        cpuUs: cpu,
+        ...(this.latency
+          ? { latencies: Array.from(this.samples.subarray(0, n)), gc: this.gc.stop(this.samples, this.starts, n) }
+          : {}),
       });
     }
   }

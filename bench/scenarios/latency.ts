@@ -58,13 +58,19 @@ async function openLatency(ctx: ScenarioContext): Promise<Session> {
         max: Math.max(...lat),
         commands: m.commands.byCommand,
         foreignCpuPct: m.foreignCpuPct,
+        // The worker's own GC pauses in the run, and how many of its 0.1% slowest jobs waited through one (Node workers).
+        ...(done.gc ? { workerGc: done.gc } : {}),
       };
       results.add(system.id, "latency.p50", p50, p.warmup, detail);
       results.add(system.id, "latency.p99", p99, p.warmup);
       results.add(system.id, "latency.p999", p999, p.warmup);
       results.add(system.id, "cmds.latency", m.commands.total / n, p.warmup);
+      const gc = done.gc;
+      const gcText = gc
+        ? `; worker GC: ${gc.major.n} full (longest ${gc.major.maxMs.toFixed(1)} ms), ${gc.minor.n} scavenges (longest ${gc.minor.maxMs.toFixed(1)} ms); of the ${gc.slowest} slowest jobs ${gc.slowestOnMajor} waited through a full collection, ${gc.slowestOnMinorOnly} through scavenges only; its event loop's delay p99 ${gc.loopDelay.p99.toFixed(1)} ms, max ${gc.loopDelay.max.toFixed(1)} ms`
+        : "";
       ctx.log(
-        `latency ${p.label}: p50 ${p50.toFixed(3)} ms, p99 ${p99.toFixed(3)} ms, p99.9 ${p999.toFixed(3)} ms at ${Math.round(achieved)} jobs/s, others ${m.foreignCpuPct?.toFixed(0) ?? "?"}% CPU`,
+        `latency ${p.label}: p50 ${p50.toFixed(3)} ms, p99 ${p99.toFixed(3)} ms, p99.9 ${p999.toFixed(3)} ms, max ${detail.max.toFixed(1)} ms at ${Math.round(achieved)} jobs/s, others ${m.foreignCpuPct?.toFixed(0) ?? "?"}% CPU${gcText}`,
       );
     },
     async close() {
