@@ -20,15 +20,15 @@ describe("a connection's write deadlines", () => {
   it("times out the overdue head at its deadline, and not the writes sent after it", () => {
     const { clock, deadlines, timedOut, send } = setup();
     send("a");
-    clock.advance(300);
+    clock.advanceTo(300);
     send("b");
-    clock.advance(999);
+    clock.advanceTo(999);
     expect(timedOut).toEqual([]);
-    clock.advance(1000);
+    clock.advanceTo(1000);
     expect(timedOut).toEqual(["a"]);
-    clock.advance(1299);
+    clock.advanceTo(1299);
     expect(timedOut).toEqual(["a"]);
-    clock.advance(1300);
+    clock.advanceTo(1300);
     expect(timedOut).toEqual(["a", "b"]);
     expect(deadlines.size).toBe(0);
     expect(clock.armed).toBe(0);
@@ -37,18 +37,18 @@ describe("a connection's write deadlines", () => {
   it("a write settled before its deadline never times out, settled in or out of order", () => {
     const { clock, deadlines, timedOut, send } = setup();
     const a = send("a");
-    clock.advance(100);
+    clock.advanceTo(100);
     const b = send("b");
-    clock.advance(200);
+    clock.advanceTo(200);
     const c = send("c");
     // b answers before a: it stays queued behind a, but will not time out.
     deadlines.settle(b);
     expect(deadlines.size).toBe(3);
     deadlines.settle(a);
     expect(deadlines.size).toBe(1);
-    clock.advance(1199);
+    clock.advanceTo(1199);
     expect(timedOut).toEqual([]);
-    clock.advance(1200);
+    clock.advanceTo(1200);
     expect(timedOut).toEqual(["c"]);
     // A settle after the timeout changes nothing.
     deadlines.settle(c);
@@ -59,10 +59,10 @@ describe("a connection's write deadlines", () => {
   it("an unsettled head behind which later writes settled: only the head times out", () => {
     const { clock, deadlines, timedOut, send } = setup();
     send("a");
-    clock.advance(10);
+    clock.advanceTo(10);
     const later = [send("b"), send("c")];
     for (const w of later) deadlines.settle(w);
-    clock.advance(5000);
+    clock.advanceTo(5000);
     expect(timedOut).toEqual(["a"]);
     expect(deadlines.size).toBe(0);
   });
@@ -71,7 +71,7 @@ describe("a connection's write deadlines", () => {
     const { clock, deadlines, timedOut, send } = setup();
     for (let i = 0; i < 500; i++) {
       const w = send(`one-${i}`);
-      clock.advance(clock.t + 1);
+      clock.advanceTo(clock.t + 1);
       deadlines.settle(w);
     }
     const many = Array.from({ length: 500 }, (_, i) => send(`many-${i}`));
@@ -83,13 +83,13 @@ describe("a connection's write deadlines", () => {
   it("re-arms for the next head when the timer finds it not yet due", () => {
     const { clock, deadlines, timedOut, send } = setup();
     deadlines.settle(send("a"));
-    clock.advance(600);
+    clock.advanceTo(600);
     send("b");
     // The timer armed for a fires at 1000, finds b due at 1600, waits out the rest.
-    clock.advance(1000);
+    clock.advanceTo(1000);
     expect(clock.arms).toBe(2);
     expect(timedOut).toEqual([]);
-    clock.advance(1600);
+    clock.advanceTo(1600);
     expect(timedOut).toEqual(["b"]);
   });
 
@@ -99,12 +99,12 @@ describe("a connection's write deadlines", () => {
       timedOut.push("a");
       deadlines.add(() => timedOut.push("b"));
     });
-    clock.advance(1000);
+    clock.advanceTo(1000);
     expect(timedOut).toEqual(["a"]);
     expect(clock.armed).toBe(1);
-    clock.advance(1999);
+    clock.advanceTo(1999);
     expect(timedOut).toEqual(["a"]);
-    clock.advance(2000);
+    clock.advanceTo(2000);
     expect(timedOut).toEqual(["a", "b"]);
   });
 
@@ -118,7 +118,7 @@ describe("a connection's write deadlines", () => {
     const v = send("b");
     expect(clock.held).toBe(1);
     deadlines.settle(v);
-    clock.advance(5000);
+    clock.advanceTo(5000);
     expect(clock.armed).toBe(0);
     expect(clock.arms).toBe(1);
   });
@@ -128,7 +128,7 @@ describe("a connection's write deadlines", () => {
     await expect(deadlines.bound(Promise.resolve("OK"))).resolves.toBe("OK");
     await expect(deadlines.bound(Promise.reject(new Error("ERR refused")))).rejects.toThrow("ERR refused");
     const never = deadlines.bound(new Promise(() => undefined));
-    clock.advance(1000);
+    clock.advanceTo(1000);
     await expect(never).resolves.toBe(TIMED_OUT);
     expect(deadlines.size).toBe(0);
   });
@@ -137,7 +137,7 @@ describe("a connection's write deadlines", () => {
     const { clock, deadlines } = setup(2000);
     const redis = { options: { host: "redis.test", port: 6380 } } as unknown as Redis;
     const push = boundedWrite(redis, ["jid-1"], deadlines, () => new Promise(() => undefined));
-    clock.advance(2000);
+    clock.advanceTo(2000);
     const e = await push.catch((x: unknown) => x);
     expect(e).toBeInstanceOf(PushUncertainError);
     expect((e as PushUncertainError).message).toMatch(/redis\.test:6380 \(no reply within 2000 ms\).*job jid-1/);

@@ -31,11 +31,11 @@ function setup(ms = 1000) {
 describe("the silence watchdog", () => {
   it("drops a connection whose command waits the bound without a byte, not a moment before", () => {
     const { clock, state, send } = setup();
-    clock.advance(500);
+    clock.advanceTo(500);
     send();
-    clock.advance(1499);
+    clock.advanceTo(1499);
     expect(state.drops).toBe(0);
-    clock.advance(1500);
+    clock.advanceTo(1500);
     expect(state.drops).toBe(1);
   });
 
@@ -43,34 +43,34 @@ describe("the silence watchdog", () => {
     const { clock, state, dog, send } = setup();
     send();
     send();
-    clock.advance(900);
+    clock.advanceTo(900);
     dog.heard();
-    clock.advance(1899);
+    clock.advanceTo(1899);
     expect(state.drops).toBe(0);
-    clock.advance(1900);
+    clock.advanceTo(1900);
     expect(state.drops).toBe(1);
   });
 
   it("a command sent behind a waiting one does not move the wait", () => {
     const { clock, state, send } = setup();
     send();
-    clock.advance(600);
+    clock.advanceTo(600);
     send();
-    clock.advance(1000);
+    clock.advanceTo(1000);
     expect(state.drops).toBe(1);
   });
 
   it("a command sent on an idle connection starts its own wait, though an old timer is still armed", () => {
     const { clock, state, send, reply } = setup();
     send();
-    clock.advance(100);
+    clock.advanceTo(100);
     reply();
-    clock.advance(800);
+    clock.advanceTo(800);
     send();
     // The timer armed at 0 fires at 1000 and finds the wait begun at 800.
-    clock.advance(1799);
+    clock.advanceTo(1799);
     expect(state.drops).toBe(0);
-    clock.advance(1800);
+    clock.advanceTo(1800);
     expect(state.drops).toBe(1);
   });
 
@@ -78,11 +78,11 @@ describe("the silence watchdog", () => {
     const { clock, state, send, reply } = setup();
     send();
     reply();
-    clock.advance(60_000);
+    clock.advanceTo(60_000);
     expect([state.drops, clock.armed]).toEqual([0, 0]);
     send();
     expect(clock.armed).toBe(1);
-    clock.advance(61_000);
+    clock.advanceTo(61_000);
     expect(state.drops).toBe(1);
   });
 
@@ -91,9 +91,9 @@ describe("the silence watchdog", () => {
     // 10,000 commands one at a time over 5 s: each answered 0.5 ms after it is sent.
     for (let i = 0; i < 10_000; i++) {
       send();
-      clock.advance(clock.t + 0.25);
+      clock.advanceTo(clock.t + 0.25);
       reply();
-      clock.advance(clock.t + 0.25);
+      clock.advanceTo(clock.t + 0.25);
     }
     expect(state.drops).toBe(0);
     expect(clock.arms).toBeLessThanOrEqual(6);
@@ -102,10 +102,10 @@ describe("the silence watchdog", () => {
   it("stops with its socket: no timer is left to drop the next one", () => {
     const { clock, state, dog, send } = setup();
     send();
-    clock.advance(500);
+    clock.advanceTo(500);
     dog.stop();
     expect(clock.armed).toBe(0);
-    clock.advance(5000);
+    clock.advanceTo(5000);
     expect(state.drops).toBe(0);
   });
 });

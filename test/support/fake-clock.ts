@@ -36,7 +36,7 @@ export class FakeClock {
     return [...this.timers].filter((x) => x.held).length;
   }
   /** Moves to `to`, firing each timer due on the way at its own time. */
-  advance(to: number): void {
+  advanceTo(to: number): void {
     for (;;) {
       const due = [...this.timers].filter((x) => x.at <= to).sort((a, b) => a.at - b.at)[0];
       if (!due) break;
