@@ -13,6 +13,7 @@ import {
   reasonOf,
   TIMED_OUT,
 } from "../redis/availability.js";
+import { realTimerClock, type TimerClock } from "../redis/network.js";
 import { PushUncertainError } from "./errors.js";
 
 /** How long a push's write may wait for its reply: the timeout to notice the loss, and one more for the resend. */
@@ -53,21 +54,6 @@ export async function boundedWrite(
 // head's. With one write in flight at a time (a loop of single pushes) that
 // is a timer a bound's worth of time, not a setTimeout and clearTimeout a push.
 
-/** The clock and timer the deadlines run on (a test's are fake). */
-export interface DeadlineClock {
-  /** Monotonic milliseconds: a wall clock set back must not stretch a bound. */
-  now(): number;
-  arm(fire: () => void, ms: number): unknown;
-  /** Whether the timer keeps the process alive: only while a write is in flight. */
-  hold(timer: unknown, yes: boolean): void;
-}
-
-const realClock: DeadlineClock = {
-  now: () => performance.now(),
-  arm: (fire, ms) => setTimeout(fire, ms),
-  hold: (timer, yes) => void (yes ? (timer as NodeJS.Timeout).ref() : (timer as NodeJS.Timeout).unref()),
-};
-
 /** A write in flight: its deadline, and how to end its wait (dropped once it settles). */
 interface Pending {
   at: number;
@@ -85,7 +71,7 @@ export class WriteDeadlines {
   /** @param ms how long a write may wait for its reply (writeBoundMs) */
   constructor(
     readonly ms: number,
-    private readonly clock: DeadlineClock = realClock,
+    private readonly clock: TimerClock = realTimerClock,
   ) {}
 
   /** Writes in flight (settled writes behind an unsettled one included). */

@@ -129,18 +129,24 @@ export function watchSilence(redis: Redis): Redis {
 // per bound's worth of time, not per command. The bound is the same: a
 // connection is dropped once `ms` pass with a command waiting and no byte.
 
-/** The clock and timers a watchdog runs on (a test's are fake). */
-export interface WatchdogClock {
-  /** Monotonic milliseconds: a wall clock set forward must not look like silence. */
+/**
+ * The clock and timers of logic that keeps its own timer (the silence
+ * watchdog, a connection's write deadlines); a test's are fake.
+ */
+export interface TimerClock {
+  /** Monotonic milliseconds: a wall clock moved must neither look like silence nor stretch a bound. */
   now(): number;
   arm(fire: () => void, ms: number): unknown;
   disarm(timer: unknown): void;
+  /** Whether the timer keeps the process alive. */
+  hold(timer: unknown, yes: boolean): void;
 }
 
-const realClock: WatchdogClock = {
+export const realTimerClock: TimerClock = {
   now: () => performance.now(),
   arm: (fire, ms) => setTimeout(fire, ms),
   disarm: (timer) => clearTimeout(timer as NodeJS.Timeout),
+  hold: (timer, yes) => void (yes ? (timer as NodeJS.Timeout).ref() : (timer as NodeJS.Timeout).unref()),
 };
 
 export class SilenceWatchdog {
@@ -158,7 +164,7 @@ export class SilenceWatchdog {
     readonly ms: number,
     private readonly waiting: () => number,
     private readonly drop: () => void,
-    private readonly clock: WatchdogClock = realClock,
+    private readonly clock: TimerClock = realTimerClock,
   ) {}
 
   /** A command was written (it is already counted in `waiting`). */
