@@ -12,6 +12,7 @@ import { cpus } from "node:os";
 import type { Redis } from "ioredis";
 import { Interference } from "../measure/interference.js";
 import { procCpuUs } from "../measure/proc.js";
+import { median } from "../measure/summary.js";
 import { className, fleetSize, seedProcesses, seedQueues } from "./seed.js";
 import { Dashboard, type RubySide, type Timing } from "./sides.js";
 
@@ -29,8 +30,6 @@ interface PageRound {
   ruby: number;
   otherCpu?: number;
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** Median ms and CPU ms per request of each side over `runs` GETs taken in turn (after one warm-up each). */
 async function interleaved(sides: Side[], path: string, runs: number) {

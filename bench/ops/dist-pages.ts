@@ -25,15 +25,8 @@ try {
   const dash = await Dashboard.start(server.url, dist, flags);
   try {
     for (const p of paths) {
-      await dash.get(p);
-      const ms: number[] = [];
-      for (let i = 0; i < runs; i++) {
-        const t = performance.now();
-        await dash.get(p);
-        ms.push(performance.now() - t);
-      }
-      ms.sort((a, b) => a - b);
-      console.log(`${p}: median ${ms[ms.length >> 1]!.toFixed(1)} ms, min ${ms[0]!.toFixed(1)} ms (${runs} requests)`);
+      const t = await dash.time(redis, p, runs);
+      console.log(`${p}: median ${t.median_ms.toFixed(1)} ms (${runs} requests), Redis ${t.work.calls} calls`);
     }
   } finally {
     await dash.stop();
