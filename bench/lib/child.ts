@@ -1,6 +1,8 @@
 // Harness side of the line protocol: a measured process, pinned to a CPU,
 // whose `__BENCH__` lines are messages and whose other output is kept as a log.
 import { spawn, type ChildProcess } from "node:child_process";
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { MARK, type Command, type Message } from "./protocol.js";
 import { pinnedArgv } from "./cpu.js";
@@ -58,6 +60,11 @@ export class Child {
   }
 
   private keep(line: string): void {
+    // BENCH_CHILD_LOG=dir keeps each process's whole log (e.g. V8's --trace-* output), each line after the
+    // wall-clock time it arrived, in dir/<name>-<pid>.log.
+    const dir = process.env.BENCH_CHILD_LOG;
+    if (dir)
+      appendFileSync(join(dir, `${this.name.replace(/[^\w.-]+/g, "_")}-${this.pid}.log`), `${Date.now()} ${line}\n`);
     this.log.push(line);
     if (this.log.length > 200) this.log.shift();
   }
