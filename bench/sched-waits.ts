@@ -16,7 +16,7 @@ import { createReadStream, existsSync, mkdtempSync, openSync, readFileSync, writ
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { AUX_CPU, canPin, TEST_CPU } from "./lib/cpu.js";
+import { AUX_CPU, canPin, pinPid, TEST_CPU } from "./lib/cpu.js";
 import { CpuTrace, type Wait } from "./sched/waits.js";
 
 const TRACING = "/sys/kernel/tracing";
@@ -40,6 +40,7 @@ async function traceWhile(): Promise<{ out: string; status: number | null }> {
     const r = spawnSync("mount", ["-t", "tracefs", "nodev", TRACING], { encoding: "utf8" });
     if (r.status !== 0) throw new Error(`tracefs is not mounted and could not be: ${r.stderr.trim()}`);
   }
+  pinPid(process.pid, AUX_CPU); // this process and its reader stay off the traced CPU
   const knob = (path: string, value: string) => writeFileSync(join(TRACING, path), value);
   const read = (path: string) => readFileSync(join(TRACING, path), "utf8").trim();
 
@@ -88,6 +89,17 @@ const { out, status } = process.env.SCHED_TRACE ? { out: process.env.SCHED_TRACE
 const trace = new CpuTrace(TEST_CPU);
 for await (const line of createInterface({ input: createReadStream(out) })) trace.add(line);
 
+/** Overlapping waits merged, in time order. */
+function union(waits: Wait[]): Wait[] {
+  const out: Wait[] = [];
+  for (const w of [...waits].sort((a, b) => a.from - b.from)) {
+    const last = out.at(-1);
+    if (last && w.from <= last.to) last.to = Math.max(last.to, w.to);
+    else out.push({ ...w });
+  }
+  return out;
+}
+
 /** The threads that start a worker's jobs, or none when the process is not a worker. */
 function jobThreads(pid: number): number[] {
   const threads = trace.threadsOf(pid);
@@ -105,14 +117,16 @@ for (const [pid] of workers.sort((a, b) => a[0] - b[0])) {
   const mine = new Set(jobThreads(pid));
   const waits = trace.waits.filter((w) => mine.has(w.tid));
   const long = waits.filter((w) => w.to - w.from > MIN_MS);
+  // Ruby's threads often wait together behind the same holder: count each moment once.
+  const spans = union(long);
   const held = new Map<string, number>();
-  for (const w of long) for (const [who, t] of trace.holders(w)) held.set(who, (held.get(who) ?? 0) + t);
-  const total = long.reduce((s, w: Wait) => s + w.to - w.from, 0);
+  for (const w of spans) for (const [who, t] of trace.holders(w)) held.set(who, (held.get(who) ?? 0) + t);
+  const total = spans.reduce((s, w) => s + w.to - w.from, 0);
   const longest = Math.max(0, ...waits.map((w) => w.to - w.from));
   console.log(
     `\n${trace.nameOf(pid)} pid ${pid} (${mine.size} thread${mine.size > 1 ? "s" : ""}): ${waits.length} waits, ` +
       `${long.length} over ${MIN_MS} ms (${long.filter((w) => w.to - w.from > 4).length} over 4 ms, longest ${ms(longest)} ms), ` +
-      `${ms(total)} ms in all; ${long.filter((w) => w.why === "preempted").length} of them preempted. The CPU meanwhile ran:`,
+      `${ms(total)} ms with one or more waiting; ${long.filter((w) => w.why === "preempted").length} of them preempted. The CPU meanwhile ran:`,
   );
   for (const [who, t] of [...held].sort((a, b) => b[1] - a[1]).slice(0, 8))
     console.log(`  ${ms(t).padStart(7)} ms  ${(((t / total) * 100) | 0).toString().padStart(3)}%  ${who}`);
