@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=2 --heap-growing-percent=50
+#!/usr/bin/env -S node --max-semi-space-size=2 --heap-growing-percent=50 --v8-pool-size=1
 // sidekiq-bridge command line. Each command lives in its own module,
 // `<name>-command.ts`, declared through command.ts, which parses its flags,
 // writes its help and reports its errors. This map
