@@ -21,6 +21,7 @@ import { CpuTrace, type Wait } from "./sched/waits.js";
 
 const TRACING = "/sys/kernel/tracing";
 const MIN_MS = Number(process.env.SCHED_MIN_MS ?? 2);
+// The irq and softirq entries say who is running when a switch out of idle goes untraced.
 const EVENTS: Record<string, string> = {
   "sched/sched_switch": `CPU == ${TEST_CPU}`,
   "sched/sched_wakeup": `target_cpu == ${TEST_CPU}`,
@@ -110,7 +111,7 @@ function jobThreads(pid: number): number[] {
 
 const ms = (n: number) => n.toFixed(1);
 console.log(
-  `\nWaits for CPU ${TEST_CPU} of the threads that start jobs (${command.join(" ")}, exit ${status}; trace: ${out}):`,
+  `\nWaits for CPU ${TEST_CPU} of the threads that start jobs (${process.env.SCHED_TRACE ? "" : `${command.join(" ")}, exit ${status}; `}trace: ${out}):`,
 );
 const workers = [...trace.processes()].filter(([pid, running]) => running > 1000 && jobThreads(pid).length);
 for (const [pid] of workers.sort((a, b) => a[0] - b[0])) {

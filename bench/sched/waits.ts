@@ -103,10 +103,15 @@ export class CpuTrace {
   holders(w: Wait): Map<string, number> {
     const own = this.processOf(w.tid);
     const out = new Map<string, number>();
-    // runs are in time order: a binary search would do, but reports are small.
-    for (const r of this.runs) {
-      if (r.to <= w.from) continue;
-      if (r.from >= w.to) break;
+    // runs end in time order: start from the first that ends after the wait began.
+    let lo = 0;
+    for (let hi = this.runs.length; lo < hi;) {
+      const mid = (lo + hi) >>> 1;
+      if (this.runs[mid]!.to <= w.from) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < this.runs.length && this.runs[i]!.from < w.to; i++) {
+      const r = this.runs[i]!;
       const ms = Math.min(r.to, w.to) - Math.max(r.from, w.from);
       const p = this.processOf(r.tid);
       const key =
