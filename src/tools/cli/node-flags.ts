@@ -13,10 +13,11 @@
 // (the optimizing compiler, concurrent marking, sweeping) share the worker's
 // CPU with its event loop, and one that has the CPU keeps it until the
 // scheduler's next tick (4 ms at HZ=250); with four, a job could wait behind
-// two in turn. On one CPU, at 1,000 jobs/s, enqueue-to-start p99 fell from
+// two in turn. On one CPU, at 1,000 jobs/s on Node 20, enqueue-to-start p99 fell from
 // 1.20-1.23 to 0.74-0.78 ms (Ruby's: 0.69-0.74), the longest wait for the CPU
 // from 8 to 5 ms, peak RSS by 1-5 MB, and /busy at 2,000 processes took 52
-// against 65 ms (bench/results/latency-tail.md, "one helper thread").
+// against 65 ms; on Node 24 the drains and RSS gained the same, p99 did not
+// fall in the one run (bench/results/latency-tail.md, "one helper thread").
 // Programs that embed the Worker can set the same in NODE_OPTIONS, or the V8
 // flags from their own code with v8.setFlagsFromString (bench/README.md,
 // "Memory"); --v8-pool-size is read at start only.
