@@ -3,9 +3,9 @@
 // checked for what it does to the process (held only while a write waits).
 import type { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
-import { boundedWrite, WriteDeadlines } from "../../src/core/client/bounded-write.js";
+import { boundedWrite, NoReplyError, WriteDeadlines } from "../../src/core/client/bounded-write.js";
 import { PushUncertainError } from "../../src/core/client/errors.js";
-import { TIMED_OUT } from "../../src/core/redis/availability.js";
+import { pushOnNextTick } from "../../src/core/client/push-batch.js";
 import { FakeClock } from "../support/fake-clock.js";
 
 function setup(ms = 1000) {
@@ -123,13 +123,13 @@ describe("a connection's write deadlines", () => {
     expect(clock.arms).toBe(1);
   });
 
-  it("bound(): the write's own outcome while it beats the deadline, TIMED_OUT once the deadline wins", async () => {
+  it("bound(): the write's own outcome while it beats the deadline, a NoReplyError once the deadline wins", async () => {
     const { clock, deadlines } = setup();
     await expect(deadlines.bound(Promise.resolve("OK"))).resolves.toBe("OK");
     await expect(deadlines.bound(Promise.reject(new Error("ERR refused")))).rejects.toThrow("ERR refused");
     const never = deadlines.bound(new Promise(() => undefined));
     clock.advanceTo(1000);
-    await expect(never).resolves.toBe(TIMED_OUT);
+    await expect(never).rejects.toThrow(new NoReplyError(1000));
     expect(deadlines.size).toBe(0);
   });
 
@@ -142,6 +142,35 @@ describe("a connection's write deadlines", () => {
     expect(e).toBeInstanceOf(PushUncertainError);
     expect((e as PushUncertainError).message).toMatch(/redis\.test:6380 \(no reply within 2000 ms\).*job jid-1/);
     expect((e as PushUncertainError).uncertain).toEqual(["jid-1"]);
+  });
+
+  it("a tick's batch of single pushes shares one deadline: each push rejects at it, and the batch leaves the queue once its write settles", async () => {
+    const { clock, deadlines } = setup(2000);
+    let reply!: (r: Array<[null, number]>) => void;
+    const exec = new Promise<Array<[null, number]>>((ok) => (reply = ok));
+    const pipe = { sadd: () => pipe, lpush: () => pipe, exec: () => exec };
+    const redis = { pipeline: () => pipe } as unknown as Redis;
+    const pushes = ["a", "b"].map((json) => pushOnNextTick(redis, deadlines, "default", () => json));
+    expect(deadlines.size).toBe(1);
+    const turn = () => new Promise((next) => setImmediate(next));
+    let settled = 0;
+    for (const p of pushes) p.catch(() => settled++);
+    await turn();
+    clock.advanceTo(1999);
+    await turn();
+    expect(settled).toBe(0);
+    clock.advanceTo(2000);
+    for (const p of pushes) await expect(p).rejects.toThrow(new NoReplyError(2000));
+    expect(deadlines.size).toBe(0);
+    // A batch whose reply comes in time: its pushes resolve and nothing stays queued.
+    const next = pushOnNextTick(redis, deadlines, "default", () => "c");
+    expect(deadlines.size).toBe(1);
+    reply([
+      [null, 1],
+      [null, 3],
+    ]);
+    await expect(next).resolves.toBeUndefined();
+    expect(deadlines.size).toBe(0);
   });
 
   it("on the real clock, the timer keeps the process alive only while a write is in flight", async () => {

@@ -18,6 +18,7 @@ import { assertValidRecord } from "../wire/validate.js";
 import { execRetryingOnce } from "../redis/retry-once.js";
 import type { PreparedPush } from "./client-types.js";
 import { fillTemplate, schemaKind, type BulkTemplate, type JobHash } from "./normalize.js";
+import type { WriteDeadlines } from "./bounded-write.js";
 import { pipeQueuePushes, pushOnNextTick } from "./push-batch.js";
 
 /** enqueued_at for a push made now, in the profile's unit. */
@@ -47,10 +48,19 @@ function encodeScheduled(profile: WireProfile, p: JobHash, dropEnqueued: boolean
 
 /**
  * One job for a queue, in the pipeline of this tick's pushes to `redis`
- * (push-batch.ts); stamped again if a failover makes it go out twice.
+ * (push-batch.ts), within the bound of `deadlines`; stamped again if a
+ * failover makes it go out twice.
  */
-export function pushOne(redis: Redis, profile: WireProfile, p: JobHash, validate: boolean): Promise<void> {
-  return pushOnNextTick(redis, String(p.queue), () => stampAndEncode(profile, p, enqueuedAtNow(profile), validate));
+export function pushOne(
+  redis: Redis,
+  deadlines: WriteDeadlines,
+  profile: WireProfile,
+  p: JobHash,
+  validate: boolean,
+): Promise<void> {
+  return pushOnNextTick(redis, deadlines, String(p.queue), () =>
+    stampAndEncode(profile, p, enqueuedAtNow(profile), validate),
+  );
 }
 
 /**

@@ -11,7 +11,6 @@ import {
   isConnectionError,
   lastErrorOf,
   reasonOf,
-  TIMED_OUT,
 } from "../redis/availability.js";
 import { realTimerClock, type TimerClock } from "../redis/network.js";
 import { PushUncertainError } from "./errors.js";
@@ -22,10 +21,8 @@ export function writeBoundMs(networkTimeoutMs: number): number {
 }
 
 /**
- * Runs `write` (the commands that push `jids`); a connection failure or no
- * reply within the bound of `deadlines` becomes a PushUncertainError naming
- * the jids. Any other error (a refusal at maxmemory, a reply error) passes
- * through explained.
+ * Runs `write` (the commands that push `jids`) within the bound of
+ * `deadlines`; its failure becomes writeFailure's error.
  */
 export async function boundedWrite(
   redis: Redis,
@@ -33,15 +30,30 @@ export async function boundedWrite(
   deadlines: WriteDeadlines,
   write: () => Promise<unknown>,
 ) {
-  let r: unknown;
   try {
-    r = await deadlines.bound(write());
+    await deadlines.bound(write());
   } catch (e) {
-    // A reply error, or a connection its user's ACL closed (a refused SELECT: nothing was written).
-    if (!isConnectionError(e) || isClosedByAcl(redis)) throw explain(redis, e);
-    throw uncertain(redis, jids, e);
+    throw writeFailure(redis, jids, e);
   }
-  if (r === TIMED_OUT) throw uncertain(redis, jids, new Error(`no reply within ${deadlines.ms} ms`));
+}
+
+/**
+ * Why the push of `jids` failed: a connection failure or no reply within the
+ * bound is a PushUncertainError naming them; any other error (a refusal at
+ * maxmemory, a reply error) passes through explained.
+ */
+export function writeFailure(redis: Redis, jids: readonly string[], e: unknown): unknown {
+  // A reply error, or a connection its user's ACL closed (a refused SELECT: nothing was written).
+  if (!(e instanceof NoReplyError) && (!isConnectionError(e) || isClosedByAcl(redis))) return explain(redis, e);
+  return uncertain(redis, jids, e);
+}
+
+/** A write whose bound passed before its reply came (the write may still land). */
+export class NoReplyError extends Error {
+  constructor(ms: number) {
+    super(`no reply within ${ms} ms`);
+    this.name = "NoReplyError";
+  }
 }
 
 // One deadline timer for a connection's writes, not one a write. A shard's
@@ -55,7 +67,7 @@ export async function boundedWrite(
 // is a timer a bound's worth of time, not a setTimeout and clearTimeout a push.
 
 /** A write in flight: its deadline, and how to end its wait (dropped once it settles). */
-interface Pending {
+export interface Pending {
   at: number;
   timeOut: (() => void) | undefined;
 }
@@ -79,14 +91,14 @@ export class WriteDeadlines {
     return this.queue.length - this.head;
   }
 
-  /** `p`, or TIMED_OUT once the bound passes first; `p` is left to settle on its own. */
-  bound<T>(p: Promise<T>): Promise<T | typeof TIMED_OUT> {
+  /** `p`, or a NoReplyError once the bound passes first; `p` is left to settle on its own. */
+  bound<T>(p: Promise<T>): Promise<T> {
     if (this.ms <= 0) {
       p.catch(() => undefined);
-      return Promise.resolve(TIMED_OUT);
+      return Promise.reject(new NoReplyError(this.ms));
     }
     return new Promise((resolve, reject) => {
-      const w = this.add(() => resolve(TIMED_OUT));
+      const w = this.add(() => reject(new NoReplyError(this.ms)));
       p.then(
         (v) => {
           this.settle(w);

@@ -9,7 +9,7 @@ import { parseJson } from "../wire/json-scan.js";
 import { newJid } from "../wire/jid.js";
 import type { WireProfile } from "../wire/dialect.js";
 import type { JobRecord } from "../wire/job-record.js";
-import { boundedWrite } from "./bounded-write.js";
+import { writeFailure } from "./bounded-write.js";
 import { Shards, type Shard } from "./shard.js";
 import {
   atomicPush,
@@ -119,10 +119,15 @@ export class Client implements DefinitionClient {
       await recordPush(this.recorder, profile, [job], this.validate, this.appOf);
       return String(job.jid);
     }
-    const [redis, v] = [shard.conn.redis, this.validate];
-    await boundedWrite(redis, [String(job.jid)], shard.deadlines, () =>
-      job.at === undefined ? pushOne(redis, profile, job, v) : atomicPush(redis, profile, [job], v),
-    );
+    const { conn, deadlines } = shard;
+    try {
+      // A push for a queue goes in this tick's batch, which carries its own deadline.
+      await (job.at === undefined
+        ? pushOne(conn.redis, deadlines, profile, job, this.validate)
+        : deadlines.bound(atomicPush(conn.redis, profile, [job], this.validate)));
+    } catch (e) {
+      throw writeFailure(conn.redis, [String(job.jid)], e);
+    }
     return String(job.jid);
   }
 

@@ -6,6 +6,7 @@
 import type { ChainableCommander, Redis } from "ioredis";
 import { QUEUES_KEY, queueKey } from "../wire/keys.js";
 import { RECONNECT_ERRORS } from "../redis/retry-once.js";
+import { NoReplyError, type Pending, type WriteDeadlines } from "./bounded-write.js";
 
 interface PendingPush {
   queue: string;
@@ -40,23 +41,38 @@ const open = new WeakMap<Redis, PendingPush[]>();
  * pushes to `redis`. Settles like execRetryingOnce: rejects with the first
  * error of this job's two commands; on READONLY/NOREPLICAS/UNBLOCKED it
  * reconnects (once for all such jobs of the pipeline) and pushes once more,
- * encoding the payload again.
+ * encoding the payload again. Rejects with a NoReplyError once the bound of
+ * `deadlines` passes first.
  */
-export function pushOnNextTick(redis: Redis, queue: string, encode: () => string): Promise<void> {
+export function pushOnNextTick(
+  redis: Redis,
+  deadlines: WriteDeadlines,
+  queue: string,
+  encode: () => string,
+): Promise<void> {
   const json = encode();
   return new Promise<void>((resolve, reject) => {
     let batch = open.get(redis);
-    if (!batch || batch.length >= MAX_BATCH) {
-      const fresh: PendingPush[] = (batch = []);
-      open.set(redis, fresh);
-      process.nextTick(() => {
-        if (open.get(redis) === fresh) open.delete(redis);
-        // Settles every job even if something unforeseen throws (settling twice is a no-op).
-        flush(redis, fresh).catch((e: unknown) => fresh.forEach((p) => p.reject(e)));
-      });
-    }
+    if (!batch || batch.length >= MAX_BATCH) batch = openBatch(redis, deadlines);
     batch.push({ queue, json, encode, resolve, reject });
   });
+}
+
+// The batch's pushes share one deadline, taken when the first is made: a
+// push is bounded without a promise of its own around it.
+function openBatch(redis: Redis, deadlines: WriteDeadlines): PendingPush[] {
+  const batch: PendingPush[] = [];
+  const deadline = deadlines.add(() => {
+    const e = new NoReplyError(deadlines.ms);
+    for (const p of batch) p.reject(e);
+  });
+  open.set(redis, batch);
+  process.nextTick(() => {
+    if (open.get(redis) === batch) open.delete(redis);
+    // Settles every job even if something unforeseen throws (settling twice is a no-op).
+    flush(redis, batch, deadlines, deadline).catch((e: unknown) => batch.forEach((p) => p.reject(e)));
+  });
+  return batch;
 }
 
 /**
@@ -84,32 +100,36 @@ async function send(redis: Redis, batch: PendingPush[]): Promise<unknown[]> {
   return batch.map((p) => queueError.get(p.queue));
 }
 
-async function flush(redis: Redis, batch: PendingPush[]): Promise<void> {
-  const errors = await send(redis, batch);
-  const again: PendingPush[] = [];
-  for (const [i, p] of batch.entries()) {
-    const e = errors[i];
-    if (e === undefined) p.resolve();
-    else if (RECONNECT_ERRORS.test((e as Error)?.message ?? "")) again.push(p);
-    else p.reject(e);
-  }
-  if (again.length === 0) return;
-  // After a failover the socket may point at a replica: reconnect, push once more.
-  redis.disconnect(true);
-  const retry: PendingPush[] = [];
-  for (const p of again) {
-    try {
-      p.json = p.encode();
-      retry.push(p);
-    } catch (e) {
-      p.reject(e);
+async function flush(redis: Redis, batch: PendingPush[], deadlines: WriteDeadlines, deadline: Pending): Promise<void> {
+  try {
+    const errors = await send(redis, batch);
+    const again: PendingPush[] = [];
+    for (const [i, p] of batch.entries()) {
+      const e = errors[i];
+      if (e === undefined) p.resolve();
+      else if (RECONNECT_ERRORS.test((e as Error)?.message ?? "")) again.push(p);
+      else p.reject(e);
     }
-  }
-  if (retry.length === 0) return;
-  const errors2 = await send(redis, retry);
-  for (const [i, p] of retry.entries()) {
-    const e = errors2[i];
-    if (e === undefined) p.resolve();
-    else p.reject(e);
+    if (again.length === 0) return;
+    // After a failover the socket may point at a replica: reconnect, push once more.
+    redis.disconnect(true);
+    const retry: PendingPush[] = [];
+    for (const p of again) {
+      try {
+        p.json = p.encode();
+        retry.push(p);
+      } catch (e) {
+        p.reject(e);
+      }
+    }
+    if (retry.length === 0) return;
+    const errors2 = await send(redis, retry);
+    for (const [i, p] of retry.entries()) {
+      const e = errors2[i];
+      if (e === undefined) p.resolve();
+      else p.reject(e);
+    }
+  } finally {
+    deadlines.settle(deadline);
   }
 }
