@@ -45,7 +45,9 @@ async function traceWhile(): Promise<{ out: string; status: number | null }> {
   const knob = (path: string, value: string) => writeFileSync(join(TRACING, path), value);
   const read = (path: string) => readFileSync(join(TRACING, path), "utf8").trim();
 
-  const before = { buffer: read("buffer_size_kb"), tgid: read("options/record-tgid") };
+  // A buffer not yet used reads "7 (expanded: 1408)": the size it takes once tracing starts is the one to put back.
+  const size = /^(\d+)(?: \(expanded: (\d+)\))?/.exec(read("buffer_size_kb"));
+  const before = { buffer: size?.[2] ?? size?.[1] ?? "1408", tgid: read("options/record-tgid") };
   const out = join(mkdtempSync(join(tmpdir(), "sched-waits-")), "trace.txt");
   knob("tracing_on", "0");
   knob("trace", "");
