@@ -67,14 +67,14 @@ export class NoReplyError extends Error {
 // is a timer a bound's worth of time, not a setTimeout and clearTimeout a push.
 
 /** A write in flight: its deadline, and how to end its wait (dropped once it settles). */
-export interface Pending {
+export interface PendingWrite {
   at: number;
   timeOut: (() => void) | undefined;
 }
 
 export class WriteDeadlines {
   /** Writes in flight in the order sent; settled ones are popped off the head. */
-  private readonly queue: Pending[] = [];
+  private readonly queue: PendingWrite[] = [];
   private head = 0;
   private timer: unknown = undefined;
   private held = false;
@@ -113,8 +113,8 @@ export class WriteDeadlines {
   }
 
   /** Starts a write's wait; `timeOut` is called once its deadline passes unsettled. */
-  add(timeOut: () => void): Pending {
-    const w: Pending = { at: this.clock.now() + this.ms, timeOut };
+  add(timeOut: () => void): PendingWrite {
+    const w: PendingWrite = { at: this.clock.now() + this.ms, timeOut };
     this.queue.push(w);
     // A timer already armed fires no later than this deadline (it was armed
     // for an earlier one); it only needs to keep the process alive again.
@@ -126,7 +126,7 @@ export class WriteDeadlines {
   }
 
   /** The write settled (or timed out): nothing of it is kept, and settled heads leave the queue. */
-  settle(w: Pending): void {
+  settle(w: PendingWrite): void {
     w.timeOut = undefined;
     const q = this.queue;
     while (this.head < q.length && q[this.head]!.timeOut === undefined) this.head++;
@@ -150,7 +150,7 @@ export class WriteDeadlines {
     this.held = false;
     const now = this.clock.now();
     const overdue: Array<() => void> = [];
-    let next: Pending | undefined;
+    let next: PendingWrite | undefined;
     while ((next = this.queue[this.head]) !== undefined && (next.timeOut === undefined || next.at <= now)) {
       if (next.timeOut) overdue.push(next.timeOut);
       this.settle(next);

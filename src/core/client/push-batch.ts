@@ -6,7 +6,7 @@
 import type { ChainableCommander, Redis } from "ioredis";
 import { QUEUES_KEY, queueKey } from "../wire/keys.js";
 import { RECONNECT_ERRORS } from "../redis/retry-once.js";
-import { NoReplyError, type Pending, type WriteDeadlines } from "./bounded-write.js";
+import { NoReplyError, type PendingWrite, type WriteDeadlines } from "./bounded-write.js";
 
 interface PendingPush {
   queue: string;
@@ -100,7 +100,12 @@ async function send(redis: Redis, batch: PendingPush[]): Promise<unknown[]> {
   return batch.map((p) => queueError.get(p.queue));
 }
 
-async function flush(redis: Redis, batch: PendingPush[], deadlines: WriteDeadlines, deadline: Pending): Promise<void> {
+async function flush(
+  redis: Redis,
+  batch: PendingPush[],
+  deadlines: WriteDeadlines,
+  deadline: PendingWrite,
+): Promise<void> {
   try {
     const errors = await send(redis, batch);
     const again: PendingPush[] = [];
@@ -130,6 +135,7 @@ async function flush(redis: Redis, batch: PendingPush[], deadlines: WriteDeadlin
       else p.reject(e);
     }
   } finally {
+    // Here rather than in a .finally(): no promise of its own, and settled before the pushes' awaits resume.
     deadlines.settle(deadline);
   }
 }
