@@ -212,8 +212,10 @@ beforeAll(async () => {
   app = join(tmp, "app");
   mkdirSync(app);
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "consumers", private: true }));
-  // The dependencies come from npm's cache, filled by this repo's npm ci; nothing in them needs its install script.
-  run("npm", ["install", "--offline", "--ignore-scripts", "--no-audit", "--no-fund", tarball], app);
+  // The dependencies come from npm's cache where it has them, else from the registry as for npm ci: npm ci
+  // caches their tarballs but not the registry's metadata that resolving a version range needs. Nothing in
+  // them needs its install script.
+  run("npm", ["install", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund", tarball], app);
   for (const c of CONSUMERS) {
     const dir = join(app, c.dir);
     mkdirSync(dir);
