@@ -43,9 +43,9 @@ export async function boundedWrite(
  * maxmemory, a reply error) passes through explained.
  */
 export function writeFailure(redis: Redis, jids: readonly string[], e: unknown): unknown {
+  if (e instanceof NoReplyError || (isConnectionError(e) && !isClosedByAcl(redis))) return uncertain(redis, jids, e);
   // A reply error, or a connection its user's ACL closed (a refused SELECT: nothing was written).
-  if (!(e instanceof NoReplyError) && (!isConnectionError(e) || isClosedByAcl(redis))) return explain(redis, e);
-  return uncertain(redis, jids, e);
+  return explain(redis, e);
 }
 
 /** A write whose bound passed before its reply came (the write may still land). */
