@@ -207,11 +207,14 @@ describeEachSidekiq(
 
       // date_as_argument: the same float appended; Ruby's Time.now.to_f.
       await api.enable("n-2");
+      const t0 = Date.now() / 1000;
       await api.enqueue("n-2");
+      const t1 = Date.now() / 1000;
       const withDate = JSON.parse((await sk.redis.lrange("queue:default", 0, 0))[0]!) as { args: unknown[] };
       expect(withDate.args[0]).toEqual({ a: 1 });
       expect(typeof withDate.args[1]).toBe("number");
-      expect(Math.abs((withDate.args[1] as number) - Date.now() / 1000)).toBeLessThan(30);
+      expect(withDate.args[1] as number).toBeGreaterThanOrEqual(t0 - 0.002);
+      expect(withDate.args[1] as number).toBeLessThanOrEqual(t1 + 0.002);
     });
 
     it("sidekiq-cron 1.x's un-namespaced jobs: Node moves them as the gem's poller does at start", async () => {
