@@ -10,6 +10,7 @@ import { Client } from "../src/core/client/client.js";
 import { Worker } from "../src/assembly/worker.js";
 import { JobRecord, RawJson, rubyFloatToS } from "../src/core/wire/index.js";
 import { describeEachSidekiq, waitFor } from "./support/harness.js";
+import { between } from "./support/between.js";
 
 /** Ruby prelude: the payload time unit of the release (8.x integer ms, else float s). */
 const RB = `
@@ -34,12 +35,6 @@ interface RubyStats {
   queues: Record<string, number>;
   latency: Record<string, number>;
   summaries?: Array<{ name: string; size: number; latency: number; paused: boolean }>;
-}
-
-/** lo - eps <= x <= hi + eps: a latency read by Ruby between two Node reads. */
-function between(x: number, lo: number, hi: number, what: string, eps = 0.01): void {
-  expect(x, `${what}: Ruby ${x} vs Node ${lo}..${hi}`).toBeGreaterThanOrEqual(lo - eps);
-  expect(x, `${what}: Ruby ${x} vs Node ${lo}..${hi}`).toBeLessThanOrEqual(hi + eps);
 }
 
 describeEachSidekiq("api: Sidekiq::API for Node", (sk) => {

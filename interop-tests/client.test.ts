@@ -3,6 +3,7 @@ import { expect, it } from "vitest";
 import { Client } from "../src/core/client/client.js";
 import { RubyFloat, JobRecord } from "../src/core/wire/index.js";
 import { describeEachSidekiq, waitFor, type SidekiqContext } from "./support/harness.js";
+import { between } from "./support/between.js";
 
 interface Received {
   class: string;
@@ -68,9 +69,8 @@ describeEachSidekiq("client: Node enqueues for Ruby workers", (sk) => {
     const t1 = Date.now() / 1000;
     const eps = 0.002; // a millisecond's rounding either way
     expect(seen.jid).toBe(jid);
-    expect(seen.created).toBeGreaterThanOrEqual(t0 - eps);
-    expect(seen.enqueued).toBeGreaterThanOrEqual(seen.created - eps);
-    expect(seen.enqueued).toBeLessThanOrEqual(t1 + eps);
+    between(seen.created, t0, t1, "created_at", eps);
+    between(seen.enqueued, seen.created, t1, "enqueued_at", eps);
     expect(seen.latency).toBeGreaterThanOrEqual(0);
     expect(seen.latency).toBeLessThanOrEqual(t1 - t0 + eps);
     // The stored bytes are in this release's unit.
@@ -154,10 +154,8 @@ describeEachSidekiq("client: Node enqueues for Ruby workers", (sk) => {
     const t1 = Date.now() / 1000;
     const [ra, sa, rb, sb] = await sk.redis.zrange("schedule", 0, -1, "WITHSCORES");
     expect(shape(rb!)).toEqual(shape(ra!));
-    for (const score of [sa, sb]) {
-      expect(Number(score)).toBeGreaterThanOrEqual(t0 + 600 - 0.002);
-      expect(Number(score)).toBeLessThanOrEqual(t1 + 600 + 0.002);
-    }
+    between(Number(sa), t0 + 600, t1 + 600, "Ruby's score", 0.002);
+    between(Number(sb), t0 + 600, t1 + 600, "Node's score", 0.002);
     await c.close();
   });
 

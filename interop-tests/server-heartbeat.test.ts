@@ -9,6 +9,7 @@ import { bridgeVersionString } from "../src/core/server/process-info.js";
 import { ExecutionStats } from "../src/core/server/execution-stats.js";
 import { intSeconds, nowMs, profileForVersion } from "../src/core/wire/index.js";
 import { describeEachSidekiq } from "./support/harness.js";
+import { between } from "./support/between.js";
 
 const HOST = "node-bridge-host";
 
@@ -107,8 +108,7 @@ describeEachSidekiq("server heartbeat: Ruby sees the Node process", (sk) => {
     });
     expect(p.gem_version).not.toBe("invalid"); // a valid Gem::Version, should any tool parse it
     // Between building the heartbeat and now, however long a loaded machine took.
-    expect(p.started_at).toBeGreaterThanOrEqual(builtAt - 0.002);
-    expect(p.started_at).toBeLessThanOrEqual(Date.now() / 1000 + 0.002);
+    between(p.started_at, builtAt, Date.now() / 1000, "started_at", 0.002);
 
     const works = await sk.ruby<SeenWork[]>(
       sk.target.dialect === 6
